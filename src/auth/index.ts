@@ -1,0 +1,5 @@
+/** Authentication: token carriers, constant-time comparison, brute-force lockout. */
+export { extractToken } from './extract-token.js';
+export { createTokenVerifier } from './create-token-verifier.js';
+export { createAuthLimiter } from './create-auth-limiter.js';
+export type { AuthLimiter, LimiterState } from './create-auth-limiter.js';

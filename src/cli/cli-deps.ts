@@ -1,0 +1,16 @@
+import type { Env, LoadedConfig } from '../config/index.js';
+import type { Store } from '../store/index.js';
+
+/** What the CLI needs from the composition root; injected so commands can be tested in-process. */
+export interface CliDeps {
+  env: Env;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  startGateway: (loaded: LoadedConfig) => Promise<{ port: number; close(): Promise<void> }>;
+  openStore: (loaded: LoadedConfig, options: { readonly: boolean }) => Store;
+}
+
+/** Exit codes: 0 ok, 1 a problem with config or state, 2 a usage error. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;

@@ -1,0 +1,80 @@
+/**
+ * One catalog of every error code the gateway can answer with, its HTTP status and its public
+ * message. Tests assert on `code`; the message is what a caller reads.
+ */
+export const ERROR_CATALOG = {
+  not_found: { status: 404, message: 'No such endpoint.' },
+  method_not_allowed: { status: 405, message: 'Only POST is accepted on hook endpoints.' },
+  token_in_query: {
+    status: 400,
+    message: 'Tokens in the query string are refused; send "Authorization: Bearer <token>" instead.',
+  },
+  rate_limited: {
+    status: 429,
+    message: 'Too many failed authentication attempts from this address; retry after the delay.',
+  },
+  unauthorized: { status: 401, message: 'Missing or invalid hook token.' },
+  payload_too_large: { status: 413, message: 'Request body is larger than the allowed maximum.' },
+  body_timeout: { status: 408, message: 'Request body was not received in time.' },
+  invalid_json: { status: 400, message: 'Request body is not valid JSON.' },
+  invalid_body: { status: 400, message: 'Request body must be a JSON object.' },
+  invalid_payload: { status: 400, message: 'Payload is invalid.' },
+  agent_not_allowed: { status: 400, message: 'This agentId is not allowed by hooks.allowedAgentIds.' },
+  session_key_not_allowed: { status: 400, message: 'This sessionKey is not allowed.' },
+  model_not_allowed: { status: 400, message: 'This model is not allowed.' },
+  hook_not_found: { status: 404, message: 'No hook mapping matches this name.' },
+  transform_failed: { status: 500, message: 'The hook transform failed.' },
+  internal_error: { status: 500, message: 'Internal error.' },
+  unavailable: { status: 503, message: 'The gateway is shutting down or not ready.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export interface Issue {
+  /** Dot-path of the offending field (`mode`, `hooks.token`); empty for the whole value. */
+  path: string;
+  message: string;
+}
+
+/** Base of every error that carries a stable code. */
+export class HookgateError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = 'HookgateError';
+  }
+}
+
+/** An error the caller must react to: it becomes a 4xx (or 5xx) response. */
+export class RequestError extends HookgateError {
+  readonly status: number;
+  readonly issues: readonly Issue[] | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  declare readonly code: ErrorCode;
+  constructor(
+    code: ErrorCode,
+    options: { message?: string; issues?: readonly Issue[]; retryAfterSeconds?: number; cause?: unknown } = {},
+  ) {
+    super(code, options.message ?? ERROR_CATALOG[code].message, { cause: options.cause });
+    this.name = 'RequestError';
+    this.status = ERROR_CATALOG[code].status;
+    this.issues = options.issues;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+/** An error the operator must react to: bad config or environment; the process exits non-zero. */
+export class ConfigError extends HookgateError {
+  readonly issues: readonly Issue[];
+  constructor(issues: readonly Issue[], message = 'Invalid configuration.') {
+    super('invalid_config', message);
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+/** Formats issues one per line as `path: message`, the form the CLI prints. */
+export function formatIssues(issues: readonly Issue[]): string {
+  return issues.map((i) => `  - ${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('\n');
+}

@@ -1,0 +1,109 @@
+import { existsSync, realpathSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import type { Issue } from '../common/errors.js';
+import type { Config } from './schema.js';
+
+/** Prefix every generated session key starts with (`hook:<uuid>`). */
+export const GENERATED_SESSION_PREFIX = 'hook:';
+
+/** Normalises `hooks.path`: leading slash required, trailing slashes dropped. `null` when invalid. */
+export function normalizeHooksPath(raw: string): string | null {
+  if (!raw.startsWith('/') || /[?#\s\\]|\/\//.test(raw)) return null;
+  return raw.replace(/\/+$/, '');
+}
+
+/** The transforms root: `<config dir>/hooks/transforms`. */
+export function transformsRoot(configDir: string): string {
+  return join(configDir, 'hooks', 'transforms');
+}
+
+function isInside(root: string, target: string): boolean {
+  const rel = relative(root, target);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/** Resolves `hooks.transformsDir` against the transforms root; `null` if it escapes it. */
+export function resolveTransformsDir(configDir: string, dir: string | undefined): string | null {
+  const root = transformsRoot(configDir);
+  if (dir === undefined) return root;
+  const target = resolve(root, dir);
+  if (!isInside(root, target)) return null;
+  // A symlink inside the root may still point outside it.
+  if (existsSync(target) && existsSync(root) && !isInside(realpathSync(root), realpathSync(target))) return null;
+  return target;
+}
+
+function isAddressOrCidr(value: string): boolean {
+  const [addr, bits, extra] = value.split('/');
+  if (extra !== undefined || addr === undefined) return false;
+  const family = isIP(addr);
+  if (family === 0) return false;
+  if (bits === undefined) return true;
+  if (!/^\d{1,3}$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * The rules no single-field schema can express. Every broken rule is returned, none thrown, so
+ * `hookgate check` can print them all at once.
+ */
+export function checkConfigRules(config: Config, configDir: string): Issue[] {
+  const issues: Issue[] = [];
+  const { hooks, gateway, agents } = config;
+  if (hooks.enabled && hooks.token === undefined) {
+    issues.push({ path: 'hooks.token', message: 'is required when hooks.enabled is true' });
+  }
+  if (hooks.token !== undefined && hooks.token === gateway.auth.token) {
+    issues.push({ path: 'hooks.token', message: 'must differ from gateway.auth.token (the hook token is dedicated)' });
+  }
+  const base = normalizeHooksPath(hooks.path);
+  if (base === null) {
+    issues.push({ path: 'hooks.path', message: 'must start with "/" and contain no "?", "#", "\\", "//" or spaces' });
+  } else if (base === '') {
+    issues.push({ path: 'hooks.path', message: 'must not be "/" (hooks need their own prefix, such as "/hooks")' });
+  }
+  const prefixes = hooks.allowedSessionKeyPrefixes;
+  if (prefixes !== undefined) {
+    if (hooks.defaultSessionKey === undefined && !prefixes.some((p) => GENERATED_SESSION_PREFIX.startsWith(p))) {
+      issues.push({
+        path: 'hooks.allowedSessionKeyPrefixes',
+        message: 'must include "hook:" while hooks.defaultSessionKey is unset (generated session keys are hook:<uuid>)',
+      });
+    }
+    const key = hooks.defaultSessionKey;
+    if (key !== undefined && !prefixes.some((p) => key.startsWith(p))) {
+      issues.push({ path: 'hooks.defaultSessionKey', message: 'does not start with any of hooks.allowedSessionKeyPrefixes' });
+    }
+  }
+  if (resolveTransformsDir(configDir, hooks.transformsDir) === null) {
+    issues.push({
+      path: 'hooks.transformsDir',
+      message: `must stay inside ${transformsRoot(configDir)}`,
+    });
+  }
+  gateway.trustedProxies.forEach((p, i) => {
+    if (!isAddressOrCidr(p)) issues.push({ path: `gateway.trustedProxies[${i}]`, message: 'is not an IP address or CIDR range' });
+  });
+  const seen = new Set<string>();
+  agents.list.forEach((a, i) => {
+    if (seen.has(a.id)) issues.push({ path: `agents.list[${i}].id`, message: `duplicate agent id "${a.id}"` });
+    seen.add(a.id);
+  });
+  if (agents.list.filter((a) => a.default === true).length > 1) {
+    issues.push({ path: 'agents.list', message: 'at most one agent may set default: true' });
+  }
+  const aliases = new Map<string, string>();
+  for (const [ref, entry] of Object.entries(agents.defaults.models ?? {})) {
+    if (!/^[^/\s]+\/\S+$/.test(ref)) {
+      issues.push({ path: `agents.defaults.models.${ref}`, message: 'model refs are "<provider>/<model>"' });
+    }
+    if (entry.alias !== undefined) {
+      if (aliases.has(entry.alias)) {
+        issues.push({ path: `agents.defaults.models.${ref}.alias`, message: `alias "${entry.alias}" is already used` });
+      }
+      aliases.set(entry.alias, ref);
+    }
+  }
+  return issues;
+}

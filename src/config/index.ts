@@ -1,0 +1,7 @@
+/** Configuration: one JSON5 file, `${ENV}` substitution, one schema, every issue with its dot-path. */
+export * from './schema.js';
+export { readConfig, resolveConfigPath, resolveHome, safeParseConfig, safeParseConfigText } from './load-config.js';
+export type { Env, LoadedConfig } from './load-config.js';
+export { writeDefaultConfig } from './write-default-config.js';
+export type { GeneratedTokens } from './write-default-config.js';
+export { GENERATED_SESSION_PREFIX, normalizeHooksPath, transformsRoot } from './check-config-rules.js';

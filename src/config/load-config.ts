@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import JSON5 from 'json5';
+import type { z } from 'zod';
+import { ConfigError, type Issue } from '../common/errors.js';
+import { checkConfigRules, normalizeHooksPath, resolveTransformsDir } from './check-config-rules.js';
+import { ConfigSchema, type Config } from './schema.js';
+import { substituteEnv } from './substitute-env.js';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** A validated config and where it came from. Relative paths inside it are already resolved. */
+export interface LoadedConfig {
+  config: Config;
+  /** Absolute path of the config file. */
+  path: string;
+  /** Directory of the config file; relative paths in the config resolve against it. */
+  dir: string;
+  /** Effective transforms directory (absolute). */
+  transformsDir: string;
+}
+
+/** `$HOOKGATE_HOME`, default `~/.hookgate`. */
+export function resolveHome(env: Env): string {
+  return env['HOOKGATE_HOME'] ?? join(homedir(), '.hookgate');
+}
+
+/** `--config`, else `$HOOKGATE_CONFIG`, else `$HOOKGATE_HOME/hookgate.json`. */
+export function resolveConfigPath(flag: string | undefined, env: Env): string {
+  return resolve(flag ?? env['HOOKGATE_CONFIG'] ?? join(resolveHome(env), 'hookgate.json'));
+}
+
+function formatPath(segments: readonly PropertyKey[]): string {
+  let out = '';
+  for (const s of segments) {
+    if (typeof s === 'number') out += `[${s}]`;
+    else out += out === '' ? String(s) : `.${String(s)}`;
+  }
+  return out;
+}
+
+function toIssues(error: z.ZodError): Issue[] {
+  const issues: Issue[] = [];
+  for (const i of error.issues) {
+    if (i.code === 'unrecognized_keys') {
+      for (const key of i.keys) issues.push({ path: formatPath([...i.path, key]), message: 'unknown key' });
+    } else {
+      issues.push({ path: formatPath(i.path), message: i.message });
+    }
+  }
+  return issues;
+}
+
+/** Validates a parsed config document; returns every issue rather than the first. */
+export function safeParseConfig(
+  raw: unknown,
+  options: { path: string; env: Env },
+): { ok: true; loaded: LoadedConfig } | { ok: false; issues: Issue[] } {
+  const envIssues: Issue[] = [];
+  const substituted = substituteEnv(raw, options.env, envIssues);
+  const parsed = ConfigSchema.safeParse(substituted);
+  if (!parsed.success) return { ok: false, issues: [...envIssues, ...toIssues(parsed.error)] };
+  const dir = dirname(options.path);
+  const issues = [...envIssues, ...checkConfigRules(parsed.data, dir)];
+  if (issues.length > 0) return { ok: false, issues };
+  const config = parsed.data;
+  config.hooks.path = normalizeHooksPath(config.hooks.path) ?? config.hooks.path;
+  if (config.store.driver === 'sqlite' && !isAbsolute(config.store.path)) {
+    config.store.path = resolve(dir, config.store.path);
+  }
+  const transformsDir = resolveTransformsDir(dir, config.hooks.transformsDir) ?? dir;
+  return { ok: true, loaded: { config, path: options.path, dir, transformsDir } };
+}
+
+/** Parses JSON5 text, reporting a syntax error with its line and column. */
+export function safeParseConfigText(
+  text: string,
+  options: { path: string; env: Env },
+): { ok: true; loaded: LoadedConfig } | { ok: false; issues: Issue[] } {
+  let raw: unknown;
+  try {
+    raw = JSON5.parse(text);
+  } catch (error) {
+    return { ok: false, issues: [{ path: '', message: `not valid JSON5: ${(error as Error).message}` }] };
+  }
+  return safeParseConfig(raw, options);
+}
+
+/** Reads and validates the config file; throws a `ConfigError` carrying every issue. */
+export function readConfig(path: string, env: Env): LoadedConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError([{ path: '', message: `cannot read ${path}: ${(error as Error).message}` }]);
+  }
+  const result = safeParseConfigText(text, { path, env });
+  if (!result.ok) throw new ConfigError(result.issues, `Invalid configuration in ${path}`);
+  return result.loaded;
+}

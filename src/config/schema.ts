@@ -1,0 +1,184 @@
+import { z } from 'zod';
+
+/** Chat channels in the spec's order; `last` resolution falls back through them in this order. */
+export const CHANNEL_NAMES = [
+  'whatsapp', 'telegram', 'discord', 'slack', 'mattermost', 'signal', 'imessage', 'msteams',
+] as const;
+export type ChannelName = (typeof CHANNEL_NAMES)[number];
+export const CHANNEL_VALUES = ['last', ...CHANNEL_NAMES] as const;
+export type ChannelValue = (typeof CHANNEL_VALUES)[number];
+
+export const WAKE_MODES = ['now', 'next-heartbeat'] as const;
+export type WakeMode = (typeof WAKE_MODES)[number];
+
+/** Thinking levels accepted in payloads and config; each provider maps them to its own setting. */
+export const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
+
+/** Upper bound for `timeoutSeconds`, kept well under the 24.8-day limit of Node timers. */
+export const MAX_TIMEOUT_SECONDS = 86_400;
+
+const timeoutSeconds = z.number().positive().max(MAX_TIMEOUT_SECONDS);
+const nonEmpty = z.string().min(1);
+
+export const MappingSchema = z.strictObject({
+  id: nonEmpty.optional(),
+  match: z.strictObject({ path: z.string().optional(), source: z.string().optional() }).optional(),
+  action: z.enum(['wake', 'agent']).optional(),
+  wakeMode: z.enum(WAKE_MODES).optional(),
+  name: z.string().optional(),
+  agentId: nonEmpty.optional(),
+  sessionKey: nonEmpty.optional(),
+  messageTemplate: z.string().optional(),
+  textTemplate: z.string().optional(),
+  deliver: z.boolean().optional(),
+  channel: z.enum(CHANNEL_VALUES).optional(),
+  to: z.string().optional(),
+  model: z.string().optional(),
+  thinking: z.string().optional(),
+  timeoutSeconds: timeoutSeconds.optional(),
+  allowUnsafeExternalContent: z.boolean().optional(),
+  transform: z.strictObject({ module: nonEmpty, export: nonEmpty.optional() }).optional(),
+});
+
+export const AuthRateLimitSchema = z.strictObject({
+  /** Failures within the window that start a lockout. */
+  maxFailures: z.number().int().min(1).default(20),
+  windowSeconds: z.number().int().min(1).default(60),
+  lockoutSeconds: z.number().int().min(1).default(60),
+  /** Client addresses tracked at once; the least recently seen is forgotten past this. */
+  maxClients: z.number().int().min(1).default(10_000),
+});
+
+export const HooksSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  token: nonEmpty.optional(),
+  path: z.string().default('/hooks'),
+  allowedAgentIds: z.array(nonEmpty).optional(),
+  defaultSessionKey: nonEmpty.optional(),
+  allowRequestSessionKey: z.boolean().default(false),
+  allowedSessionKeyPrefixes: z.array(nonEmpty).optional(),
+  presets: z.array(z.enum(['gmail'])).default([]),
+  mappings: z.array(MappingSchema).default([]),
+  transformsDir: nonEmpty.optional(),
+  // Written by a setup command; only the keys Hookgate reads are typed, the rest are kept.
+  gmail: z
+    .looseObject({
+      model: z.string().optional(),
+      thinking: z.string().optional(),
+      allowUnsafeExternalContent: z.boolean().optional(),
+    })
+    .optional(),
+  maxBodyBytes: z.number().int().min(1).max(64 * 1024 * 1024).default(256 * 1024),
+  authRateLimit: AuthRateLimitSchema.prefault({}),
+});
+
+export const GatewaySchema = z.strictObject({
+  bind: nonEmpty.default('127.0.0.1'),
+  port: z.number().int().min(0).max(65_535).default(8787),
+  auth: z.strictObject({ token: nonEmpty.optional() }).prefault({}),
+  /** Addresses or CIDR ranges whose `X-Forwarded-For` is believed. */
+  trustedProxies: z.array(nonEmpty).default([]),
+  /** Time allowed to receive a request body before 408. */
+  bodyTimeoutMs: z.number().int().min(1).default(30_000),
+  logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+
+const ModelEntrySchema = z.strictObject({ alias: nonEmpty.optional() });
+
+export const AgentsSchema = z.strictObject({
+  defaults: z
+    .strictObject({
+      model: nonEmpty.optional(),
+      /** Allow-list of model refs (`provider/model`) with optional aliases; empty or omitted: any. */
+      models: z.record(z.string(), ModelEntrySchema).optional(),
+      timeoutSeconds: timeoutSeconds.default(600),
+      thinking: z.enum(THINKING_LEVELS).optional(),
+      maxConcurrentRuns: z.number().int().min(1).max(256).default(4),
+      heartbeat: z
+        .strictObject({
+          every: z.union([z.string(), z.literal(0)]).default('30m'),
+          prompt: z.string().optional(),
+          ackMaxChars: z.number().int().min(0).default(300),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  list: z
+    .array(
+      z.strictObject({
+        id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/i, 'agent id: letters, digits, "-" or "_", at most 64'),
+        default: z.boolean().optional(),
+        name: z.string().optional(),
+        workspace: z.string().optional(),
+        model: nonEmpty.optional(),
+      }),
+    )
+    .default([]),
+});
+
+export const ModelsSchema = z.strictObject({
+  providers: z
+    .record(
+      z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/i, 'provider id: letters, digits, ".", "-" or "_"'),
+      z.strictObject({
+        api: z.enum(['openai', 'anthropic', 'echo']),
+        baseUrl: z.url().optional(),
+        apiKey: z.string().optional(),
+        headers: z.record(z.string(), z.string()).optional(),
+      }),
+    )
+    .default({}),
+});
+
+const channelCommon = { defaultTo: nonEmpty.optional(), timeoutMs: z.number().int().min(1).optional() };
+const optionalUrl = z.url().optional();
+
+export const ChannelsSchema = z.strictObject({
+  whatsapp: z.strictObject({ ...channelCommon, accessToken: nonEmpty, phoneNumberId: nonEmpty, baseUrl: optionalUrl }).optional(),
+  telegram: z.strictObject({ ...channelCommon, botToken: nonEmpty, baseUrl: optionalUrl }).optional(),
+  discord: z.strictObject({ ...channelCommon, botToken: nonEmpty, baseUrl: optionalUrl }).optional(),
+  slack: z.strictObject({ ...channelCommon, botToken: nonEmpty, baseUrl: optionalUrl }).optional(),
+  mattermost: z.strictObject({ ...channelCommon, baseUrl: z.url(), token: nonEmpty }).optional(),
+  signal: z.strictObject({ ...channelCommon, baseUrl: z.url(), account: nonEmpty }).optional(),
+  imessage: z.strictObject({ ...channelCommon, baseUrl: z.url(), password: nonEmpty }).optional(),
+  msteams: z
+    .strictObject({
+      ...channelCommon,
+      appId: nonEmpty,
+      appPassword: nonEmpty,
+      tenantId: nonEmpty.optional(),
+      serviceUrl: optionalUrl,
+      tokenUrl: optionalUrl,
+    })
+    .optional(),
+});
+
+export const StoreSchema = z.discriminatedUnion('driver', [
+  z.strictObject({
+    driver: z.literal('sqlite'),
+    /** Database file; relative paths resolve against the config file's directory. */
+    path: nonEmpty.default('state/hookgate.db'),
+    /** `full` survives power loss; `normal` only a process crash. */
+    sync: z.enum(['full', 'normal']).default('full'),
+  }),
+  z.strictObject({ driver: z.literal('postgres'), url: nonEmpty }),
+]);
+
+export const ConfigSchema = z.strictObject({
+  $schema: z.string().optional(),
+  gateway: GatewaySchema.prefault({}),
+  hooks: HooksSchema.prefault({}),
+  agents: AgentsSchema.prefault({}),
+  models: ModelsSchema.prefault({}),
+  channels: ChannelsSchema.prefault({}),
+  store: StoreSchema.prefault({ driver: 'sqlite' }),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type HooksConfig = z.infer<typeof HooksSchema>;
+export type GatewayConfig = z.infer<typeof GatewaySchema>;
+export type AgentsConfig = z.infer<typeof AgentsSchema>;
+export type MappingConfig = z.infer<typeof MappingSchema>;
+export type StoreConfig = z.infer<typeof StoreSchema>;
+export type AuthRateLimitConfig = z.infer<typeof AuthRateLimitSchema>;

@@ -1,0 +1,44 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RequestHandler } from './create-request-handler.js';
+
+export interface HttpServer {
+  /** Starts listening; resolves with the bound port (useful with port 0). */
+  listen(port: number, host: string): Promise<number>;
+  /** Stops accepting, lets in-flight requests finish, closes idle keep-alive sockets. */
+  close(): Promise<void>;
+  readonly server: Server;
+}
+
+/** Binds a request handler to `node:http`, with bounded header and request times. */
+export function createHttpServer(handler: RequestHandler, options: { bodyTimeoutMs: number }): HttpServer {
+  const server = createServer((req, res) => handler(req, res));
+  // Answer `Expect: 100-continue` ourselves, so a body we would refuse is never invited.
+  server.on('checkContinue', (req, res) => handler(req, res, true));
+  server.headersTimeout = 20_000;
+  // Node's own deadline stays behind ours, so the 408 comes from the handler with our JSON body.
+  server.requestTimeout = options.bodyTimeoutMs + 20_000;
+  server.keepAliveTimeout = 5_000;
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+  return {
+    server,
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve((server.address() as AddressInfo).port);
+        });
+      });
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+    },
+  };
+}

@@ -1,0 +1,134 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthLimiter } from '../auth/index.js';
+import { extractToken } from '../auth/index.js';
+import type { Clock } from '../common/clock.js';
+import { RequestError } from '../common/errors.js';
+import type { Log } from '../common/log.js';
+import type { HooksConfig } from '../config/index.js';
+import type { HookHandler, HookOutcome, Payload } from '../hooks/index.js';
+import { ClientGoneError, readBody } from './read-body.js';
+import { sendError, sendJson } from './send-response.js';
+
+export interface RequestHandlerDeps {
+  hooks: HooksConfig;
+  bodyTimeoutMs: number;
+  verifyToken: (candidate: string | undefined) => boolean;
+  limiter: AuthLimiter;
+  clientAddress: (socketAddress: string | undefined, forwardedFor: string | string[] | undefined) => string;
+  handleHook: HookHandler;
+  clock: Clock;
+  log: Log;
+  /** False until the store is open, and again while shutting down. */
+  isReady: () => boolean;
+}
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse, expectsContinue?: boolean) => void;
+
+const HEALTH_OK = '{"ok":true}';
+
+function parseJsonObject(raw: Buffer): Payload {
+  if (raw.length === 0) throw new RequestError('invalid_json', { message: 'Request body is empty; send a JSON object.' });
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new RequestError('invalid_json');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new RequestError('invalid_body');
+  return value as Payload;
+}
+
+function outcomeResponse(outcome: HookOutcome): { status: number; body: string } {
+  switch (outcome.kind) {
+    case 'wake':
+      return { status: 200, body: `{"ok":true,"mode":"${outcome.event.mode}","eventId":"${outcome.event.id}"}` };
+    case 'agent':
+      return { status: 202, body: `{"ok":true,"runId":"${outcome.run.id}"}` };
+    case 'skip':
+      return { status: 204, body: '' };
+  }
+}
+
+/**
+ * The ingress, in the order of DESIGN §3: method (405), token in query (400), lockout (429),
+ * token (401), body cap and deadline (413/408), JSON (400), hook (400/404), durable record, answer.
+ */
+export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
+  const base = deps.hooks.path;
+  const prefix = `${base}/`;
+  const enabled = deps.hooks.enabled;
+  const limits = { maxBytes: deps.hooks.maxBodyBytes, timeoutMs: deps.bodyTimeoutMs };
+
+  const fail = (req: IncomingMessage, res: ServerResponse, error: unknown, bodyWithheld = false): void => {
+    if (error instanceof ClientGoneError) return;
+    if (error instanceof RequestError) {
+      deps.log.debug('request rejected', { code: error.code, status: error.status });
+      sendError(req, res, error, { bodyWithheld });
+      return;
+    }
+    deps.log.error('request failed', { err: error });
+    sendError(req, res, new RequestError('internal_error'), { bodyWithheld });
+  };
+
+  const handleHook = async (req: IncomingMessage, res: ServerResponse, name: string, expectsContinue: boolean) => {
+    if (expectsContinue) res.writeContinue();
+    try {
+      const raw = await readBody(req, limits);
+      const outcome = await deps.handleHook(name, parseJsonObject(raw));
+      const { status, body } = outcomeResponse(outcome);
+      if (status === 204) {
+        res.writeHead(204);
+        res.end();
+      } else {
+        sendJson(res, status, body);
+      }
+    } catch (error) {
+      fail(req, res, error);
+    }
+  };
+
+  return (req, res, expectsContinue = false) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+
+    if (path === '/healthz') {
+      const ready = deps.isReady();
+      sendJson(res, ready ? 200 : 503, ready ? HEALTH_OK : '{"ok":false,"code":"unavailable"}');
+      return;
+    }
+    if (!enabled || !path.startsWith(prefix)) {
+      fail(req, res, new RequestError('not_found'), expectsContinue);
+      return;
+    }
+    if (req.method !== 'POST') {
+      fail(req, res, new RequestError('method_not_allowed'), expectsContinue);
+      return;
+    }
+    if (q !== -1 && new URLSearchParams(url.slice(q + 1)).has('token')) {
+      fail(req, res, new RequestError('token_in_query'), expectsContinue);
+      return;
+    }
+    const client = deps.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
+    const now = deps.clock.now();
+    const lock = deps.limiter.check(client, now);
+    if (lock.locked) {
+      fail(req, res, new RequestError('rate_limited', { retryAfterSeconds: lock.retryAfterSeconds }), expectsContinue);
+      return;
+    }
+    if (!deps.verifyToken(extractToken(req.headers))) {
+      const after = deps.limiter.recordFailure(client, now);
+      if (after.locked) deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds });
+      fail(req, res, new RequestError('unauthorized'), expectsContinue);
+      return;
+    }
+    if (!deps.isReady()) {
+      fail(req, res, new RequestError('unavailable'), expectsContinue);
+      return;
+    }
+    // One trailing slash is tolerated: `/hooks/wake/` is `/hooks/wake`.
+    let name = path.slice(prefix.length);
+    if (name.endsWith('/')) name = name.slice(0, -1);
+    void handleHook(req, res, name, expectsContinue);
+  };
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env node
+/**
+ * Composition root: the one place that wires config, store, policy, hooks, auth and HTTP together,
+ * and the `hookgate` command's entry point.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createAuthLimiter, createTokenVerifier } from './auth/index.js';
+import { runCli } from './cli/index.js';
+import { systemClock, type Clock } from './common/clock.js';
+import { createIds, type Ids } from './common/ids.js';
+import { createLog, type Log } from './common/log.js';
+import type { LoadedConfig } from './config/index.js';
+import { createHookHandler } from './hooks/index.js';
+import { createClientAddressResolver, createHttpServer, createRequestHandler } from './http/index.js';
+import { createPolicy } from './policy/index.js';
+import { createSqliteStore, type Store } from './store/index.js';
+
+/** A running gateway. */
+export interface Gateway {
+  /** The port actually bound (differs from the config when it asked for 0). */
+  port: number;
+  store: Store;
+  /** Stops accepting, finishes in-flight requests, flushes and closes the store. */
+  close(): Promise<void>;
+}
+
+export interface GatewayDeps {
+  log?: Log;
+  clock?: Clock;
+  ids?: Ids;
+  /** Overrides `gateway.port` (tests use 0). */
+  port?: number;
+}
+
+/** Opens the store for a config. */
+export function openStore(loaded: LoadedConfig, options: { readonly?: boolean } = {}): Store {
+  const store = loaded.config.store;
+  if (store.driver !== 'sqlite') {
+    throw new Error(`store.driver "${store.driver}" is not available in this build; use "sqlite"`);
+  }
+  return createSqliteStore({ path: store.path, sync: store.sync, readonly: options.readonly ?? false });
+}
+
+/** Starts the gateway for a validated config. */
+export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {}): Promise<Gateway> {
+  const { config } = loaded;
+  const log = deps.log ?? createLog({ level: config.gateway.logLevel });
+  const clock = deps.clock ?? systemClock;
+  const ids = deps.ids ?? createIds(clock.now);
+  const store = openStore(loaded);
+  let ready = false;
+
+  const policy = createPolicy({ config, ids, clock });
+  const handler = createRequestHandler({
+    hooks: config.hooks,
+    bodyTimeoutMs: config.gateway.bodyTimeoutMs,
+    verifyToken: createTokenVerifier(config.hooks.token ?? ''),
+    limiter: createAuthLimiter(config.hooks.authRateLimit),
+    clientAddress: createClientAddressResolver(config.gateway.trustedProxies),
+    handleHook: createHookHandler({ policy, store }),
+    clock,
+    log,
+    isReady: () => ready,
+  });
+  const http = createHttpServer(handler, { bodyTimeoutMs: config.gateway.bodyTimeoutMs });
+  let port: number;
+  try {
+    port = await http.listen(deps.port ?? config.gateway.port, config.gateway.bind);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  ready = true;
+  log.info('gateway listening', {
+    url: `http://${config.gateway.bind.includes(':') ? `[${config.gateway.bind}]` : config.gateway.bind}:${port}`,
+    hooksPath: config.hooks.enabled ? config.hooks.path : null,
+    store: config.store.driver,
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    store,
+    close() {
+      closing ??= (async () => {
+        ready = false;
+        await http.close();
+        await store.close();
+        log.info('gateway stopped');
+      })();
+      return closing;
+    },
+  };
+}
+
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  runCli(process.argv.slice(2), {
+    env: process.env,
+    stdout: (s) => process.stdout.write(s),
+    stderr: (s) => process.stderr.write(s),
+    startGateway,
+    openStore,
+  }).then(
+    (code) => {
+      if (code !== undefined) process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`hookgate: ${(error as Error).stack ?? String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
