@@ -1,0 +1,35 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createIds, generateToken } from './ids.js';
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('createIds', () => {
+  it('makes RFC 9562 version-7 UUIDs carrying the time', () => {
+    const ids = createIds(() => 0x0123456789ab);
+    const id = ids.next();
+    assert.match(id, UUID_V7);
+    assert.equal(id.replace(/-/g, '').slice(0, 12), '0123456789ab');
+  });
+
+  it('stays strictly increasing within one millisecond and when the clock goes back', () => {
+    let now = 1_000_000;
+    const ids = createIds(() => now);
+    const made: string[] = [];
+    for (let i = 0; i < 5000; i++) {
+      if (i === 2500) now -= 10;
+      made.push(ids.next());
+    }
+    for (let i = 1; i < made.length; i++) assert.ok(made[i - 1]! < made[i]!, `${made[i - 1]} < ${made[i]}`);
+    assert.equal(new Set(made).size, made.length);
+    for (const id of made) assert.match(id, UUID_V7);
+  });
+});
+
+describe('generateToken', () => {
+  it('makes distinct url-safe tokens with 256 bits', () => {
+    const a = generateToken();
+    assert.match(a, /^[A-Za-z0-9_-]{43}$/);
+    assert.notEqual(a, generateToken());
+  });
+});

@@ -1,0 +1,105 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { safeParseConfig, safeParseConfigText } from './load-config.js';
+
+const path = '/etc/hookgate/hookgate.json';
+const env = {};
+const valid = { hooks: { enabled: true, token: 'hook-secret' }, gateway: { auth: { token: 'gw-secret' } } };
+
+function issuesOf(raw: unknown, at = path): Array<{ path: string; message: string }> {
+  const r = safeParseConfig(raw, { path: at, env });
+  return r.ok ? [] : r.issues;
+}
+
+function paths(raw: unknown, at = path): string[] {
+  return issuesOf(raw, at).map((i) => i.path);
+}
+
+describe('safeParseConfig', () => {
+  it('fills every default', () => {
+    const r = safeParseConfig(valid, { path, env });
+    assert.ok(r.ok);
+    const { config } = r.loaded;
+    assert.equal(config.hooks.path, '/hooks');
+    assert.equal(config.hooks.maxBodyBytes, 262_144);
+    assert.deepEqual(config.hooks.authRateLimit, { maxFailures: 20, windowSeconds: 60, lockoutSeconds: 60, maxClients: 10_000 });
+    assert.equal(config.hooks.allowRequestSessionKey, false);
+    assert.equal(config.gateway.bind, '127.0.0.1');
+    assert.equal(config.gateway.bodyTimeoutMs, 30_000);
+    assert.equal(config.agents.defaults.timeoutSeconds, 600);
+    assert.deepEqual(config.store, { driver: 'sqlite', path: '/etc/hookgate/state/hookgate.db', sync: 'full' });
+    assert.equal(r.loaded.transformsDir, '/etc/hookgate/hooks/transforms');
+  });
+
+  it('normalises a trailing slash off hooks.path', () => {
+    const r = safeParseConfig({ hooks: { ...valid.hooks, path: '/in/' } }, { path, env });
+    assert.ok(r.ok);
+    assert.equal(r.loaded.config.hooks.path, '/in');
+  });
+
+  const refusals: Array<[string, unknown, string]> = [
+    ['hooks.enabled without a token', { hooks: { enabled: true } }, 'hooks.token'],
+    ['a hook token equal to the gateway token', { hooks: { enabled: true, token: 'x' }, gateway: { auth: { token: 'x' } } }, 'hooks.token'],
+    ['hooks.path "/"', { hooks: { ...valid.hooks, path: '/' } }, 'hooks.path'],
+    ['hooks.path without a leading slash', { hooks: { ...valid.hooks, path: 'hooks' } }, 'hooks.path'],
+    ['prefixes lacking hook: with no default key', { hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['ext:'] } }, 'hooks.allowedSessionKeyPrefixes'],
+    ['a default key outside the prefixes', { hooks: { ...valid.hooks, defaultSessionKey: 'x:1', allowedSessionKeyPrefixes: ['hook:'] } }, 'hooks.defaultSessionKey'],
+    ['transformsDir escaping with ..', { hooks: { ...valid.hooks, transformsDir: '../elsewhere' } }, 'hooks.transformsDir'],
+    ['transformsDir absolute elsewhere', { hooks: { ...valid.hooks, transformsDir: '/tmp' } }, 'hooks.transformsDir'],
+    ['an unknown top-level key', { ...valid, extra: 1 }, 'extra'],
+    ['an unknown nested key', { hooks: { ...valid.hooks, tokn: 'x' } }, 'hooks.tokn'],
+    ['a mistyped boolean', { hooks: { ...valid.hooks, enabled: 'yes' } }, 'hooks.enabled'],
+    ['a mistyped port', { gateway: { port: '80' } }, 'gateway.port'],
+    ['an unknown preset', { hooks: { ...valid.hooks, presets: ['outlook'] } }, 'hooks.presets[0]'],
+    ['a bad trusted proxy', { gateway: { trustedProxies: ['10.0.0.0/33'] } }, 'gateway.trustedProxies[0]'],
+    ['a mapping with a bad action', { hooks: { ...valid.hooks, mappings: [{ action: 'run' }] } }, 'hooks.mappings[0].action'],
+    ['two default agents', { agents: { list: [{ id: 'a', default: true }, { id: 'b', default: true }] } }, 'agents.list'],
+    ['a duplicate agent id', { agents: { list: [{ id: 'a' }, { id: 'a' }] } }, 'agents.list[1].id'],
+    ['a duplicate model alias', { agents: { defaults: { models: { 'a/x': { alias: 'm' }, 'b/y': { alias: 'm' } } } } }, 'agents.defaults.models.b/y.alias'],
+  ];
+  for (const [name, raw, where] of refusals) {
+    it(`refuses ${name} at ${where}`, () => assert.ok(paths(raw).includes(where), JSON.stringify(issuesOf(raw))));
+  }
+
+  it('accepts prefixes that cover generated keys, and a matching default key', () => {
+    assert.deepEqual(paths({ hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:'] } }), []);
+    assert.deepEqual(paths({ hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['ext:'], defaultSessionKey: 'ext:main' } }), []);
+  });
+
+  it('reports every issue at once', () => {
+    const found = paths({ hooks: { enabled: 'yes', path: 3, bogus: true }, gateway: { port: -1 } });
+    for (const p of ['hooks.enabled', 'hooks.path', 'hooks.bogus', 'gateway.port']) assert.ok(found.includes(p), p);
+  });
+
+  it('refuses a transformsDir symlink that points outside the root', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hookgate-cfg-'));
+    try {
+      mkdirSync(join(dir, 'hooks', 'transforms'), { recursive: true });
+      symlinkSync(tmpdir(), join(dir, 'hooks', 'transforms', 'out'));
+      mkdirSync(join(dir, 'hooks', 'transforms', 'in'));
+      const at = join(dir, 'hookgate.json');
+      assert.deepEqual(paths({ hooks: { ...valid.hooks, transformsDir: 'out' } }, at), ['hooks.transformsDir']);
+      assert.deepEqual(paths({ hooks: { ...valid.hooks, transformsDir: 'in' } }, at), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('safeParseConfigText', () => {
+  it('reads JSON5 with comments and substitutes ${ENV}', () => {
+    const text = '// c\n{ hooks: { enabled: true, token: "${T}", }, }';
+    const r = safeParseConfigText(text, { path, env: { T: 'from-env' } });
+    assert.ok(r.ok);
+    assert.equal(r.loaded.config.hooks.token, 'from-env');
+  });
+
+  it('reports a syntax error', () => {
+    const r = safeParseConfigText('{ hooks: ', { path, env });
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.match(r.issues[0]!.message, /not valid JSON5/);
+  });
+});
