@@ -2,6 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RequestHandler } from './create-request-handler.js';
 
+/** How long `close()` waits for in-flight requests before cutting their connections. */
+const CLOSE_GRACE_MS = 10_000;
+
 export interface HttpServer {
   /** Starts listening; resolves with the bound port (useful with port 0). */
   listen(port: number, host: string): Promise<number>;
@@ -36,7 +39,13 @@ export function createHttpServer(handler: RequestHandler, options: { bodyTimeout
     },
     close() {
       return new Promise((resolve) => {
-        server.close(() => resolve());
+        // In-flight requests get a grace period; then whatever is left is cut.
+        const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
         server.closeIdleConnections();
       });
     },
