@@ -6,7 +6,7 @@ import { RequestError } from '../common/errors.js';
 import type { Log } from '../common/log.js';
 import type { HooksConfig } from '../config/index.js';
 import type { HookHandler, HookOutcome, Payload } from '../hooks/index.js';
-import { ClientGoneError, readBody } from './read-body.js';
+import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
 import { sendError, sendJson } from './send-response.js';
 
 export interface RequestHandlerDeps {
@@ -71,7 +71,15 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   };
 
   const handleHook = async (req: IncomingMessage, res: ServerResponse, name: string, expectsContinue: boolean) => {
-    if (expectsContinue) res.writeContinue();
+    if (expectsContinue) {
+      // Refuse a declared oversize body before inviting it.
+      const tooLarge = checkDeclaredLength(req, limits.maxBytes);
+      if (tooLarge !== null) {
+        fail(req, res, tooLarge, true);
+        return;
+      }
+      res.writeContinue();
+    }
     try {
       const raw = await readBody(req, limits);
       const outcome = await deps.handleHook(name, parseJsonObject(raw));

@@ -9,18 +9,23 @@ export class ClientGoneError extends Error {
   }
 }
 
+/** A 413 error when the declared `Content-Length` is over the cap, else `null`. */
+export function checkDeclaredLength(req: IncomingMessage, maxBytes: number): RequestError | null {
+  const declared = req.headers['content-length'];
+  if (declared === undefined || Number(declared) <= maxBytes) return null;
+  return new RequestError('payload_too_large', {
+    message: `Request body is larger than the allowed maximum of ${maxBytes} bytes.`,
+  });
+}
+
 /**
  * Reads a request body with a byte cap and a deadline. A declared `Content-Length` over the cap
  * is refused before a byte is read; a streamed (chunked) body is refused as soon as it passes it.
  * @throws RequestError `payload_too_large` (413) or `body_timeout` (408); ClientGoneError.
  */
 export function readBody(req: IncomingMessage, options: { maxBytes: number; timeoutMs: number }): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > options.maxBytes) {
-    return Promise.reject(new RequestError('payload_too_large', {
-      message: `Request body is larger than the allowed maximum of ${options.maxBytes} bytes.`,
-    }));
-  }
+  const tooLarge = checkDeclaredLength(req, options.maxBytes);
+  if (tooLarge !== null) return Promise.reject(tooLarge);
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
