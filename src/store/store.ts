@@ -1,4 +1,7 @@
-import type { ListOptions, NewRun, NewSystemEvent, RunRecord, SystemEventRecord } from './types.js';
+import type {
+  ClaimOptions, DeliveryRecord, HeartbeatTurn, ListOptions, NewDelivery, NewRun, NewSystemEvent, RecoveryResult,
+  RunCompletion, RunRecord, SessionRecord, SystemEventRecord, TranscriptEntry,
+} from './types.js';
 
 /**
  * Durable state of the gateway. Every write resolves only once it is committed, so the caller
@@ -14,6 +17,46 @@ export interface Store {
   listSystemEvents(options?: ListOptions): Promise<SystemEventRecord[]>;
   /** Agent runs, newest first. */
   listRuns(options?: ListOptions): Promise<RunRecord[]>;
+  getRun(id: string): Promise<RunRecord | null>;
+
+  /**
+   * Claims up to `limit` queued runs for `owner` (state `running`, attempts + 1, lease until
+   * `now + leaseMs`). Runs sharing a session key are claimed one at a time, oldest first: a run is
+   * claimable only when no run of its session is running and none is queued before it.
+   */
+  claimRuns(options: ClaimOptions): Promise<RunRecord[]>;
+  /** Extends the lease of runs `owner` still holds. */
+  renewLeases(owner: string, runIds: readonly string[], leaseUntil: number): Promise<void>;
+  /**
+   * Finishes a run: its outcome, its session transcript, the summary on the main session and
+   * the delivery request, in one transaction. `false` (and nothing written) when the claim is
+   * stale, so no run finishes twice.
+   */
+  completeRun(completion: RunCompletion): Promise<boolean>;
+  /**
+   * Requeues running runs whose lease expired; those already claimed `maxAttempts` times fail
+   * with reason `interrupted` and get their summary (built by `summarize`) in the same transaction.
+   */
+  recoverExpiredRuns(now: number, maxAttempts: number, summarize: (run: RunRecord) => NewSystemEvent): Promise<RecoveryResult>;
+
+  /** Pending (unconsumed) events of a session, oldest first. */
+  listPendingEvents(sessionKey: string, options?: ListOptions): Promise<SystemEventRecord[]>;
+  /** Agents whose main session holds a pending event that asked for an immediate heartbeat. */
+  listAgentsAwaitingHeartbeat(): Promise<string[]>;
+  /** Records a heartbeat turn and marks the events it consumed, in one transaction. */
+  recordHeartbeatTurn(turn: HeartbeatTurn): Promise<void>;
+  /** The last `limit` transcript entries of a session, oldest first. */
+  readTranscript(sessionKey: string, options?: ListOptions): Promise<TranscriptEntry[]>;
+  listSessions(options?: ListOptions): Promise<SessionRecord[]>;
+  getSession(key: string): Promise<SessionRecord | null>;
+  /** Remembers the channel and recipient of the last conversation on a session. */
+  setLastRoute(sessionKey: string, agentId: string, channel: string, to: string, at: number): Promise<void>;
+
+  /** Records a delivery request as `pending`. */
+  addDelivery(delivery: NewDelivery): Promise<void>;
+  /** Deliveries, newest first. */
+  listDeliveries(options?: ListOptions): Promise<DeliveryRecord[]>;
+
   /** Flushes pending writes and releases the database. */
   close(): Promise<void>;
 }

@@ -51,7 +51,12 @@ export interface NewRun {
 
 export interface RunRecord extends NewRun {
   state: RunState;
+  /** How many times a worker claimed the run. */
   attempts: number;
+  /** Model that actually answered. */
+  modelUsed: string | null;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
   startedAt: number | null;
   finishedAt: number | null;
   reply: string | null;
@@ -62,4 +67,94 @@ export interface RunRecord extends NewRun {
 export interface ListOptions {
   /** @default 20 */
   limit?: number;
+}
+
+/** A finished run's outcome. */
+export type RunOutcomeState = Extract<RunState, 'succeeded' | 'failed' | 'timed_out'>;
+
+/** One message in a session's transcript. */
+export interface TranscriptEntry {
+  sessionKey: string;
+  role: 'user' | 'assistant';
+  content: string;
+  /** The run or heartbeat turn that wrote it. */
+  turnId: string;
+  createdAt: number;
+}
+
+/** A session: an agent's main session or an isolated run session. */
+export interface SessionRecord {
+  key: string;
+  agentId: string;
+  /** Channel and recipient of the last conversation with the user (main sessions). */
+  lastChannel: string | null;
+  lastTo: string | null;
+  transcriptEntries: number;
+  pendingEvents: number;
+  updatedAt: number | null;
+}
+
+export type DeliveryState = 'pending' | 'sent' | 'failed' | 'skipped';
+
+/** A reply handed to the delivery port, recorded before anything is sent. */
+export interface NewDelivery {
+  id: string;
+  agentId: string;
+  /** `last` is resolved when the delivery is attempted. */
+  channel: string;
+  to: string | null;
+  text: string;
+  /** The run that produced the reply; `null` for a heartbeat reply. */
+  runId: string | null;
+  createdAt: number;
+}
+
+export interface DeliveryRecord extends NewDelivery {
+  state: DeliveryState;
+  attempts: number;
+  error: string | null;
+  updatedAt: number;
+}
+
+/** What a worker writes when a run ends, all in one transaction. */
+export interface RunCompletion {
+  runId: string;
+  /** The claim this completion belongs to; a stale claim cannot finish the run. */
+  owner: string;
+  attempt: number;
+  state: RunOutcomeState;
+  finishedAt: number;
+  model: string | null;
+  reply: string | null;
+  error: string | null;
+  /** Appended to the run's session (the prompt and the reply) when it succeeded. */
+  transcript: readonly TranscriptEntry[];
+  /** The summary posted to the agent's main session. */
+  summary: NewSystemEvent;
+  delivery: NewDelivery | null;
+}
+
+/** What a heartbeat turn writes, all in one transaction. */
+export interface HeartbeatTurn {
+  sessionKey: string;
+  agentId: string;
+  /** Events the turn's prompt listed; marked consumed. */
+  consumedEventIds: readonly string[];
+  transcript: readonly TranscriptEntry[];
+  delivery: NewDelivery | null;
+  at: number;
+}
+
+/** A claim on a queued run. */
+export interface ClaimOptions {
+  owner: string;
+  limit: number;
+  leaseMs: number;
+  now: number;
+}
+
+/** Result of sweeping runs whose lease expired. */
+export interface RecoveryResult {
+  requeued: string[];
+  failed: string[];
 }

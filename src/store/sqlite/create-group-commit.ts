@@ -2,15 +2,16 @@ import type { Database } from 'better-sqlite3';
 
 /** Batches writes from one event-loop turn into one transaction: one fsync per batch. */
 export interface GroupCommit {
-  /** Queues a write; resolves once the transaction holding it has committed. */
-  submit(write: () => void): Promise<void>;
+  /** Queues a write; resolves with its result once the transaction holding it has committed. */
+  submit<T>(write: () => T): Promise<T>;
   /** Commits whatever is queued now (used at shutdown). */
   flush(): void;
 }
 
 interface Pending {
-  write: () => void;
-  resolve: () => void;
+  write: () => unknown;
+  result?: unknown;
+  resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
@@ -24,9 +25,11 @@ export function createGroupCommit(db: Database, schedule: (fn: () => void) => vo
   let scheduled = false;
 
   const runAll = db.transaction((batch: Pending[]) => {
-    for (const p of batch) p.write();
+    for (const p of batch) p.result = p.write();
   });
-  const runOne = db.transaction((p: Pending) => p.write());
+  const runOne = db.transaction((p: Pending) => {
+    p.result = p.write();
+  });
 
   const flush = (): void => {
     scheduled = false;
@@ -43,17 +46,17 @@ export function createGroupCommit(db: Database, schedule: (fn: () => void) => vo
           p.reject(error);
           continue;
         }
-        p.resolve();
+        p.resolve(p.result);
       }
       return;
     }
-    for (const p of batch) p.resolve();
+    for (const p of batch) p.resolve(p.result);
   };
 
   return {
-    submit(write) {
-      return new Promise<void>((resolve, reject) => {
-        queue.push({ write, resolve, reject });
+    submit<T>(write: () => T) {
+      return new Promise<T>((resolve, reject) => {
+        queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
         if (!scheduled) {
           scheduled = true;
           schedule(flush);

@@ -44,7 +44,10 @@ describe('createSqliteStore', () => {
     const r = run('hello');
     await store.enqueueRun(r);
     const [got] = await store.listRuns();
-    assert.deepEqual(got, { ...r, state: 'queued', attempts: 0, startedAt: null, finishedAt: null, reply: null, error: null });
+    assert.deepEqual(got, {
+      ...r, state: 'queued', attempts: 0, startedAt: null, finishedAt: null, reply: null, error: null,
+      modelUsed: null, leaseOwner: null, leaseUntil: null,
+    });
   });
 
   it('has committed a write by the time its promise resolves', async () => {

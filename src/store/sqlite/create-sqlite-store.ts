@@ -2,9 +2,14 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Store } from '../store.js';
-import type { ActionSource, NewRun, NewSystemEvent, RunRecord, RunState, SystemEventRecord } from '../types.js';
+import type { RunRecord } from '../types.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { MIGRATIONS } from './migrations.js';
+import { prepareStatements } from './prepare-statements.js';
+import {
+  toDelivery, toEvent, toRun, toSession, toTranscript,
+  type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
+} from './rows.js';
 
 export interface SqliteStoreOptions {
   /** Database file path. */
@@ -27,102 +32,130 @@ function migrate(db: Database.Database): void {
   }
 }
 
-interface EventRow {
-  id: string; agent_id: string; session_key: string; text: string; mode: string; source: string;
-  created_at: number; consumed_at: number | null;
-}
-interface RunRow {
-  id: string; state: string; agent_id: string; session_key: string; message: string; name: string;
-  wake_mode: string; deliver: number; channel: string; recipient: string | null; model: string | null;
-  thinking: string | null; timeout_seconds: number; source: string; created_at: number; attempts: number;
-  started_at: number | null; finished_at: number | null; reply: string | null; error: string | null;
-}
-
-const toEvent = (r: EventRow): SystemEventRecord => ({
-  id: r.id,
-  agentId: r.agent_id,
-  sessionKey: r.session_key,
-  text: r.text,
-  mode: r.mode as SystemEventRecord['mode'],
-  source: JSON.parse(r.source) as ActionSource,
-  createdAt: r.created_at,
-  consumedAt: r.consumed_at,
-});
-
-const toRun = (r: RunRow): RunRecord => ({
-  id: r.id,
-  state: r.state as RunState,
-  agentId: r.agent_id,
-  sessionKey: r.session_key,
-  message: r.message,
-  name: r.name,
-  wakeMode: r.wake_mode as RunRecord['wakeMode'],
-  deliver: r.deliver === 1,
-  channel: r.channel as RunRecord['channel'],
-  to: r.recipient,
-  model: r.model,
-  thinking: r.thinking as RunRecord['thinking'],
-  timeoutSeconds: r.timeout_seconds,
-  source: JSON.parse(r.source) as ActionSource,
-  createdAt: r.created_at,
-  attempts: r.attempts,
-  startedAt: r.started_at,
-  finishedAt: r.finished_at,
-  reply: r.reply,
-  error: r.error,
-});
-
 /** Opens (creating and migrating as needed) the embedded SQLite store in WAL mode. */
 export function createSqliteStore(options: SqliteStoreOptions): Store {
   const readonly = options.readonly ?? false;
   if (!readonly) mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
   const db = new Database(options.path, { readonly, fileMustExist: readonly });
+  db.pragma('busy_timeout = 5000');
   if (!readonly) {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.sync === 'normal' ? 'NORMAL' : 'FULL'}`);
     migrate(db);
   }
-  db.pragma('busy_timeout = 5000');
-
+  const st = prepareStatements(db);
   const group = createGroupCommit(db);
-  const insertEvent = readonly ? null : db.prepare(
-    'INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
-  const insertRun = readonly ? null : db.prepare(
-    `INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient,
-      model, thinking, timeout_seconds, source, created_at) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const selectEvents = db.prepare('SELECT * FROM system_events ORDER BY seq DESC LIMIT ?');
-  const selectRuns = db.prepare('SELECT * FROM runs ORDER BY seq DESC LIMIT ?');
   let closed = false;
-
-  const writable = <T>(stmt: T | null): T => {
-    if (stmt === null || closed) throw new Error(closed ? 'store is closed' : 'store is read-only');
-    return stmt;
+  const write = <T>(fn: () => T): Promise<T> => {
+    if (closed) return Promise.reject(new Error('store is closed'));
+    if (readonly) return Promise.reject(new Error('store is read-only'));
+    return group.submit(fn);
   };
+  const limitOf = (o: { limit?: number } | undefined): number => o?.limit ?? DEFAULT_LIMIT;
 
   return {
-    addSystemEvent(e: NewSystemEvent) {
-      const stmt = writable(insertEvent);
+    addSystemEvent(e) {
       const source = JSON.stringify(e.source);
-      return group.submit(() => {
-        stmt.run(e.id, e.agentId, e.sessionKey, e.text, e.mode, source, e.createdAt);
-      });
+      return write(() => st.addEvent(e, source));
     },
-    enqueueRun(r: NewRun) {
-      const stmt = writable(insertRun);
+    enqueueRun(r) {
       const source = JSON.stringify(r.source);
-      return group.submit(() => {
-        stmt.run(r.id, r.agentId, r.sessionKey, r.message, r.name, r.wakeMode, r.deliver ? 1 : 0, r.channel,
-          r.to, r.model, r.thinking, r.timeoutSeconds, source, r.createdAt);
+      return write(() => st.addRun(r, source));
+    },
+    async listSystemEvents(o) {
+      return (st.selectEvents.all(limitOf(o)) as EventRow[]).map(toEvent);
+    },
+    async listRuns(o) {
+      return (st.selectRuns.all(limitOf(o)) as RunRow[]).map(toRun);
+    },
+    async getRun(id) {
+      const row = st.selectRun.get(id) as RunRow | undefined;
+      return row === undefined ? null : toRun(row);
+    },
+
+    claimRuns({ owner, limit, leaseMs, now }) {
+      return write(() => {
+        const claimed: RunRecord[] = [];
+        for (const row of st.selectClaimable.all(limit) as RunRow[]) {
+          if (st.claimRun.run(now, owner, now + leaseMs, row.id).changes !== 1) continue;
+          claimed.push(toRun({ ...row, state: 'running', attempts: row.attempts + 1, started_at: row.started_at ?? now,
+            lease_owner: owner, lease_until: now + leaseMs }));
+        }
+        return claimed;
       });
     },
-    async listSystemEvents(o = {}) {
-      return (selectEvents.all(o.limit ?? DEFAULT_LIMIT) as EventRow[]).map(toEvent);
+    renewLeases(owner, runIds, leaseUntil) {
+      return write(() => {
+        for (const id of runIds) st.renewLease.run(leaseUntil, id, owner);
+      });
     },
-    async listRuns(o = {}) {
-      return (selectRuns.all(o.limit ?? DEFAULT_LIMIT) as RunRow[]).map(toRun);
+    completeRun(c) {
+      const source = JSON.stringify(c.summary.source);
+      return write(() => {
+        const done = st.finishRun.run(c.state, c.finishedAt, c.model, c.reply, c.error, c.runId, c.owner, c.attempt);
+        if (done.changes !== 1) return false;
+        st.addTranscript(c.summary.agentId, c.transcript, c.finishedAt);
+        st.addEvent(c.summary, source);
+        if (c.delivery !== null) st.addDelivery(c.delivery);
+        return true;
+      });
     },
+    recoverExpiredRuns(now, maxAttempts, summarize) {
+      return write(() => {
+        const result = { requeued: [] as string[], failed: [] as string[] };
+        for (const row of st.selectExpired.all(now) as RunRow[]) {
+          if (row.attempts < maxAttempts) {
+            st.requeueRun.run(row.id);
+            result.requeued.push(row.id);
+            continue;
+          }
+          st.failRun.run(now, 'interrupted', row.id);
+          const run = toRun({ ...row, state: 'failed', error: 'interrupted', finished_at: now });
+          const summary = summarize(run);
+          st.addEvent(summary, JSON.stringify(summary.source));
+          result.failed.push(row.id);
+        }
+        return result;
+      });
+    },
+
+    async listPendingEvents(sessionKey, o) {
+      return (st.selectPending.all(sessionKey, o?.limit ?? -1) as EventRow[]).map(toEvent);
+    },
+    async listAgentsAwaitingHeartbeat() {
+      return (st.selectAwaiting.all() as Array<{ agent_id: string }>).map((r) => r.agent_id);
+    },
+    recordHeartbeatTurn(t) {
+      const turnId = t.transcript[0]?.turnId ?? null;
+      return write(() => {
+        for (const id of t.consumedEventIds) st.consumeEvent.run(t.at, turnId, id);
+        st.addTranscript(t.agentId, t.transcript, t.at);
+        if (t.delivery !== null) st.addDelivery(t.delivery);
+      });
+    },
+    async readTranscript(sessionKey, o) {
+      return (st.selectTranscript.all(sessionKey, o?.limit ?? -1) as TranscriptRow[]).map(toTranscript);
+    },
+    async listSessions(o) {
+      return (st.selectSessions.all({ key: null, limit: limitOf(o) }) as SessionRow[]).map(toSession);
+    },
+    async getSession(key) {
+      const row = st.selectSessions.get({ key, limit: 1 }) as SessionRow | undefined;
+      return row === undefined ? null : toSession(row);
+    },
+    setLastRoute(sessionKey, agentId, channel, to, at) {
+      return write(() => {
+        st.setLastRoute.run(sessionKey, agentId, channel, to, at, at);
+      });
+    },
+
+    addDelivery(d) {
+      return write(() => st.addDelivery(d));
+    },
+    async listDeliveries(o) {
+      return (st.selectDeliveries.all(limitOf(o)) as DeliveryRow[]).map(toDelivery);
+    },
+
     async close() {
       if (closed) return;
       group.flush();

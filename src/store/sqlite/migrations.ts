@@ -40,4 +40,45 @@ export const MIGRATIONS: readonly string[] = [
     error TEXT
   );
   `,
+  `
+  ALTER TABLE system_events ADD COLUMN consumed_by TEXT;
+  CREATE INDEX system_events_pending ON system_events (session_key, seq) WHERE consumed_at IS NULL;
+  ALTER TABLE runs ADD COLUMN model_used TEXT;
+  ALTER TABLE runs ADD COLUMN lease_owner TEXT;
+  ALTER TABLE runs ADD COLUMN lease_until INTEGER;
+  CREATE INDEX runs_open ON runs (state, seq) WHERE state IN ('queued', 'running');
+  CREATE INDEX runs_session ON runs (session_key, seq);
+  CREATE TABLE sessions (
+    key TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL,
+    last_channel TEXT,
+    last_to TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE TABLE transcript (
+    seq INTEGER PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    turn_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX transcript_session ON transcript (session_key, seq);
+  CREATE TABLE deliveries (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    recipient TEXT,
+    text TEXT NOT NULL,
+    run_id TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX deliveries_pending ON deliveries (state, seq) WHERE state = 'pending';
+  `,
 ];

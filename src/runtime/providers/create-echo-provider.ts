@@ -1,0 +1,27 @@
+import type { CompletionRequest, ModelProvider } from './model-provider.js';
+
+/** Label every echo reply carries, so nobody mistakes it for a real model. */
+export const ECHO_LABEL = '[offline echo model]';
+
+const REPLY_CHARS = 280;
+
+/**
+ * The built-in offline model: no network, a deterministic reply derived from the prompt. A
+ * heartbeat prompt that lists no events gets `HEARTBEAT_OK`, as a real agent would answer;
+ * anything else is echoed back, labelled, in short.
+ */
+export function createEchoProvider(options: { isIdleHeartbeat: (prompt: string) => boolean }): ModelProvider {
+  return {
+    async complete(req: CompletionRequest) {
+      req.signal.throwIfAborted();
+      const last = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+      if (options.isIdleHeartbeat(last)) return { text: 'HEARTBEAT_OK', model: `echo/${req.model}` };
+      const flat = last.replace(/\s+/g, ' ').trim();
+      const clipped = flat.length > REPLY_CHARS ? `${flat.slice(0, REPLY_CHARS - 1)}…` : flat;
+      return {
+        text: `${ECHO_LABEL} Received ${last.length} characters (turn ${req.messages.length}). It said: ${clipped}`,
+        model: `echo/${req.model}`,
+      };
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { HookgateError } from '../../common/errors.js';
+import type { ThinkingLevel } from '../../config/index.js';
+
+export interface ChatMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** One model call. `model` is the provider's own model id (the part after `<provider>/`). */
+export interface CompletionRequest {
+  model: string;
+  system: string;
+  messages: readonly ChatMessage[];
+  thinking: ThinkingLevel | null;
+  signal: AbortSignal;
+}
+
+export interface CompletionResult {
+  text: string;
+  /** The model the provider says answered. */
+  model: string;
+}
+
+/** A model API. Implementations throw `ProviderError` for failures the caller can classify. */
+export interface ModelProvider {
+  complete(request: CompletionRequest): Promise<CompletionResult>;
+}
+
+/**
+ * A failure reported by (or on the way to) a model API. `retryable` for network errors, 429 and
+ * 5xx; `retryAfterMs` carries the server's hint when it gave one.
+ */
+export class ProviderError extends HookgateError {
+  readonly status: number | undefined;
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    message: string,
+    options: { status?: number; retryable: boolean; retryAfterMs?: number; cause?: unknown },
+  ) {
+    super('provider_error', message, { cause: options.cause });
+    this.name = 'ProviderError';
+    this.status = options.status;
+    this.retryable = options.retryable;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}

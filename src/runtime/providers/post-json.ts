@@ -1,0 +1,60 @@
+import { parseRetryAfterMs } from '../../common/retry.js';
+import { ProviderError } from './model-provider.js';
+
+/** Reads `error.message` (OpenAI, Anthropic) or a top-level `message` from an error body. */
+function errorMessage(body: unknown, fallback: string): string {
+  if (body !== null && typeof body === 'object') {
+    const err = (body as { error?: unknown }).error;
+    if (err !== null && typeof err === 'object' && typeof (err as { message?: unknown }).message === 'string') {
+      return (err as { message: string }).message;
+    }
+    if (typeof err === 'string') return err;
+    const msg = (body as { message?: unknown }).message;
+    if (typeof msg === 'string') return msg;
+  }
+  return fallback;
+}
+
+/**
+ * POSTs JSON and returns the parsed JSON answer. Non-2xx answers become a `ProviderError` carrying
+ * the provider's own message; 408, 409, 429 and 5xx are retryable, with `Retry-After` read.
+ */
+export async function postJson(
+  url: string,
+  body: unknown,
+  options: { headers: Record<string, string>; signal: AbortSignal; provider: string; now: () => number },
+): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...options.headers },
+      body: JSON.stringify(body),
+      signal: options.signal,
+    });
+  } catch (error) {
+    if (options.signal.aborted) throw error;
+    throw new ProviderError(`${options.provider}: request failed: ${(error as Error).message}`, { retryable: true, cause: error });
+  }
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? null : JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  if (!res.ok) {
+    const retryable = res.status === 408 || res.status === 409 || res.status === 429 || res.status >= 500;
+    const retryAfterMs = parseRetryAfterMs(res.headers.get('retry-after'), options.now());
+    const message = errorMessage(parsed, text.slice(0, 200) || res.statusText);
+    throw new ProviderError(`${options.provider} ${res.status}: ${message}`, {
+      status: res.status,
+      retryable,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    });
+  }
+  if (parsed === null) {
+    throw new ProviderError(`${options.provider}: response is not JSON`, { status: res.status, retryable: false });
+  }
+  return parsed;
+}

@@ -1,0 +1,99 @@
+import type { Database } from 'better-sqlite3';
+import type { NewDelivery, NewRun, NewSystemEvent, TranscriptEntry } from '../types.js';
+
+/**
+ * Every statement the SQLite store runs, prepared once. The write helpers are synchronous and
+ * meant to run inside a group-commit transaction.
+ */
+export function prepareStatements(db: Database) {
+  const s = {
+    insertEvent: db.prepare(
+      'INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    insertRun: db.prepare(
+      `INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient,
+        model, thinking, timeout_seconds, source, created_at) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    selectEvents: db.prepare('SELECT * FROM system_events ORDER BY seq DESC LIMIT ?'),
+    selectRuns: db.prepare('SELECT * FROM runs ORDER BY seq DESC LIMIT ?'),
+    selectRun: db.prepare('SELECT * FROM runs WHERE id = ?'),
+    selectClaimable: db.prepare(
+      `SELECT r.* FROM runs r WHERE r.state = 'queued'
+        AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_key = r.session_key
+          AND ((o.state = 'queued' AND o.seq < r.seq) OR o.state = 'running'))
+        ORDER BY r.seq LIMIT ?`,
+    ),
+    claimRun: db.prepare(
+      `UPDATE runs SET state = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, ?),
+        lease_owner = ?, lease_until = ? WHERE id = ? AND state = 'queued'`,
+    ),
+    renewLease: db.prepare("UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND state = 'running'"),
+    finishRun: db.prepare(
+      `UPDATE runs SET state = ?, finished_at = ?, model_used = ?, reply = ?, error = ?, lease_owner = NULL,
+        lease_until = NULL WHERE id = ? AND state = 'running' AND lease_owner = ? AND attempts = ?`,
+    ),
+    selectExpired: db.prepare("SELECT * FROM runs WHERE state = 'running' AND lease_until < ? ORDER BY seq"),
+    requeueRun: db.prepare("UPDATE runs SET state = 'queued', lease_owner = NULL, lease_until = NULL WHERE id = ? AND state = 'running'"),
+    failRun: db.prepare(
+      `UPDATE runs SET state = 'failed', finished_at = ?, error = ?, lease_owner = NULL, lease_until = NULL
+        WHERE id = ? AND state = 'running'`,
+    ),
+    selectPending: db.prepare('SELECT * FROM system_events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq LIMIT ?'),
+    selectAwaiting: db.prepare(
+      "SELECT DISTINCT agent_id FROM system_events WHERE consumed_at IS NULL AND mode = 'now' AND session_key = 'agent:' || agent_id || ':main'",
+    ),
+    consumeEvent: db.prepare('UPDATE system_events SET consumed_at = ?, consumed_by = ? WHERE id = ? AND consumed_at IS NULL'),
+    insertTranscript: db.prepare(
+      'INSERT INTO transcript (session_key, role, content, turn_id, created_at) VALUES (?, ?, ?, ?, ?)',
+    ),
+    selectTranscript: db.prepare(
+      'SELECT * FROM (SELECT * FROM transcript WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
+    ),
+    touchSession: db.prepare(
+      `INSERT INTO sessions (key, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?)
+        ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`,
+    ),
+    setLastRoute: db.prepare(
+      `INSERT INTO sessions (key, agent_id, last_channel, last_to, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (key) DO UPDATE SET last_channel = excluded.last_channel, last_to = excluded.last_to,
+        updated_at = excluded.updated_at`,
+    ),
+    selectSessions: db.prepare(
+      `WITH keys AS (SELECT key, agent_id FROM sessions
+          UNION SELECT DISTINCT session_key, agent_id FROM system_events
+          UNION SELECT DISTINCT session_key, agent_id FROM runs)
+        SELECT k.key, k.agent_id, s.last_channel, s.last_to, s.updated_at,
+          (SELECT count(*) FROM transcript t WHERE t.session_key = k.key) AS entries,
+          (SELECT count(*) FROM system_events e WHERE e.session_key = k.key AND e.consumed_at IS NULL) AS pending
+        FROM keys k LEFT JOIN sessions s ON s.key = k.key
+        WHERE @key IS NULL OR k.key = @key
+        ORDER BY COALESCE(s.updated_at, 0) DESC, k.key LIMIT @limit`,
+    ),
+    insertDelivery: db.prepare(
+      `INSERT INTO deliveries (id, state, agent_id, channel, recipient, text, run_id, created_at, updated_at)
+        VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    selectDeliveries: db.prepare('SELECT * FROM deliveries ORDER BY seq DESC LIMIT ?'),
+  };
+
+  return {
+    ...s,
+    addEvent(e: NewSystemEvent, source: string): void {
+      s.insertEvent.run(e.id, e.agentId, e.sessionKey, e.text, e.mode, source, e.createdAt);
+    },
+    addRun(r: NewRun, source: string): void {
+      s.insertRun.run(r.id, r.agentId, r.sessionKey, r.message, r.name, r.wakeMode, r.deliver ? 1 : 0, r.channel,
+        r.to, r.model, r.thinking, r.timeoutSeconds, source, r.createdAt);
+    },
+    addTranscript(agentId: string, entries: readonly TranscriptEntry[], at: number): void {
+      for (const t of entries) s.insertTranscript.run(t.sessionKey, t.role, t.content, t.turnId, t.createdAt);
+      const keys = new Set(entries.map((t) => t.sessionKey));
+      for (const key of keys) s.touchSession.run(key, agentId, at, at);
+    },
+    addDelivery(d: NewDelivery): void {
+      s.insertDelivery.run(d.id, d.agentId, d.channel, d.to, d.text, d.runId, d.createdAt, d.createdAt);
+    },
+  };
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;

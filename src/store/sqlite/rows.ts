@@ -1,0 +1,94 @@
+import type {
+  ActionSource, DeliveryRecord, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry,
+} from '../types.js';
+
+/** Row shapes as SQLite returns them, and their mapping to records. */
+export interface EventRow {
+  id: string; agent_id: string; session_key: string; text: string; mode: string; source: string;
+  created_at: number; consumed_at: number | null;
+}
+export interface RunRow {
+  id: string; state: string; agent_id: string; session_key: string; message: string; name: string;
+  wake_mode: string; deliver: number; channel: string; recipient: string | null; model: string | null;
+  thinking: string | null; timeout_seconds: number; source: string; created_at: number; attempts: number;
+  started_at: number | null; finished_at: number | null; reply: string | null; error: string | null;
+  model_used: string | null; lease_owner: string | null; lease_until: number | null;
+}
+export interface SessionRow {
+  key: string; agent_id: string; last_channel: string | null; last_to: string | null; updated_at: number | null;
+  entries: number; pending: number;
+}
+export interface TranscriptRow { session_key: string; role: string; content: string; turn_id: string; created_at: number }
+export interface DeliveryRow {
+  id: string; state: string; agent_id: string; channel: string; recipient: string | null; text: string;
+  run_id: string | null; attempts: number; error: string | null; created_at: number; updated_at: number;
+}
+
+export const toEvent = (r: EventRow): SystemEventRecord => ({
+  id: r.id,
+  agentId: r.agent_id,
+  sessionKey: r.session_key,
+  text: r.text,
+  mode: r.mode as SystemEventRecord['mode'],
+  source: JSON.parse(r.source) as ActionSource,
+  createdAt: r.created_at,
+  consumedAt: r.consumed_at,
+});
+
+export const toRun = (r: RunRow): RunRecord => ({
+  id: r.id,
+  state: r.state as RunState,
+  agentId: r.agent_id,
+  sessionKey: r.session_key,
+  message: r.message,
+  name: r.name,
+  wakeMode: r.wake_mode as RunRecord['wakeMode'],
+  deliver: r.deliver === 1,
+  channel: r.channel as RunRecord['channel'],
+  to: r.recipient,
+  model: r.model,
+  thinking: r.thinking as RunRecord['thinking'],
+  timeoutSeconds: r.timeout_seconds,
+  source: JSON.parse(r.source) as ActionSource,
+  createdAt: r.created_at,
+  attempts: r.attempts,
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
+  reply: r.reply,
+  error: r.error,
+  modelUsed: r.model_used,
+  leaseOwner: r.lease_owner,
+  leaseUntil: r.lease_until,
+});
+
+export const toSession = (r: SessionRow): SessionRecord => ({
+  key: r.key,
+  agentId: r.agent_id,
+  lastChannel: r.last_channel,
+  lastTo: r.last_to,
+  transcriptEntries: r.entries,
+  pendingEvents: r.pending,
+  updatedAt: r.updated_at,
+});
+
+export const toTranscript = (r: TranscriptRow): TranscriptEntry => ({
+  sessionKey: r.session_key,
+  role: r.role as TranscriptEntry['role'],
+  content: r.content,
+  turnId: r.turn_id,
+  createdAt: r.created_at,
+});
+
+export const toDelivery = (r: DeliveryRow): DeliveryRecord => ({
+  id: r.id,
+  state: r.state as DeliveryRecord['state'],
+  agentId: r.agent_id,
+  channel: r.channel,
+  to: r.recipient,
+  text: r.text,
+  runId: r.run_id,
+  attempts: r.attempts,
+  error: r.error,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
