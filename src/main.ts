@@ -14,6 +14,8 @@ import type { LoadedConfig } from './config/index.js';
 import { createHookHandler } from './hooks/index.js';
 import { createClientAddressResolver, createHttpServer, createRequestHandler } from './http/index.js';
 import { createPolicy } from './policy/index.js';
+import { createPendingDeliveryPort, type DeliveryPort } from './delivery/index.js';
+import { abortableSleep, createModelRegistry, createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
 import { createSqliteStore, type Store } from './store/index.js';
 
 /** A running gateway. */
@@ -21,6 +23,7 @@ export interface Gateway {
   /** The port actually bound (differs from the config when it asked for 0). */
   port: number;
   store: Store;
+  runtime: Runtime;
   /** Stops accepting, finishes in-flight requests, flushes and closes the store. */
   close(): Promise<void>;
 }
@@ -31,6 +34,10 @@ export interface GatewayDeps {
   ids?: Ids;
   /** Overrides `gateway.port` (tests use 0). */
   port?: number;
+  /** Replaces the delivery port (channel adapters plug in here). */
+  delivery?: DeliveryPort;
+  /** Runtime tuning (tests shorten leases and windows). */
+  runtime?: RuntimeOptions;
 }
 
 /** Opens the store for a config. */
@@ -51,6 +58,17 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const store = openStore(loaded);
   let ready = false;
 
+  const runtime = createRuntime({
+    config,
+    configDir: loaded.dir,
+    store,
+    models: createModelRegistry(config, clock.now),
+    delivery: deps.delivery ?? createPendingDeliveryPort(log),
+    log,
+    clock,
+    ids,
+    retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
+  }, { orphanedAtStartup: config.store.driver === 'sqlite', ...deps.runtime });
   const policy = createPolicy({ config, ids, clock });
   const handler = createRequestHandler({
     hooks: config.hooks,
@@ -58,7 +76,14 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     verifyToken: createTokenVerifier(config.hooks.token ?? ''),
     limiter: createAuthLimiter(config.hooks.authRateLimit),
     clientAddress: createClientAddressResolver(config.gateway.trustedProxies),
-    handleHook: createHookHandler({ policy, store }),
+    handleHook: createHookHandler({
+      policy,
+      store,
+      onRecorded: (outcome) => {
+        if (outcome.kind === 'agent') runtime.notifyRunQueued();
+        else if (outcome.kind === 'wake' && outcome.event.mode === 'now') runtime.requestHeartbeat(outcome.event.agentId);
+      },
+    }),
     clock,
     log,
     isReady: () => ready,
@@ -66,8 +91,10 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const http = createHttpServer(handler, { bodyTimeoutMs: config.gateway.bodyTimeoutMs });
   let port: number;
   try {
+    await runtime.start();
     port = await http.listen(deps.port ?? config.gateway.port, config.gateway.bind);
   } catch (error) {
+    await runtime.stop();
     await store.close();
     throw error;
   }
@@ -82,10 +109,12 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   return {
     port,
     store,
+    runtime,
     close() {
       closing ??= (async () => {
         ready = false;
         await http.close();
+        await runtime.stop();
         await store.close();
         log.info('gateway stopped');
       })();

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import type { RunRecord, SystemEventRecord } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
-import { loadOrReport } from './load-or-report.js';
+import { openStoreOrReport } from './open-store-or-report.js';
 
 const iso = (ms: number | null): string => (ms === null ? '-' : new Date(ms).toISOString());
 
@@ -15,8 +14,15 @@ function eventLine(e: SystemEventRecord): string {
   return `${e.id}  ${iso(e.createdAt)}  ${e.agentId}  ${e.mode}  ${status}  ${clip(e.text, 60)}`;
 }
 
+function duration(from: number | null, to: number | null): string {
+  return from === null || to === null ? '-' : `${((to - from) / 1000).toFixed(2)}s`;
+}
+
 function runLine(r: RunRecord): string {
-  return `${r.id}  ${iso(r.createdAt)}  ${r.state}  ${r.agentId}  ${r.sessionKey}  ${r.name}  ${r.model ?? '(default model)'}`;
+  const head = `${r.id}  ${r.state.padEnd(9)}  created ${iso(r.createdAt)}  queued ${duration(r.createdAt, r.startedAt)}` +
+    `  ran ${duration(r.startedAt, r.finishedAt)}  ${r.agentId}  ${r.sessionKey}  ${r.name}  ${r.modelUsed ?? r.model ?? '(default model)'}`;
+  const tail = r.error !== null ? `\n    error: ${clip(r.error, 100)}` : r.reply !== null ? `\n    reply: ${clip(r.reply, 100)}` : '';
+  return head + tail;
 }
 
 /** `hookgate events` / `hookgate runs`: reads the store offline, newest first. */
@@ -26,14 +32,12 @@ export async function listCommand(
   options: { json: boolean; limit: number },
   deps: CliDeps,
 ): Promise<number> {
-  const loaded = loadOrReport(configPath, deps);
-  if (loaded === null) return EXIT_FAILURE;
-  const { store: storeConfig } = loaded.config;
-  if (storeConfig.driver === 'sqlite' && !existsSync(storeConfig.path)) {
-    deps.stdout(options.json ? '[]\n' : `No ${what} yet (no store at ${storeConfig.path}).\n`);
+  const store = openStoreOrReport(configPath, deps);
+  if (store === 'failed') return EXIT_FAILURE;
+  if (store === 'empty') {
+    deps.stdout(options.json ? '[]\n' : `No ${what} yet.\n`);
     return EXIT_OK;
   }
-  const store = deps.openStore(loaded, { readonly: true });
   try {
     const items = what === 'events'
       ? await store.listSystemEvents({ limit: options.limit })

@@ -5,6 +5,7 @@ import { checkCommand } from './check-command.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
 import { listCommand } from './list-command.js';
 import { serveCommand } from './serve-command.js';
+import { sessionCommand, sessionsCommand } from './sessions-command.js';
 
 export const USAGE = `Usage: hookgate <command> [options]
 
@@ -13,13 +14,15 @@ Commands:
   init               write a starter config with fresh tokens
   check              validate the config and print every issue
   events             list system events, newest first
-  runs               list agent runs, newest first
+  runs               list agent runs, newest first (state, timings, model, reply or error)
+  sessions           list sessions, most recently active first
+  session KEY        show a session's transcript and pending events
   token              print a fresh random token
 
 Options:
   -c, --config FILE  config file (default: $HOOKGATE_CONFIG, else $HOOKGATE_HOME/hookgate.json)
-  --json             (events, runs) print JSON
-  -n, --limit N      (events, runs) how many to show (default 20)
+  --json             (events, runs, sessions, session) print JSON
+  -n, --limit N      (events, runs, sessions, session) how many to show (default 20)
   -h, --help         show this help
 `;
 
@@ -47,11 +50,17 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
     deps.stdout(USAGE);
     return command === undefined && !values.help ? EXIT_USAGE : EXIT_OK;
   }
-  if (rest.length > 0) {
-    deps.stderr(`hookgate: unexpected argument "${rest[0]}"\n`);
+  const wanted = command === 'session' ? 1 : 0;
+  if (rest.length !== wanted) {
+    deps.stderr(rest.length > wanted ? `hookgate: unexpected argument "${rest[wanted]}"\n` : `hookgate: ${command} needs a session key\n`);
     return EXIT_USAGE;
   }
   const configPath = resolveConfigPath(values.config, deps.env);
+  const limit = values.limit === undefined ? 20 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1) {
+    deps.stderr('hookgate: --limit must be a positive integer\n');
+    return EXIT_USAGE;
+  }
   switch (command) {
     case 'serve':
       return serveCommand(configPath, deps);
@@ -68,14 +77,12 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
     case 'check':
       return checkCommand(configPath, deps);
     case 'events':
-    case 'runs': {
-      const limit = values.limit === undefined ? 20 : Number(values.limit);
-      if (!Number.isInteger(limit) || limit < 1) {
-        deps.stderr('hookgate: --limit must be a positive integer\n');
-        return EXIT_USAGE;
-      }
+    case 'runs':
       return listCommand(command, configPath, { json: values.json, limit }, deps);
-    }
+    case 'sessions':
+      return sessionsCommand(configPath, { json: values.json, limit }, deps);
+    case 'session':
+      return sessionCommand(configPath, rest[0]!, { json: values.json, limit }, deps);
     case 'token':
       deps.stdout(`${generateToken()}\n`);
       return EXIT_OK;

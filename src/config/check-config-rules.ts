@@ -2,6 +2,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { Issue } from '../common/errors.js';
+import { parseDurationMs } from '../common/parse-duration.js';
 import type { Config } from './schema.js';
 
 /** Prefix every generated session key starts with (`hook:<uuid>`). */
@@ -92,6 +93,9 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
   });
   if (agents.list.filter((a) => a.default === true).length > 1) {
     issues.push({ path: 'agents.list', message: 'at most one agent may set default: true' });
+  }
+  if (parseDurationMs(agents.defaults.heartbeat.every) === null) {
+    issues.push({ path: 'agents.defaults.heartbeat.every', message: 'must be a duration such as "30m", "1h" or 0 (off)' });
   }
   const aliases = new Map<string, string>();
   for (const [ref, entry] of Object.entries(agents.defaults.models ?? {})) {

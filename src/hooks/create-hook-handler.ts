@@ -22,21 +22,30 @@ const AGENT_SOURCE = source('agent');
  * Builds the action for `/wake` and `/agent`, applies policy, and records it: the returned promise
  * resolves only after the store has committed, so the caller may acknowledge.
  */
-export function createHookHandler(deps: { policy: Policy; store: Store }): HookHandler {
+export function createHookHandler(deps: {
+  policy: Policy;
+  store: Store;
+  /** Called once an outcome is committed (the runtime starts work from here). */
+  onRecorded?: (outcome: HookOutcome) => void;
+}): HookHandler {
   const { policy, store } = deps;
+  const recorded = (outcome: HookOutcome): HookOutcome => {
+    deps.onRecorded?.(outcome);
+    return outcome;
+  };
   return async (name, payload) => {
     switch (name) {
       case 'wake': {
         const wake = parseWakePayload(payload);
         const event = policy.resolveWake({ text: wake.text, mode: wake.mode, source: WAKE_SOURCE });
         await store.addSystemEvent(event);
-        return { kind: 'wake', event };
+        return recorded({ kind: 'wake', event });
       }
       case 'agent': {
         const p = parseAgentPayload(payload);
         const run = policy.resolveAgentRun({ ...p, sessionKeyOrigin: 'request', source: AGENT_SOURCE });
         await store.enqueueRun(run);
-        return { kind: 'agent', run };
+        return recorded({ kind: 'agent', run });
       }
       default:
         throw new RequestError('hook_not_found', { message: `No hook mapping matches "${name}".` });

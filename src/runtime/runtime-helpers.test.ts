@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
-import { parseDurationMs } from './parse-duration.js';
+import { parseDurationMs } from '../common/parse-duration.js';
 
 describe('parseDurationMs', () => {
   const cases: Array<[string | number, number | null]> = [

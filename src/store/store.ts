@@ -25,6 +25,8 @@ export interface Store {
    * claimable only when no run of its session is running and none is queued before it.
    */
   claimRuns(options: ClaimOptions): Promise<RunRecord[]>;
+  /** Hands runs back to the queue at shutdown, without counting the interrupted attempt. */
+  releaseRuns(owner: string, runIds: readonly string[]): Promise<void>;
   /** Extends the lease of runs `owner` still holds. */
   renewLeases(owner: string, runIds: readonly string[], leaseUntil: number): Promise<void>;
   /**

@@ -84,6 +84,11 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         return claimed;
       });
     },
+    releaseRuns(owner, runIds) {
+      return write(() => {
+        for (const id of runIds) st.releaseRun.run(id, owner);
+      });
+    },
     renewLeases(owner, runIds, leaseUntil) {
       return write(() => {
         for (const id of runIds) st.renewLease.run(leaseUntil, id, owner);

@@ -27,6 +27,10 @@ export function prepareStatements(db: Database) {
       `UPDATE runs SET state = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, ?),
         lease_owner = ?, lease_until = ? WHERE id = ? AND state = 'queued'`,
     ),
+    releaseRun: db.prepare(
+      `UPDATE runs SET state = 'queued', attempts = attempts - 1, lease_owner = NULL, lease_until = NULL
+        WHERE id = ? AND lease_owner = ? AND state = 'running'`,
+    ),
     renewLease: db.prepare("UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND state = 'running'"),
     finishRun: db.prepare(
       `UPDATE runs SET state = ?, finished_at = ?, model_used = ?, reply = ?, error = ?, lease_owner = NULL,

@@ -1,0 +1,63 @@
+import type { SystemEventRecord } from '../store/index.js';
+import { HEARTBEAT_ACK } from './is-heartbeat-ack.js';
+import { wrapExternalContent } from './wrap-external-content.js';
+
+/** The heartbeat prompt used when `agents.defaults.heartbeat.prompt` is not set. */
+export const DEFAULT_HEARTBEAT_PROMPT =
+  'Read the system events above, if any. If something needs the user\'s attention, reply with a short ' +
+  `message for them. If nothing needs attention, reply ${HEARTBEAT_ACK} and nothing else.`;
+
+const IDLE_HEADER = 'Heartbeat. No new system events.';
+
+/** True for a heartbeat prompt that lists no events (the echo model acknowledges those). */
+export function isIdleHeartbeatPrompt(prompt: string): boolean {
+  return prompt.startsWith(IDLE_HEADER);
+}
+
+/** Whether content from this source must be wrapped before a model reads it. */
+export function needsWrapping(source: { external: boolean; allowUnsafeExternalContent: boolean }): boolean {
+  return source.external && !source.allowUnsafeExternalContent;
+}
+
+/**
+ * The heartbeat turn's prompt: each pending event with its timestamp (hook-originated text inside
+ * the untrusted-content boundary, one boundary id for the turn), then the heartbeat prompt and the
+ * current time.
+ */
+export function buildHeartbeatPrompt(
+  events: readonly SystemEventRecord[],
+  options: { prompt: string; now: number; boundaryId: string },
+): string {
+  const parts: string[] = [];
+  if (events.length === 0) {
+    parts.push(IDLE_HEADER);
+  } else {
+    parts.push(`Heartbeat. ${events.length} system event${events.length === 1 ? '' : 's'} since the last heartbeat:`);
+    for (const e of events) {
+      const text = needsWrapping(e.source)
+        ? `\n${wrapExternalContent(e.text, { source: `hook "${e.source.hook}"`, boundaryId: options.boundaryId })}`
+        : ` ${e.text}`;
+      parts.push(`- [${new Date(e.createdAt).toISOString()}]${text}`);
+    }
+  }
+  parts.push('', options.prompt, '', `Current time: ${new Date(options.now).toISOString()}`);
+  return parts.join('\n');
+}
+
+/** The user message of an agent run: the hook's message, wrapped unless the mapping opted out. */
+export function buildRunMessage(
+  message: string,
+  options: { hook: string; name: string; source: { external: boolean; allowUnsafeExternalContent: boolean }; boundaryId: string },
+): string {
+  if (!needsWrapping(options.source)) return message;
+  return wrapExternalContent(message, { source: `hook "${options.name}" (${options.hook})`, boundaryId: options.boundaryId });
+}
+
+const SUMMARY_CHARS = 500;
+
+/** `Hook <name>: <summary>` or `Hook <name> (<status>): <reason>`, one line, bounded. */
+export function buildRunSummary(name: string, state: 'succeeded' | 'failed' | 'timed_out', text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const clipped = flat.length > SUMMARY_CHARS ? `${flat.slice(0, SUMMARY_CHARS - 1)}…` : flat;
+  return state === 'succeeded' ? `Hook ${name}: ${clipped}` : `Hook ${name} (${state}): ${clipped}`;
+}

@@ -1,0 +1,106 @@
+import { toNewDelivery } from '../delivery/index.js';
+import { mainSessionKey } from '../policy/index.js';
+import type { NewSystemEvent, RunOutcomeState, RunRecord } from '../store/index.js';
+import { buildRunMessage, buildRunSummary } from './build-prompts.js';
+import { isHeartbeatAck } from './is-heartbeat-ack.js';
+import { callWithRetry } from './providers/call-with-retry.js';
+import { readSystemPrompt, resolveAgentProfile } from './resolve-agent-profile.js';
+import { deadlineSignal, type RuntimeDeps } from './runtime-deps.js';
+import { createBoundaryId, looksLikeInjection } from './wrap-external-content.js';
+
+/** Transcript entries of the run's session given to the model as history. */
+const HISTORY_ENTRIES = 40;
+
+/** The summary event a finished (or abandoned) run posts to its agent's main session. */
+export function createRunSummary(deps: Pick<RuntimeDeps, 'ids'>, run: RunRecord, state: RunOutcomeState, text: string, at: number): NewSystemEvent {
+  return {
+    id: deps.ids.next(),
+    agentId: run.agentId,
+    sessionKey: mainSessionKey(run.agentId),
+    text: buildRunSummary(run.name, state, text),
+    mode: run.wakeMode,
+    // The summary carries model output shaped by hook content: it stays external content.
+    source: run.source,
+    createdAt: at,
+  };
+}
+
+export interface RunResult {
+  state: RunOutcomeState;
+  /** False when nothing was written: the claim went stale, or shutdown handed the run back. */
+  recorded: boolean;
+}
+
+/**
+ * Executes one claimed run: model call bounded by `timeoutSeconds` (retries included), then the
+ * outcome, transcript, summary and delivery request in one transaction.
+ */
+export async function executeRun(deps: RuntimeDeps, run: RunRecord, owner: string, shutdown: AbortSignal): Promise<RunResult> {
+  const { config, clock, log } = deps;
+  const started = clock.now();
+  const profile = resolveAgentProfile(config, run.agentId, deps.configDir);
+  const content = buildRunMessage(run.message, { hook: run.source.hook, name: run.name, source: run.source, boundaryId: createBoundaryId() });
+  if (run.source.external && looksLikeInjection(run.message)) {
+    log.warn('hook content looks like a prompt-injection attempt', { runId: run.id, hook: run.source.hook });
+  }
+  const timeoutMs = run.timeoutSeconds * 1000;
+  const deadline = deadlineSignal(timeoutMs);
+  let state: RunOutcomeState;
+  let reply: string | null = null;
+  let error: string | null = null;
+  let modelUsed: string | null = null;
+  try {
+    const model = deps.models.resolve(run.model ?? profile.model);
+    modelUsed = model.ref;
+    const history = await deps.store.readTranscript(run.sessionKey, { limit: HISTORY_ENTRIES });
+    const result = await callWithRetry(model.provider, {
+      model: model.modelId,
+      system: await readSystemPrompt(profile),
+      messages: [...history.map((t) => ({ role: t.role, content: t.content })), { role: 'user', content }],
+      thinking: run.thinking ?? config.agents.defaults.thinking ?? null,
+      signal: AbortSignal.any([deadline.signal, shutdown]),
+    }, started + timeoutMs, deps.retry);
+    state = 'succeeded';
+    reply = result.text;
+  } catch (err) {
+    state = deadline.timedOut() ? 'timed_out' : 'failed';
+    error = state === 'timed_out' ? `timed out after ${run.timeoutSeconds} s` : (err as Error).message;
+  } finally {
+    deadline.cancel();
+  }
+  if (shutdown.aborted && state !== 'succeeded') {
+    // Interrupted by shutdown, not by the run itself: hand it back for the next start.
+    await deps.store.releaseRuns(owner, [run.id]);
+    log.info('run handed back at shutdown', { runId: run.id });
+    return { state, recorded: false };
+  }
+  const at = clock.now();
+  const deliver = state === 'succeeded' && run.deliver && reply !== null
+    && !isHeartbeatAck(reply, config.agents.defaults.heartbeat.ackMaxChars);
+  const delivery = deliver
+    ? toNewDelivery({ agentId: run.agentId, channel: run.channel, to: run.to, text: reply!, runId: run.id }, deps.ids.next(), at)
+    : null;
+  const recorded = await deps.store.completeRun({
+    runId: run.id,
+    owner,
+    attempt: run.attempts,
+    state,
+    finishedAt: at,
+    model: modelUsed,
+    reply,
+    error,
+    transcript: reply === null ? [] : [
+      { sessionKey: run.sessionKey, role: 'user', content, turnId: run.id, createdAt: started },
+      { sessionKey: run.sessionKey, role: 'assistant', content: reply, turnId: run.id, createdAt: at },
+    ],
+    summary: createRunSummary(deps, run, state, reply ?? error ?? '', at),
+    delivery,
+  });
+  if (!recorded) {
+    log.warn('run finished on a stale claim; outcome discarded', { runId: run.id });
+    return { state, recorded };
+  }
+  log.info('run finished', { runId: run.id, state, model: modelUsed, ms: at - started });
+  if (delivery !== null) deps.delivery.deliver(delivery);
+  return { state, recorded };
+}

@@ -1,0 +1,10 @@
+/** Runtime: executes recorded actions: agent runs on a worker pool, heartbeat turns per agent. */
+export { createRuntime } from './create-runtime.js';
+export type { Runtime, RuntimeOptions } from './create-runtime.js';
+export type { RuntimeDeps } from './runtime-deps.js';
+export { createModelRegistry } from './create-model-registry.js';
+export type { ModelRegistry } from './create-model-registry.js';
+export { abortableSleep } from './providers/call-with-retry.js';
+export { ECHO_LABEL } from './providers/create-echo-provider.js';
+export { wrapExternalContent, neutralizeMarkers, looksLikeInjection } from './wrap-external-content.js';
+export { isHeartbeatAck, HEARTBEAT_ACK } from './is-heartbeat-ack.js';

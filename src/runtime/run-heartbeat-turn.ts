@@ -1,0 +1,74 @@
+import { toNewDelivery } from '../delivery/index.js';
+import { mainSessionKey } from '../policy/index.js';
+import { DEFAULT_HEARTBEAT_PROMPT, buildHeartbeatPrompt } from './build-prompts.js';
+import { isHeartbeatAck } from './is-heartbeat-ack.js';
+import { callWithRetry } from './providers/call-with-retry.js';
+import { readSystemPrompt, resolveAgentProfile } from './resolve-agent-profile.js';
+import { deadlineSignal, type RuntimeDeps } from './runtime-deps.js';
+import { createBoundaryId, looksLikeInjection } from './wrap-external-content.js';
+
+/** Transcript entries of the main session given to the model as history. */
+const HISTORY_ENTRIES = 40;
+
+/**
+ * One heartbeat turn of an agent's main session: drain pending events into a prompt, run the
+ * model, then record the turn, mark the events consumed and (unless the reply is only an ack)
+ * request delivery to the last route, all in one transaction. A failure leaves the events pending
+ * for the next turn. A requested turn with nothing pending does nothing.
+ */
+export async function runHeartbeatTurn(
+  deps: RuntimeDeps,
+  agentId: string,
+  trigger: 'request' | 'periodic',
+  shutdown: AbortSignal,
+): Promise<void> {
+  const { store, config, clock, log } = deps;
+  const sessionKey = mainSessionKey(agentId);
+  const events = await store.listPendingEvents(sessionKey);
+  if (events.length === 0 && trigger === 'request') return;
+  const profile = resolveAgentProfile(config, agentId, deps.configDir);
+  const heartbeat = config.agents.defaults.heartbeat;
+  const now = clock.now();
+  const prompt = buildHeartbeatPrompt(events, {
+    prompt: heartbeat.prompt ?? DEFAULT_HEARTBEAT_PROMPT,
+    now,
+    boundaryId: createBoundaryId(),
+  });
+  if (events.some((e) => e.source.external && looksLikeInjection(e.text))) {
+    log.warn('hook content in a heartbeat looks like a prompt-injection attempt', { agentId, events: events.length });
+  }
+  const model = deps.models.resolve(profile.model);
+  const history = await store.readTranscript(sessionKey, { limit: HISTORY_ENTRIES });
+  const timeoutMs = config.agents.defaults.timeoutSeconds * 1000;
+  const deadline = deadlineSignal(timeoutMs);
+  let reply: string;
+  try {
+    const result = await callWithRetry(model.provider, {
+      model: model.modelId,
+      system: await readSystemPrompt(profile),
+      messages: [...history.map((t) => ({ role: t.role, content: t.content })), { role: 'user', content: prompt }],
+      thinking: config.agents.defaults.thinking ?? null,
+      signal: AbortSignal.any([deadline.signal, shutdown]),
+    }, now + timeoutMs, deps.retry);
+    reply = result.text;
+  } finally {
+    deadline.cancel();
+  }
+  const turnId = deps.ids.next();
+  const at = clock.now();
+  const ack = isHeartbeatAck(reply, heartbeat.ackMaxChars);
+  const delivery = ack ? null : toNewDelivery({ agentId, channel: 'last', to: null, text: reply }, deps.ids.next(), at);
+  await store.recordHeartbeatTurn({
+    sessionKey,
+    agentId,
+    consumedEventIds: events.map((e) => e.id),
+    transcript: [
+      { sessionKey, role: 'user', content: prompt, turnId, createdAt: now },
+      { sessionKey, role: 'assistant', content: reply, turnId, createdAt: at },
+    ],
+    delivery,
+    at,
+  });
+  log.info('heartbeat turn recorded', { agentId, turnId, events: events.length, ack });
+  if (delivery !== null) deps.delivery.deliver(delivery);
+}

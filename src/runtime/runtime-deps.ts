@@ -1,0 +1,33 @@
+import type { Clock } from '../common/clock.js';
+import type { Ids } from '../common/ids.js';
+import type { Log } from '../common/log.js';
+import type { Config } from '../config/index.js';
+import type { DeliveryPort } from '../delivery/index.js';
+import type { Store } from '../store/index.js';
+import type { ModelRegistry } from './create-model-registry.js';
+import type { RetryDeps } from './providers/call-with-retry.js';
+
+/** What runtime pieces share. */
+export interface RuntimeDeps {
+  config: Config;
+  /** Directory of the config file: relative workspaces resolve against it. */
+  configDir: string;
+  store: Store;
+  models: ModelRegistry;
+  delivery: DeliveryPort;
+  log: Log;
+  clock: Clock;
+  ids: Ids;
+  retry: RetryDeps;
+}
+
+/** A model call's deadline as an AbortSignal, and whether it fired. */
+export function deadlineSignal(ms: number): { signal: AbortSignal; timedOut: () => boolean; cancel: () => void } {
+  const controller = new AbortController();
+  let fired = false;
+  const timer = setTimeout(() => {
+    fired = true;
+    controller.abort(new Error(`timed out after ${ms} ms`));
+  }, Math.max(0, ms));
+  return { signal: controller.signal, timedOut: () => fired, cancel: () => clearTimeout(timer) };
+}
