@@ -20,7 +20,12 @@ const EFFORTS = new Set(['minimal', 'low', 'medium', 'high']);
  * bearer key and the request shape the way the API does, and answers with the API's response
  * and error shapes. `reply` makes the assistant text from the request.
  */
-export function createFakeOpenAi(options: { apiKey: string; reply?: (body: ChatBody) => string }): Promise<FakeServer> {
+export function createFakeOpenAi(options: {
+  apiKey: string;
+  reply?: (body: ChatBody) => string;
+  /** Answer successful requests this late. */
+  delayMs?: number;
+}): Promise<FakeServer> {
   const reply = options.reply ?? ((b) => `fake reply to ${Array.isArray(b.messages) ? b.messages.length : 0} messages`);
   return createFakeServer((req: RecordedRequest) => {
     if (req.method !== 'POST' || req.path !== '/v1/chat/completions') {
@@ -46,6 +51,7 @@ export function createFakeOpenAi(options: { apiKey: string; reply?: (body: ChatB
     const text = reply(body);
     return {
       status: 200,
+      ...(options.delayMs === undefined ? {} : { delayMs: options.delayMs }),
       body: {
         id: `chatcmpl-${randomBytes(12).toString('hex')}`,
         object: 'chat.completion',
