@@ -30,7 +30,17 @@ export async function serveCommand(configPath: string, deps: CliDeps): Promise<n
   }
   const loaded = loadOrReport(configPath, deps);
   if (loaded === null) return EXIT_FAILURE;
-  const gateway = await deps.startGateway(loaded);
+  let gateway: { port: number; close(): Promise<void> };
+  try {
+    gateway = await deps.startGateway(loaded);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw error;
+    const { bind, port } = loaded.config.gateway;
+    const why = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : 'the address is not available here';
+    deps.stderr(`hookgate: cannot listen on ${bind}:${port}: ${why} (gateway.bind / gateway.port in ${configPath})\n`);
+    return EXIT_FAILURE;
+  }
   if (firstRun && loaded.config.hooks.enabled) {
     deps.stdout(`Try it:\n  ${curlLine(loaded, gateway.port)}\n`);
   }

@@ -4,6 +4,8 @@
  */
 export const ERROR_CATALOG = {
   not_found: { status: 404, message: 'No such endpoint.' },
+  bad_request: { status: 400, message: 'Malformed HTTP request.' },
+  headers_too_large: { status: 431, message: 'Request headers are too large.' },
   method_not_allowed: { status: 405, message: 'Only POST is accepted on hook endpoints.' },
   token_in_query: {
     status: 400,

@@ -65,3 +65,13 @@ describe('parseAgentPayload', () => {
     it(`names the field for ${name}`, () => assert.deepEqual(issuePaths(() => parseAgentPayload(payload)), want));
   }
 });
+
+describe('text fields', () => {
+  it('refuses an unpaired surrogate, naming the field', () => {
+    assert.deepEqual(issuePaths(() => parseWakePayload({ text: 'a\ud800b' })), ['text']);
+    assert.deepEqual(issuePaths(() => parseAgentPayload({ message: 'ok', name: '\udc00' })), ['name']);
+  });
+  it('accepts paired surrogates (emoji)', () => {
+    assert.equal(parseWakePayload({ text: 'party \ud83c\udf89' }).text, 'party \ud83c\udf89');
+  });
+});

@@ -5,6 +5,17 @@ export type Payload = Record<string, unknown>;
 
 const has = (p: Payload, key: string): boolean => Object.hasOwn(p, key) && p[key] !== undefined;
 
+/** An unpaired UTF-16 surrogate: JSON can carry one, but it is not text and would not survive storage. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function checkText(key: string, v: string, issues: Issue[]): boolean {
+  if (LONE_SURROGATE.test(v)) {
+    issues.push({ path: key, message: `${key} contains an unpaired UTF-16 surrogate (not valid Unicode)` });
+    return false;
+  }
+  return true;
+}
+
 /** A required non-blank string; pushes an issue naming `key` otherwise. */
 export function readRequiredString(p: Payload, key: string, issues: Issue[]): string {
   const v = p[key];
@@ -17,6 +28,7 @@ export function readRequiredString(p: Payload, key: string, issues: Issue[]): st
     return '';
   }
   if (v.trim() === '') issues.push({ path: key, message: `${key} must not be empty` });
+  else checkText(key, v, issues);
   return v;
 }
 
@@ -32,7 +44,7 @@ export function readOptionalString(p: Payload, key: string, issues: Issue[]): st
     issues.push({ path: key, message: `${key} must not be empty` });
     return undefined;
   }
-  return v.trim();
+  return checkText(key, v, issues) ? v.trim() : undefined;
 }
 
 /** An optional value from a fixed set of strings. */

@@ -1,6 +1,8 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { RequestError } from '../common/errors.js';
 import type { RequestHandler } from './create-request-handler.js';
+import { errorJson } from './send-response.js';
 
 /** How long `close()` waits for in-flight requests before cutting their connections. */
 const CLOSE_GRACE_MS = 10_000;
@@ -22,9 +24,18 @@ export function createHttpServer(handler: RequestHandler, options: { bodyTimeout
   // Node's own deadline stays behind ours, so the 408 comes from the handler with our JSON body.
   server.requestTimeout = options.bodyTimeoutMs + 20_000;
   server.keepAliveTimeout = 5_000;
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-    else socket.destroy();
+  // Requests Node cannot parse never reach the handler; they still get our JSON error shape.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const answer = new RequestError(error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'bad_request');
+    const body = errorJson(answer);
+    socket.end(
+      `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
   return {
     server,

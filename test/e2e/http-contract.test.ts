@@ -667,9 +667,15 @@ describe('HTTP contract', () => {
       assert.equal(res.status, 200, res.text);
     });
 
-    it('answers a garbled request line with 400 and stays up', async () => {
+    it('answers a garbled request line with a JSON 400 and stays up', async () => {
       const res = await rawExchange(gw.port, 'NOT AN HTTP REQUEST\r\n\r\n');
-      assert.equal(res.status, 400);
+      assertError(res, 400, 'bad_request');
+      await assertHealthy(gw.port);
+    });
+
+    it('answers oversized headers with a JSON 431 and stays up', async () => {
+      const res = await rawExchange(gw.port, `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      assertError(res, 431, 'headers_too_large');
       await assertHealthy(gw.port);
     });
   });

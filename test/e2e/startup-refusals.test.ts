@@ -186,6 +186,8 @@ describe('startup refusals (check and serve exit non-zero, naming the dot-path)'
       const temp = track(createTempConfig(baseConfig({ gateway: { port, auth: { token: GATEWAY_TOKEN } } })));
       const result = await runHookgate(['serve', '--config', temp.path], { env: { HOOKGATE_HOME: temp.dir }, timeoutMs: 15_000 });
       assertRefused(result, `127.0.0.1:${port}`);
+      assert.match(result.stderr, /already in use/);
+      assert.doesNotMatch(result.stderr, /\n\s+at /, 'an operator message, not a stack trace');
     } finally {
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
     }
