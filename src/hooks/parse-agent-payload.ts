@@ -1,8 +1,6 @@
 import { RequestError, type Issue } from '../common/errors.js';
-import {
-  CHANNEL_VALUES, MAX_TIMEOUT_SECONDS, THINKING_LEVELS, WAKE_MODES,
-  type ChannelValue, type ThinkingLevel, type WakeMode,
-} from '../config/index.js';
+import { CHANNEL_VALUES, MAX_TIMEOUT_SECONDS, THINKING_LEVELS, WAKE_MODES } from '../config/index.js';
+import type { AgentRequest } from '../policy/index.js';
 import { describe } from './parse-wake-payload.js';
 import {
   readOptionalBoolean, readOptionalEnum, readOptionalPositiveNumber, readOptionalString, readRequiredString,
@@ -10,19 +8,7 @@ import {
 } from './read-fields.js';
 
 /** The agent payload, validated; unknown extra fields are ignored. */
-export interface AgentPayload {
-  message: string;
-  name?: string;
-  agentId?: string;
-  sessionKey?: string;
-  wakeMode: WakeMode;
-  deliver: boolean;
-  channel: ChannelValue;
-  to?: string;
-  model?: string;
-  thinking?: ThinkingLevel;
-  timeoutSeconds?: number;
-}
+export type AgentPayload = Omit<AgentRequest, 'source' | 'sessionKeyOrigin'>;
 
 /** Turns an `/agent` body into an `AgentPayload` or throws `invalid_payload` naming each field. */
 export function parseAgentPayload(p: Payload): AgentPayload {

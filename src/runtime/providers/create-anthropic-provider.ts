@@ -1,5 +1,5 @@
 import type { ThinkingLevel } from '../../config/index.js';
-import { ProviderError, type CompletionRequest, type ModelProvider } from './model-provider.js';
+import { ProviderError, type CompletionRequest, type ModelProvider, type ProviderOptions } from './model-provider.js';
 import { postJson } from './post-json.js';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -19,12 +19,7 @@ interface MessagesResponse {
 }
 
 /** Anthropic Messages API (`POST {baseUrl}/v1/messages`, `x-api-key`, `anthropic-version`). */
-export function createAnthropicProvider(options: {
-  baseUrl?: string;
-  apiKey?: string;
-  headers?: Record<string, string>;
-  now: () => number;
-}): ModelProvider {
+export function createAnthropicProvider(options: ProviderOptions): ModelProvider {
   const url = `${(options.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL).replace(/\/+$/, '')}/v1/messages`;
   const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION, ...options.headers };
   if (options.apiKey !== undefined && options.apiKey !== '') headers['x-api-key'] = options.apiKey;

@@ -1,5 +1,5 @@
 import type { ThinkingLevel } from '../../config/index.js';
-import { ProviderError, type CompletionRequest, type ModelProvider } from './model-provider.js';
+import { ProviderError, type CompletionRequest, type ModelProvider, type ProviderOptions } from './model-provider.js';
 import { postJson } from './post-json.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -18,12 +18,7 @@ interface ChatCompletion {
  * Any OpenAI-compatible Chat Completions endpoint (`POST {baseUrl}/chat/completions`): OpenAI,
  * Ollama, vLLM, LM Studio, OpenRouter.
  */
-export function createOpenAiProvider(options: {
-  baseUrl?: string;
-  apiKey?: string;
-  headers?: Record<string, string>;
-  now: () => number;
-}): ModelProvider {
+export function createOpenAiProvider(options: ProviderOptions): ModelProvider {
   const url = `${(options.baseUrl ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, '')}/chat/completions`;
   const headers: Record<string, string> = { ...options.headers };
   if (options.apiKey !== undefined && options.apiKey !== '') headers['authorization'] = `Bearer ${options.apiKey}`;

@@ -21,6 +21,14 @@ export interface CompletionResult {
   model: string;
 }
 
+/** How a provider is reached: `models.providers.<id>` minus `api`, plus the clock. */
+export interface ProviderOptions {
+  baseUrl?: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+  now: () => number;
+}
+
 /** A model API. Implementations throw `ProviderError` for failures the caller can classify. */
 export interface ModelProvider {
   complete(request: CompletionRequest): Promise<CompletionResult>;
