@@ -1,7 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SystemEventRecord } from '../store/index.js';
-import { buildHeartbeatPrompt, buildRunMessage, buildRunSummary, isIdleHeartbeatPrompt } from './build-prompts.js';
+import {
+  HEARTBEAT_MAX_EVENTS, buildHeartbeatPrompt, buildRunMessage, buildRunSummary, isIdleHeartbeatPrompt, takeHeartbeatEvents,
+} from './build-prompts.js';
 
 const event = (text: string, createdAt: number, external = true): SystemEventRecord => ({
   id: `e${createdAt}`, agentId: 'main', sessionKey: 'agent:main:main', text, mode: 'now', createdAt, consumedAt: null,
@@ -55,5 +57,22 @@ describe('buildRunSummary', () => {
     const s = buildRunSummary('n', 'succeeded', 'x'.repeat(2000));
     assert.ok(s.length <= 'Hook n: '.length + 500);
     assert.ok(s.endsWith('…'));
+  });
+});
+
+describe('takeHeartbeatEvents', () => {
+  const e = (n: number, size = 10) => ({ text: 'x'.repeat(size), n });
+  it('takes at most 50 events', () => {
+    assert.equal(takeHeartbeatEvents(Array.from({ length: 60 }, (_, i) => e(i))).length, HEARTBEAT_MAX_EVENTS);
+  });
+  it('stops at the character budget, oldest first, but always takes one', () => {
+    const big = Array.from({ length: 10 }, (_, i) => e(i, 20_000));
+    const taken = takeHeartbeatEvents(big);
+    assert.deepEqual(taken.map((x) => x.n), [0, 1, 2, 3, 4, 5], 'each counts at most 8000 chars toward 48000');
+    assert.equal(takeHeartbeatEvents([e(0, 500_000)]).length, 1);
+  });
+  it('clips a long event in the prompt and says how much is hidden', () => {
+    const p = buildHeartbeatPrompt([event('y'.repeat(10_000), 0, false)], { prompt: 'P', now: 0, boundaryId: 'b' });
+    assert.match(p, /… \[2000 more characters not shown\]/);
   });
 });

@@ -9,6 +9,32 @@ export const DEFAULT_HEARTBEAT_PROMPT =
 
 const IDLE_HEADER = 'Heartbeat. No new system events.';
 
+/** Events one heartbeat turn takes at most; the rest wait for the next turn. */
+export const HEARTBEAT_MAX_EVENTS = 50;
+/** Characters of event text one heartbeat prompt carries at most (at least one event always fits). */
+export const HEARTBEAT_MAX_EVENT_CHARS = 48_000;
+/** Characters of one event's text shown in a heartbeat prompt. */
+export const EVENT_TEXT_MAX_CHARS = 8_000;
+
+/** The events, oldest first, that one heartbeat prompt takes: bounded in count and size. */
+export function takeHeartbeatEvents<T extends { text: string }>(pending: readonly T[]): T[] {
+  const taken: T[] = [];
+  let used = 0;
+  for (const e of pending.slice(0, HEARTBEAT_MAX_EVENTS)) {
+    const size = Math.min(e.text.length, EVENT_TEXT_MAX_CHARS);
+    if (taken.length > 0 && used + size > HEARTBEAT_MAX_EVENT_CHARS) break;
+    taken.push(e);
+    used += size;
+  }
+  return taken;
+}
+
+function clipEventText(text: string): string {
+  return text.length <= EVENT_TEXT_MAX_CHARS
+    ? text
+    : `${text.slice(0, EVENT_TEXT_MAX_CHARS)}… [${text.length - EVENT_TEXT_MAX_CHARS} more characters not shown]`;
+}
+
 /** True for a heartbeat prompt that lists no events (the echo model acknowledges those). */
 export function isIdleHeartbeatPrompt(prompt: string): boolean {
   return prompt.startsWith(IDLE_HEADER);
@@ -34,9 +60,10 @@ export function buildHeartbeatPrompt(
   } else {
     parts.push(`Heartbeat. ${events.length} system event${events.length === 1 ? '' : 's'} since the last heartbeat:`);
     for (const e of events) {
+      const shown = clipEventText(e.text);
       const text = needsWrapping(e.source)
-        ? `\n${wrapExternalContent(e.text, { source: `hook "${e.source.hook}"`, boundaryId: options.boundaryId })}`
-        : ` ${e.text}`;
+        ? `\n${wrapExternalContent(shown, { source: `hook "${e.source.hook}"`, boundaryId: options.boundaryId })}`
+        : ` ${shown}`;
       parts.push(`- [${new Date(e.createdAt).toISOString()}]${text}`);
     }
   }

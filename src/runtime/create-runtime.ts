@@ -53,9 +53,14 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
       s = createHeartbeatScheduler({
         everyMs,
         coalesceMs: options.coalesceMs ?? 250,
-        runTurn: (trigger) => runHeartbeatTurn(deps, agentId, trigger, shutdown.signal).catch((error: unknown) => {
-          log.error('heartbeat turn failed; its events stay pending', { agentId, err: error });
-        }),
+        runTurn: async (trigger) => {
+          try {
+            // Events beyond one turn's share wait for the next turn, which is asked for at once.
+            if (await runHeartbeatTurn(deps, agentId, trigger, shutdown.signal)) schedulerFor(agentId).request();
+          } catch (error) {
+            log.error('heartbeat turn failed; its events stay pending', { agentId, err: error });
+          }
+        },
       });
       schedulers.set(agentId, s);
     }

@@ -2,14 +2,12 @@ import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
 import type { NewSystemEvent, RunOutcomeState, RunRecord } from '../store/index.js';
 import { buildRunMessage, buildRunSummary } from './build-prompts.js';
+import { HISTORY_ENTRIES, fitHistory } from './fit-history.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
 import { callWithRetry } from './providers/call-with-retry.js';
 import { readSystemPrompt, resolveAgentProfile } from './resolve-agent-profile.js';
 import { deadlineSignal, type RuntimeDeps } from './runtime-deps.js';
 import { createBoundaryId, looksLikeInjection } from './wrap-external-content.js';
-
-/** Transcript entries of the run's session given to the model as history. */
-const HISTORY_ENTRIES = 40;
 
 /** The summary event a finished (or abandoned) run posts to its agent's main session. */
 export function createRunSummary(deps: Pick<RuntimeDeps, 'ids'>, run: RunRecord, state: RunOutcomeState, text: string, at: number): NewSystemEvent {
@@ -56,7 +54,7 @@ export async function executeRun(deps: RuntimeDeps, run: RunRecord, owner: strin
     const result = await callWithRetry(model.provider, {
       model: model.modelId,
       system: await readSystemPrompt(profile),
-      messages: [...history.map((t) => ({ role: t.role, content: t.content })), { role: 'user', content }],
+      messages: [...fitHistory(history), { role: 'user', content }],
       thinking: run.thinking ?? config.agents.defaults.thinking ?? null,
       signal: AbortSignal.any([deadline.signal, shutdown]),
     }, started + timeoutMs, deps.retry);

@@ -1,31 +1,31 @@
 import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
-import { DEFAULT_HEARTBEAT_PROMPT, buildHeartbeatPrompt } from './build-prompts.js';
+import { DEFAULT_HEARTBEAT_PROMPT, HEARTBEAT_MAX_EVENTS, buildHeartbeatPrompt, takeHeartbeatEvents } from './build-prompts.js';
+import { HISTORY_ENTRIES, fitHistory } from './fit-history.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
 import { callWithRetry } from './providers/call-with-retry.js';
 import { readSystemPrompt, resolveAgentProfile } from './resolve-agent-profile.js';
 import { deadlineSignal, type RuntimeDeps } from './runtime-deps.js';
 import { createBoundaryId, looksLikeInjection } from './wrap-external-content.js';
 
-/** Transcript entries of the main session given to the model as history. */
-const HISTORY_ENTRIES = 40;
-
 /**
  * One heartbeat turn of an agent's main session: drain pending events into a prompt, run the
  * model, then record the turn, mark the events consumed and (unless the reply is only an ack)
  * request delivery to the last route, all in one transaction. A failure leaves the events pending
- * for the next turn. A requested turn with nothing pending does nothing.
+ * for the next turn. A requested turn with nothing pending does nothing. A turn takes a bounded
+ * share of the pending events; it resolves `true` when more are waiting for another turn.
  */
 export async function runHeartbeatTurn(
   deps: RuntimeDeps,
   agentId: string,
   trigger: 'request' | 'periodic',
   shutdown: AbortSignal,
-): Promise<void> {
+): Promise<boolean> {
   const { store, config, clock, log } = deps;
   const sessionKey = mainSessionKey(agentId);
-  const events = await store.listPendingEvents(sessionKey);
-  if (events.length === 0 && trigger === 'request') return;
+  const pending = await store.listPendingEvents(sessionKey, { limit: HEARTBEAT_MAX_EVENTS + 1 });
+  if (pending.length === 0 && trigger === 'request') return false;
+  const events = takeHeartbeatEvents(pending);
   const profile = resolveAgentProfile(config, agentId, deps.configDir);
   const heartbeat = config.agents.defaults.heartbeat;
   const now = clock.now();
@@ -46,7 +46,7 @@ export async function runHeartbeatTurn(
     const result = await callWithRetry(model.provider, {
       model: model.modelId,
       system: await readSystemPrompt(profile),
-      messages: [...history.map((t) => ({ role: t.role, content: t.content })), { role: 'user', content: prompt }],
+      messages: [...fitHistory(history), { role: 'user', content: prompt }],
       thinking: config.agents.defaults.thinking ?? null,
       signal: AbortSignal.any([deadline.signal, shutdown]),
     }, now + timeoutMs, deps.retry);
@@ -71,4 +71,5 @@ export async function runHeartbeatTurn(
   });
   log.info('heartbeat turn recorded', { agentId, turnId, events: events.length, ack });
   if (delivery !== null) deps.delivery.deliver(delivery);
+  return pending.length > events.length;
 }
