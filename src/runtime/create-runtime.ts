@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { parseDurationMs } from '../common/parse-duration.js';
-import { resolveDefaultAgentId } from '../policy/index.js';
+import { mainSessionKey, resolveDefaultAgentId } from '../policy/index.js';
 import type { RunRecord } from '../store/index.js';
 import { createHeartbeatScheduler, type HeartbeatScheduler } from './create-heartbeat-scheduler.js';
 import { createRunSummary, executeRun } from './execute-run.js';
@@ -74,7 +74,9 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
       recoveryTimer.unref();
       for (const id of agentIds) schedulerFor(id).start();
       pool.start();
-      for (const id of await deps.store.listAgentsAwaitingHeartbeat()) runtime.requestHeartbeat(id);
+      for (const id of agentIds) {
+        if (await deps.store.hasPendingNowEvent(mainSessionKey(id))) runtime.requestHeartbeat(id);
+      }
     },
     notifyRunQueued: () => pool.notify(),
     requestHeartbeat: (agentId) => schedulerFor(agentId).request(),

@@ -43,8 +43,8 @@ export interface Store {
 
   /** Pending (unconsumed) events of a session, oldest first. */
   listPendingEvents(sessionKey: string, options?: ListOptions): Promise<SystemEventRecord[]>;
-  /** Agents whose main session holds a pending event that asked for an immediate heartbeat. */
-  listAgentsAwaitingHeartbeat(): Promise<string[]>;
+  /** Whether a session holds a pending event that asked for an immediate heartbeat. */
+  hasPendingNowEvent(sessionKey: string): Promise<boolean>;
   /** Records a heartbeat turn and marks the events it consumed, in one transaction. */
   recordHeartbeatTurn(turn: HeartbeatTurn): Promise<void>;
   /** The last `limit` transcript entries of a session, oldest first. */

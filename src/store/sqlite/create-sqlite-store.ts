@@ -127,8 +127,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     async listPendingEvents(sessionKey, o) {
       return (st.selectPending.all(sessionKey, o?.limit ?? -1) as EventRow[]).map(toEvent);
     },
-    async listAgentsAwaitingHeartbeat() {
-      return (st.selectAwaiting.all() as Array<{ agent_id: string }>).map((r) => r.agent_id);
+    async hasPendingNowEvent(sessionKey) {
+      return st.selectPendingNow.get(sessionKey) !== undefined;
     },
     recordHeartbeatTurn(t) {
       const turnId = t.transcript[0]?.turnId ?? null;

@@ -43,8 +43,8 @@ export function prepareStatements(db: Database) {
         WHERE id = ? AND state = 'running'`,
     ),
     selectPending: db.prepare('SELECT * FROM system_events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq LIMIT ?'),
-    selectAwaiting: db.prepare(
-      "SELECT DISTINCT agent_id FROM system_events WHERE consumed_at IS NULL AND mode = 'now' AND session_key = 'agent:' || agent_id || ':main'",
+    selectPendingNow: db.prepare(
+      "SELECT 1 FROM system_events WHERE session_key = ? AND consumed_at IS NULL AND mode = 'now' LIMIT 1",
     ),
     consumeEvent: db.prepare('UPDATE system_events SET consumed_at = ?, consumed_by = ? WHERE id = ? AND consumed_at IS NULL'),
     insertTranscript: db.prepare(

@@ -125,7 +125,8 @@ describe('SQLite store: sessions and heartbeats', () => {
     const e1 = summary('one'); const e2 = summary('two');
     await store.addSystemEvent(e1);
     await store.addSystemEvent(e2);
-    assert.deepEqual(await store.listAgentsAwaitingHeartbeat(), ['main']);
+    assert.equal(await store.hasPendingNowEvent('agent:main:main'), true);
+    assert.equal(await store.hasPendingNowEvent('agent:other:main'), false);
     const pending = await store.listPendingEvents('agent:main:main');
     assert.deepEqual(pending.map((e) => e.id), [e1.id, e2.id]);
     const e3 = summary('three');
