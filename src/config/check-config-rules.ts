@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { Issue } from '../common/errors.js';
 import { parseDurationMs } from '../common/parse-duration.js';
+import { resolveModel } from './resolve-model.js';
 import type { Config } from './schema.js';
 
 /** Prefix every generated session key starts with (`hook:<uuid>`). */
@@ -108,6 +109,16 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
       }
       aliases.set(entry.alias, ref);
     }
+  }
+  const models: Array<[string, string | undefined]> = [
+    ['agents.defaults.model', agents.defaults.model],
+    ...agents.list.map((a, i): [string, string | undefined] => [`agents.list[${i}].model`, a.model]),
+    ['hooks.gmail.model', hooks.gmail?.model],
+  ];
+  for (const [path, ref] of models) {
+    if (ref === undefined) continue;
+    const r = resolveModel(config, ref);
+    if (!r.ok) issues.push({ path, message: r.message });
   }
   return issues;
 }

@@ -4,4 +4,6 @@ export { readConfig, resolveConfigPath, resolveHome, safeParseConfig, safeParseC
 export type { Env, LoadedConfig } from './load-config.js';
 export { writeDefaultConfig } from './write-default-config.js';
 export type { GeneratedTokens } from './write-default-config.js';
+export { BUILTIN_ECHO_PROVIDER, resolveModel } from './resolve-model.js';
+export type { ModelResolution } from './resolve-model.js';
 export { GENERATED_SESSION_PREFIX, normalizeHooksPath, transformsRoot } from './check-config-rules.js';

@@ -58,11 +58,17 @@ describe('safeParseConfig', () => {
     ['a mapping with a bad action', { hooks: { ...valid.hooks, mappings: [{ action: 'run' }] } }, 'hooks.mappings[0].action'],
     ['two default agents', { agents: { list: [{ id: 'a', default: true }, { id: 'b', default: true }] } }, 'agents.list'],
     ['a duplicate agent id', { agents: { list: [{ id: 'a' }, { id: 'a' }] } }, 'agents.list[1].id'],
+    ['a default model of an unknown provider', { agents: { defaults: { model: 'nope/x' } } }, 'agents.defaults.model'],
+    ['an agent model outside the allow-list', { agents: { defaults: { models: { 'echo/a': {} } }, list: [{ id: 'a', model: 'echo/b' }] } }, 'agents.list[0].model'],
     ['a duplicate model alias', { agents: { defaults: { models: { 'a/x': { alias: 'm' }, 'b/y': { alias: 'm' } } } } }, 'agents.defaults.models.b/y.alias'],
   ];
   for (const [name, raw, where] of refusals) {
     it(`refuses ${name} at ${where}`, () => assert.ok(paths(raw).includes(where), JSON.stringify(issuesOf(raw))));
   }
+
+  it('accepts an agent model given by alias', () => {
+    assert.deepEqual(paths({ agents: { defaults: { model: 'fast', models: { 'echo/a': { alias: 'fast' } } } } }), []);
+  });
 
   it('accepts prefixes that cover generated keys, and a matching default key', () => {
     assert.deepEqual(paths({ hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:'] } }), []);

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../common/clock.js';
 import { RequestError, type ErrorCode } from '../common/errors.js';
 import type { Ids } from '../common/ids.js';
-import { GENERATED_SESSION_PREFIX, type ChannelValue, type Config, type ThinkingLevel, type WakeMode } from '../config/index.js';
+import { GENERATED_SESSION_PREFIX, resolveModel, type ChannelValue, type Config, type ThinkingLevel, type WakeMode } from '../config/index.js';
 import type { ActionSource, NewRun, NewSystemEvent } from '../store/index.js';
 import { isAgentAllowed, mainSessionKey, resolveAgentId, resolveDefaultAgentId } from './resolve-agent.js';
-import { resolveModel } from './resolve-model.js';
 
 /** A wake as built by a hook, before policy. */
 export interface WakeRequest {

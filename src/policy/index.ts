@@ -2,4 +2,4 @@
 export { createPolicy } from './create-policy.js';
 export type { AgentRequest, Policy, WakeRequest } from './create-policy.js';
 export { isAgentAllowed, mainSessionKey, resolveAgentId, resolveDefaultAgentId } from './resolve-agent.js';
-export { BUILTIN_ECHO_PROVIDER, resolveModel } from './resolve-model.js';
+export { BUILTIN_ECHO_PROVIDER, resolveModel } from '../config/index.js';

@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.js';
+import type { Config } from './schema.js';
 
 /** Provider id that is always available: the offline echo model. */
 export const BUILTIN_ECHO_PROVIDER = 'echo';
@@ -14,7 +14,7 @@ const REF = /^([^/\s]+)\/\S+$/;
  * ref, and checks it against the allow-list (restricted when that map has entries) and the
  * configured providers.
  */
-export function resolveModel(config: Config, requested: string): ModelResolution {
+export function resolveModel(config: Pick<Config, 'agents' | 'models'>, requested: string): ModelResolution {
   const allow = config.agents.defaults.models ?? {};
   const byAlias = Object.entries(allow).find(([, entry]) => entry.alias === requested);
   const ref = byAlias?.[0] ?? requested;
