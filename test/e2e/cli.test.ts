@@ -10,7 +10,10 @@ import { startTestGateway, type TestGateway } from '../helpers/in-process-gatewa
 import { baseConfig, createTempConfig, GATEWAY_TOKEN, HOOK_TOKEN } from '../helpers/temp-config.js';
 
 interface EventJson { id: string; text: string; mode: string; agentId: string; sessionKey: string; createdAt: number; source: { hook: string } }
-interface RunJson { id: string; state: string; message: string; agentId: string; sessionKey: string; name: string; createdAt: number }
+interface RunJson {
+  id: string; state: string; message: string; agentId: string; sessionKey: string; name: string; createdAt: number;
+  modelUsed: string | null; reply: string | null; startedAt: number | null; finishedAt: number | null;
+}
 
 const UUID_AT_START = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/;
 const RUN_STATES = ['queued', 'running', 'succeeded', 'failed', 'timed_out'];
@@ -115,6 +118,41 @@ describe('CLI: events and runs', () => {
       assert.deepEqual(runs.map((r) => r.message), ['cli run 2', 'cli run 1', 'cli run 0']);
       assert.deepEqual(runs.map((r) => r.agentId), ['main', 'ops', 'main']);
       assert.deepEqual(runs.map((r) => r.name), ['Job2', 'Job1', 'Job0']);
+    });
+
+    it('runs --json shows each echo run succeeded, with timings, the model used and the reply', async () => {
+      const runs = JSON.parse((await cli('runs', '--json')).stdout) as RunJson[];
+      for (const r of runs) {
+        assert.equal(r.state, 'succeeded');
+        assert.equal(r.modelUsed, 'echo/echo');
+        assert.match(r.reply ?? '', /^\[offline echo model\] /);
+        assert.ok(r.startedAt !== null && r.finishedAt !== null && r.finishedAt >= r.startedAt && r.startedAt >= r.createdAt);
+      }
+    });
+
+    it('sessions --json lists the main sessions and each run session', async () => {
+      const result = await cli('sessions', '--json');
+      assert.equal(result.code, 0, result.stderr);
+      const keys = (JSON.parse(result.stdout) as Array<{ key: string }>).map((s) => s.key);
+      assert.ok(keys.includes('agent:main:main') && keys.includes('agent:ops:main'), keys.join(' '));
+      const runs = JSON.parse((await cli('runs', '--json')).stdout) as RunJson[];
+      for (const r of runs) assert.ok(keys.includes(r.sessionKey), r.sessionKey);
+    });
+
+    it('session <key> shows the summary of each run on its agent main session', async () => {
+      const result = await cli('session', 'agent:ops:main', '--json');
+      assert.equal(result.code, 0, result.stderr);
+      const view = JSON.parse(result.stdout) as { transcript: Array<{ content: string }>; pendingEvents: Array<{ text: string }> };
+      const seen = [...view.transcript.map((t) => t.content), ...view.pendingEvents.map((e) => e.text)].join('\n');
+      assert.match(seen, /Hook Job1: \[offline echo model\]/);
+      const text = await cli('session', 'agent:ops:main');
+      assert.match(text.stdout, /^agent:ops:main {2}agent ops/);
+      assert.match(text.stdout, /Transcript \(last 20\):/);
+    });
+
+    it('session exits 1 for an unknown key and 2 without one', async () => {
+      assert.equal((await cli('session', 'nope')).code, 1);
+      assert.equal((await cli('session')).code, 2);
     });
 
     it('runs -n 1 --json lists only the newest run', async () => {
