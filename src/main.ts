@@ -11,7 +11,7 @@ import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
 import type { LoadedConfig } from './config/index.js';
-import { createHookHandler } from './hooks/index.js';
+import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import { createClientAddressResolver, createHttpServer, createRequestHandler } from './http/index.js';
 import { createPolicy } from './policy/index.js';
 import { createPendingDeliveryPort, type DeliveryPort } from './delivery/index.js';
@@ -55,6 +55,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const log = deps.log ?? createLog({ level: config.gateway.logLevel });
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIds(clock.now);
+  for (const w of loaded.warnings) log.warn('config warning', { path: w.path, warning: w.message });
   const store = openStore(loaded);
   let ready = false;
 
@@ -79,6 +80,9 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     handleHook: createHookHandler({
       policy,
       store,
+      clock,
+      mappings: compileMappings(config.hooks, loaded.transformsDir),
+      runTransform: createTransformRunner(loaded.transformsDir),
       onRecorded: (outcome) => {
         if (outcome.kind === 'agent') runtime.notifyRunQueued();
         else if (outcome.kind === 'wake' && outcome.event.mode === 'now') runtime.requestHeartbeat(outcome.event.agentId);

@@ -6,9 +6,11 @@ export function checkCommand(configPath: string, deps: CliDeps): number {
   const loaded = loadOrReport(configPath, deps);
   if (loaded === null) return EXIT_FAILURE;
   const { hooks, store } = loaded.config;
+  for (const w of loaded.warnings) deps.stderr(`hookgate: warning: ${w.path}: ${w.message}\n`);
   deps.stdout(
     `ok: ${configPath}\n` +
-      `  hooks: ${hooks.enabled ? `enabled at ${hooks.path}` : 'disabled'}\n` +
+      `  hooks: ${hooks.enabled ? `enabled at ${hooks.path}` : 'disabled'}` +
+      `, ${hooks.mappings.length} mapping${hooks.mappings.length === 1 ? '' : 's'}, presets: ${hooks.presets.join(', ') || 'none'}\n` +
       `  store: ${store.driver}${store.driver === 'sqlite' ? ` (${store.path})` : ''}\n`,
   );
   return EXIT_OK;

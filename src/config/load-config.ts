@@ -5,6 +5,7 @@ import JSON5 from 'json5';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../common/errors.js';
 import { checkConfigRules, normalizeHooksPath, resolveTransformsDir } from './check-config-rules.js';
+import { checkMappingRules } from './check-mapping-rules.js';
 import { ConfigSchema, type Config } from './schema.js';
 import { substituteEnv } from './substitute-env.js';
 
@@ -19,6 +20,8 @@ export interface LoadedConfig {
   dir: string;
   /** Effective transforms directory (absolute). */
   transformsDir: string;
+  /** Settings that are allowed but worth an operator's attention. */
+  warnings: Issue[];
 }
 
 /** `$HOOKGATE_HOME`, default `~/.hookgate`. */
@@ -63,14 +66,16 @@ export function safeParseConfig(
   if (!parsed.success) return { ok: false, issues: [...envIssues, ...toIssues(parsed.error)] };
   const dir = dirname(options.path);
   const issues = [...envIssues, ...checkConfigRules(parsed.data, dir)];
-  if (issues.length > 0) return { ok: false, issues };
+  const transformsDir = resolveTransformsDir(dir, parsed.data.hooks.transformsDir);
+  const mappings = transformsDir === null ? { issues: [], warnings: [] } : checkMappingRules(parsed.data.hooks, transformsDir);
+  issues.push(...mappings.issues);
+  if (issues.length > 0 || transformsDir === null) return { ok: false, issues };
   const config = parsed.data;
   config.hooks.path = normalizeHooksPath(config.hooks.path) ?? config.hooks.path;
   if (config.store.driver === 'sqlite' && !isAbsolute(config.store.path)) {
     config.store.path = resolve(dir, config.store.path);
   }
-  const transformsDir = resolveTransformsDir(dir, config.hooks.transformsDir) ?? dir;
-  return { ok: true, loaded: { config, path: options.path, dir, transformsDir } };
+  return { ok: true, loaded: { config, path: options.path, dir, transformsDir, warnings: mappings.warnings } };
 }
 
 /** Parses JSON5 text, reporting a syntax error with its line and column. */

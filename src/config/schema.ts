@@ -38,7 +38,16 @@ export const MappingSchema = z.strictObject({
   thinking: z.string().optional(),
   timeoutSeconds: timeoutSeconds.optional(),
   allowUnsafeExternalContent: z.boolean().optional(),
-  transform: z.strictObject({ module: nonEmpty, export: nonEmpty.optional() }).optional(),
+  transform: z
+    .strictObject({
+      /** JS or TS module, relative to the transforms directory. */
+      module: nonEmpty,
+      /** Export to call. @default 'default' */
+      export: nonEmpty.optional(),
+      /** Time the transform may take. @default 5000 */
+      timeoutMs: z.number().int().min(1).max(600_000).optional(),
+    })
+    .optional(),
 });
 
 export const AuthRateLimitSchema = z.strictObject({

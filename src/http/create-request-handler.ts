@@ -62,7 +62,8 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown, bodyWithheld = false): void => {
     if (error instanceof ClientGoneError) return;
     if (error instanceof RequestError) {
-      deps.log.debug('request rejected', { code: error.code, status: error.status });
+      if (error.status >= 500) deps.log.error('request failed', { code: error.code, err: error.cause ?? error });
+      else deps.log.debug('request rejected', { code: error.code, status: error.status });
       sendError(req, res, error, { bodyWithheld });
       return;
     }
@@ -82,7 +83,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     }
     try {
       const raw = await readBody(req, limits);
-      const outcome = await deps.handleHook(name, parseJsonObject(raw));
+      const outcome = await deps.handleHook({ name, payload: parseJsonObject(raw), headers: req.headers, url: req.url ?? '' });
       const { status, body } = outcomeResponse(outcome);
       if (status === 204) {
         res.writeHead(204);

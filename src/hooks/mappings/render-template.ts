@@ -4,6 +4,10 @@
  * filters, so a template can read the request but never run code.
  */
 
+import { TEMPLATE_TAG, parsePath } from '../../common/template-syntax.js';
+
+export { findInvalidExpressions, parsePath } from '../../common/template-syntax.js';
+
 /** What a template can read. `headers` keys are lower-case. */
 export interface TemplateContext {
   payload: unknown;
@@ -18,22 +22,6 @@ export interface TemplateContext {
 /** Keys that would reach the prototype chain; they resolve to nothing. */
 const BLOCKED = new Set(['__proto__', 'prototype', 'constructor']);
 const ROOTS = new Set(['payload', 'headers', 'query', 'path', 'now']);
-const TAG = /\{\{\s*([^{}]*?)\s*\}\}/g;
-const STEP = /^(?:\.?([A-Za-z_$][\w$-]*)|\[(\d+)\])/;
-
-/** Splits `a.b[0].c` into steps; `null` when the expression is not a plain path. */
-export function parsePath(expr: string): Array<string | number> | null {
-  const steps: Array<string | number> = [];
-  let rest = expr.trim();
-  if (rest === '' || rest.startsWith('.')) return null;
-  while (rest !== '') {
-    const m = STEP.exec(rest);
-    if (m === null) return null;
-    steps.push(m[1] ?? Number(m[2]));
-    rest = rest.slice(m[0].length);
-  }
-  return steps;
-}
 
 /** Reads a path from the context; `undefined` when any step is missing or blocked. */
 export function readPath(context: TemplateContext, steps: ReadonlyArray<string | number>): unknown {
@@ -68,15 +56,8 @@ function stringify(value: unknown): string {
 
 /** Renders every `{{ expr }}`; an expression that is not a path, or a missing value, renders empty. */
 export function renderTemplate(template: string, context: TemplateContext): string {
-  return template.replace(TAG, (_tag, expr: string) => {
+  return template.replace(TEMPLATE_TAG, (_tag, expr: string) => {
     const steps = parsePath(expr);
     return steps === null ? '' : stringify(readPath(context, steps));
   });
-}
-
-/** Expressions in a template that are not plain paths (reported by the config check). */
-export function findInvalidExpressions(template: string): string[] {
-  const bad: string[] = [];
-  for (const m of template.matchAll(TAG)) if (parsePath(m[1]!) === null) bad.push(m[1]!);
-  return bad;
 }

@@ -1,0 +1,67 @@
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import type { Issue } from '../common/errors.js';
+import { findInvalidExpressions } from '../common/template-syntax.js';
+import type { HooksConfig } from './schema.js';
+
+/** Hook names served by the built-in endpoints; no mapping may claim them. */
+const RESERVED = new Set(['wake', 'agent']);
+const TEMPLATED = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to', 'model', 'thinking'] as const;
+
+function inside(root: string, target: string): boolean {
+  const rel = relative(root, target);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * Checks a transform module path: relative, no `..`, inside the transforms directory once
+ * symlinks are resolved, and an existing file. Returns the problem, or `null`.
+ */
+export function checkTransformModule(transformsDir: string, module: string): string | null {
+  if (isAbsolute(module)) return 'must be a path relative to the transforms directory, not an absolute path';
+  if (module.split(/[\\/]/).includes('..')) return 'must not contain ".." (it must stay inside the transforms directory)';
+  const file = resolve(transformsDir, module);
+  if (!inside(transformsDir, file)) return `must stay inside ${transformsDir}`;
+  if (!existsSync(file)) return `not found: ${file}`;
+  if (!inside(realpathSync(existsSync(transformsDir) ? transformsDir : file), realpathSync(file))) {
+    return `resolves outside ${transformsDir} (through a symlink)`;
+  }
+  if (!statSync(file).isFile()) return `is not a file: ${file}`;
+  return null;
+}
+
+/** Startup rules for `hooks.mappings` (and the presets' settings), plus warnings worth printing. */
+export function checkMappingRules(hooks: HooksConfig, transformsDir: string): { issues: Issue[]; warnings: Issue[] } {
+  const issues: Issue[] = [];
+  const warnings: Issue[] = [];
+  const ids = new Set<string>();
+  hooks.mappings.forEach((m, i) => {
+    const at = `hooks.mappings[${i}]`;
+    if (m.id !== undefined) {
+      if (ids.has(m.id)) issues.push({ path: `${at}.id`, message: `duplicate mapping id "${m.id}"` });
+      ids.add(m.id);
+    }
+    const path = m.match?.path?.replace(/^\/+|\/+$/g, '');
+    if (path !== undefined && RESERVED.has(path)) {
+      issues.push({ path: `${at}.match.path`, message: `"${path}" is a built-in endpoint and cannot be mapped` });
+    }
+    for (const key of TEMPLATED) {
+      const value = m[key];
+      if (value === undefined) continue;
+      for (const expr of findInvalidExpressions(value)) {
+        issues.push({ path: `${at}.${key}`, message: `"{{${expr}}}" is not a path such as payload.a.b or messages[0].id` });
+      }
+    }
+    if (m.transform !== undefined) {
+      const problem = checkTransformModule(transformsDir, m.transform.module);
+      if (problem !== null) issues.push({ path: `${at}.transform.module`, message: problem });
+    }
+    if (m.allowUnsafeExternalContent === true) {
+      warnings.push({ path: `${at}.allowUnsafeExternalContent`, message: 'hook content reaches the model without the untrusted-content wrapper; use only for trusted internal sources' });
+    }
+  });
+  if (hooks.presets.includes('gmail') && hooks.gmail?.allowUnsafeExternalContent === true) {
+    warnings.push({ path: 'hooks.gmail.allowUnsafeExternalContent', message: 'mail content reaches the model without the untrusted-content wrapper' });
+  }
+  return { issues, warnings };
+}

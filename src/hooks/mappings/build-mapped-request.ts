@@ -1,0 +1,150 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { RequestError, type Issue } from '../../common/errors.js';
+import type { MappingConfig } from '../../config/index.js';
+import type { AgentRequest, WakeRequest } from '../../policy/index.js';
+import type { ActionSource } from '../../store/index.js';
+import { parseAgentPayload } from '../parse-agent-payload.js';
+import { describe, parseWakePayload } from '../parse-wake-payload.js';
+import type { Payload } from '../read-fields.js';
+import type { TransformInput, TransformRunner } from '../transforms/create-transform-runner.js';
+import { matchMapping, trimSlashes, type CompiledMapping } from './compile-mappings.js';
+import { renderTemplate, type TemplateContext } from './render-template.js';
+
+/** A mapped hook call as the ingress received it. */
+export interface MappedHookCall {
+  name: string;
+  payload: Payload;
+  headers: IncomingHttpHeaders;
+  /** Path and query of the request. */
+  url: string;
+}
+
+export type MappedRequest =
+  | { kind: 'wake'; request: WakeRequest }
+  | { kind: 'agent'; request: AgentRequest }
+  | { kind: 'skip' };
+
+/** Headers never shown to templates or transforms: they carry credentials. */
+const SECRET_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-hookgate-token', 'x-openclaw-token']);
+
+/** Keys a transform may set on the action it returns. */
+const OVERRIDABLE = [
+  'action', 'text', 'mode', 'message', 'name', 'agentId', 'sessionKey', 'wakeMode', 'deliver', 'channel', 'to', 'model',
+  'thinking', 'timeoutSeconds',
+] as const;
+
+function safeHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined || SECRET_HEADERS.has(k)) continue;
+    out[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+function queryOf(url: string): Record<string, string> {
+  const q = url.indexOf('?');
+  const out: Record<string, string> = {};
+  if (q === -1) return out;
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1))) if (!Object.hasOwn(out, k)) out[k] = v;
+  return out;
+}
+
+/** Without a template, the action reads `text`/`message` from the payload, else the payload as JSON. */
+function defaultContent(payload: Payload, key: 'text' | 'message'): string {
+  const v = payload[key];
+  return typeof v === 'string' ? v : JSON.stringify(payload);
+}
+
+/** The action's fields as the mapping's templates build them. */
+function templatedFields(m: MappingConfig, context: TemplateContext, payload: Payload): Payload {
+  const render = (t: string | undefined): string | undefined => {
+    if (t === undefined) return undefined;
+    const out = renderTemplate(t, context).trim();
+    return out === '' ? undefined : out;
+  };
+  const fields: Payload = { action: m.action ?? 'agent' };
+  const set = (key: string, value: unknown): void => {
+    if (value !== undefined) fields[key] = value;
+  };
+  set('text', m.textTemplate === undefined ? defaultContent(payload, 'text') : renderTemplate(m.textTemplate, context));
+  set('message', m.messageTemplate === undefined ? defaultContent(payload, 'message') : renderTemplate(m.messageTemplate, context));
+  set('name', render(m.name));
+  set('agentId', m.agentId);
+  set('sessionKey', render(m.sessionKey));
+  set('wakeMode', m.wakeMode);
+  set('deliver', m.deliver);
+  set('channel', m.channel);
+  set('to', render(m.to));
+  set('model', render(m.model));
+  set('thinking', render(m.thinking));
+  set('timeoutSeconds', m.timeoutSeconds);
+  return fields;
+}
+
+function invalid(issues: Issue[]): never {
+  throw new RequestError('invalid_payload', { message: describe(issues), issues });
+}
+
+async function applyTransform(mapped: CompiledMapping, input: TransformInput, fields: Payload, run: TransformRunner): Promise<Payload | null> {
+  const spec = mapped.transform!;
+  let result: unknown;
+  try {
+    result = await run(spec, input);
+  } catch (error) {
+    throw new RequestError('transform_failed', { cause: error });
+  }
+  if (result === null) return null;
+  if (result === undefined) return fields;
+  if (typeof result !== 'object' || Array.isArray(result)) {
+    throw new RequestError('transform_failed', {
+      cause: new Error(`transform ${spec.file} returned ${Array.isArray(result) ? 'an array' : typeof result}; expected an object, null or nothing`),
+    });
+  }
+  const out = { ...fields };
+  for (const key of OVERRIDABLE) if (Object.hasOwn(result, key)) out[key] = (result as Payload)[key];
+  return out;
+}
+
+/**
+ * Resolves `/hooks/<name>` through the mappings (first match wins), builds the action from its
+ * templates, lets its transform override or skip it, and validates the result exactly like a
+ * `/wake` or `/agent` payload.
+ */
+export async function buildMappedRequest(
+  mappings: readonly CompiledMapping[],
+  runTransform: TransformRunner,
+  call: MappedHookCall,
+  now: number,
+): Promise<MappedRequest> {
+  const mapped = matchMapping(mappings, call.name, call.payload);
+  if (mapped === undefined) throw new RequestError('hook_not_found', { message: `No hook mapping matches "${call.name}".` });
+  const shapeIssues = mapped.validate?.(call.payload) ?? [];
+  if (shapeIssues.length > 0) invalid(shapeIssues);
+  const headers = safeHeaders(call.headers);
+  const path = trimSlashes(call.name);
+  const context: TemplateContext = { payload: call.payload, headers, query: queryOf(call.url), path, now: new Date(now).toISOString() };
+  let fields: Payload | null = templatedFields(mapped.mapping, context, call.payload);
+  if (mapped.transform !== undefined) {
+    fields = await applyTransform(mapped, { payload: call.payload, headers, url: call.url, path }, fields, runTransform);
+    if (fields === null) return { kind: 'skip' };
+  }
+  const source: ActionSource = {
+    hook: mapped.id,
+    external: true,
+    allowUnsafeExternalContent: mapped.mapping.allowUnsafeExternalContent === true,
+  };
+  const name = typeof fields['name'] === 'string' ? fields['name'] : mapped.id;
+  switch (fields['action']) {
+    case 'wake': {
+      const wake = parseWakePayload({ text: fields['text'], mode: fields['wakeMode'] ?? fields['mode'] });
+      return { kind: 'wake', request: { text: wake.text, mode: wake.mode, source } };
+    }
+    case 'agent': {
+      const agent = parseAgentPayload({ ...fields, name });
+      return { kind: 'agent', request: { ...agent, sessionKeyOrigin: 'mapping', source } };
+    }
+    default:
+      return invalid([{ path: 'action', message: 'action must be one of: wake, agent' }]);
+  }
+}

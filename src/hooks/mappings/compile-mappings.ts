@@ -1,0 +1,69 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { Issue } from '../../common/errors.js';
+import type { HooksConfig, MappingConfig } from '../../config/index.js';
+import { createPresets } from './presets.js';
+
+/** A mapping ready to match: normalised match values, where it came from, its transform file. */
+export interface CompiledMapping {
+  /** `mapping.id`, else `mappings[<i>]`; presets use their name. */
+  id: string;
+  mapping: MappingConfig;
+  matchPath: string | undefined;
+  matchSource: string | undefined;
+  transform: { file: string; exportName: string; timeoutMs: number } | undefined;
+  validate: ((payload: Record<string, unknown>) => Issue[]) | undefined;
+}
+
+/** Names served by the built-in endpoints; a mapping cannot take them. */
+export const RESERVED_HOOK_NAMES: ReadonlySet<string> = new Set(['wake', 'agent']);
+/** Time a transform may take before the request fails. @default 5000 */
+export const DEFAULT_TRANSFORM_TIMEOUT_MS = 5_000;
+
+/** `/a/b/` → `a/b`: leading and trailing slashes do not matter. */
+export function trimSlashes(path: string): string {
+  return path.replace(/^\/+|\/+$/g, '');
+}
+
+function compile(mapping: MappingConfig, id: string, transformsDir: string, validate?: CompiledMapping['validate']): CompiledMapping {
+  const t = mapping.transform;
+  return {
+    id,
+    mapping,
+    matchPath: mapping.match?.path === undefined ? undefined : trimSlashes(mapping.match.path),
+    matchSource: mapping.match?.source,
+    transform: t === undefined ? undefined : {
+      file: resolve(transformsDir, t.module),
+      exportName: t.export ?? 'default',
+      timeoutMs: t.timeoutMs ?? DEFAULT_TRANSFORM_TIMEOUT_MS,
+    },
+    validate,
+  };
+}
+
+/** User mappings first, in order, then the enabled presets. */
+export function compileMappings(hooks: HooksConfig, transformsDir: string): CompiledMapping[] {
+  const user = hooks.mappings.map((m, i) => compile(m, m.id ?? `mappings[${i}]`, transformsDir));
+  const presets = createPresets(hooks).map((p) => compile(p.mapping, p.mapping.id ?? 'preset', transformsDir, p.validate));
+  return [...user, ...presets];
+}
+
+/**
+ * The first mapping whose `match.path` equals the hook name (slashes trimmed, case-sensitive) and
+ * whose `match.source` equals the payload's string `source`; an absent criterion always holds.
+ */
+export function matchMapping(
+  mappings: readonly CompiledMapping[],
+  name: string,
+  payload: Record<string, unknown>,
+): CompiledMapping | undefined {
+  const path = trimSlashes(name);
+  const source = payload['source'];
+  return mappings.find((m) =>
+    (m.matchPath === undefined || m.matchPath === path) &&
+    (m.matchSource === undefined || (typeof source === 'string' && source === m.matchSource)));
+}
+
+/** Whether a transform module path is written as a plain relative path (no absolute path, no `..`). */
+export function isPlainRelative(module: string): boolean {
+  return !isAbsolute(module) && !module.split(/[\\/]/).includes('..');
+}
