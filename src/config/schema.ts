@@ -157,7 +157,8 @@ export const ChannelsSchema = z.strictObject({
       appId: nonEmpty,
       appPassword: nonEmpty,
       tenantId: nonEmpty.optional(),
-      serviceUrl: optionalUrl,
+      /** The Bot Framework service URL of the tenant's conversations (e.g. https://smba.trafficmanager.net/amer/). */
+      serviceUrl: z.url(),
       tokenUrl: optionalUrl,
     })
     .optional(),
@@ -190,4 +191,5 @@ export type GatewayConfig = z.infer<typeof GatewaySchema>;
 export type AgentsConfig = z.infer<typeof AgentsSchema>;
 export type MappingConfig = z.infer<typeof MappingSchema>;
 export type StoreConfig = z.infer<typeof StoreSchema>;
+export type ChannelsConfig = z.infer<typeof ChannelsSchema>;
 export type AuthRateLimitConfig = z.infer<typeof AuthRateLimitSchema>;
