@@ -24,6 +24,7 @@ export const ERROR_CATALOG = {
   agent_not_allowed: { status: 400, message: 'This agentId is not allowed by hooks.allowedAgentIds.' },
   session_key_not_allowed: { status: 400, message: 'This sessionKey is not allowed.' },
   model_not_allowed: { status: 400, message: 'This model is not allowed.' },
+  channel_not_configured: { status: 400, message: 'This channel is not configured.' },
   hook_not_found: { status: 404, message: 'No hook mapping matches this name.' },
   transform_failed: { status: 500, message: 'The hook transform failed.' },
   internal_error: { status: 500, message: 'Internal error.' },

@@ -102,6 +102,16 @@ describe('createPolicy: model', () => {
   });
 });
 
+describe('createPolicy: channel', () => {
+  it('refuses a concrete channel that is not configured when delivering', () => {
+    assert.equal(codeOf(() => policyFor().resolveAgentRun({ ...base, channel: 'telegram' })), 'channel_not_configured');
+  });
+  it('allows it without delivery, and always allows last', () => {
+    assert.equal(codeOf(() => policyFor().resolveAgentRun({ ...base, channel: 'telegram', deliver: false })), 'ok');
+    assert.equal(codeOf(() => policyFor().resolveAgentRun({ ...base, channel: 'last' })), 'ok');
+  });
+});
+
 describe('createPolicy: resolved run', () => {
   it('records every resolved field', () => {
     const run = policyFor({ defaultSessionKey: 'hook:d' }).resolveAgentRun({ ...base, name: 'Mail', to: '1', thinking: 'low' });

@@ -81,6 +81,9 @@ export function createPolicy(deps: { config: Config; ids: Ids; clock: Clock }): 
         if (!resolved.ok) deny(resolved.code, 'model', resolved.message);
         model = resolved.ref;
       }
+      if (r.deliver && r.channel !== 'last' && deps.config.channels[r.channel] === undefined) {
+        deny('channel_not_configured', 'channel', `channel ${r.channel} is not configured (channels.${r.channel}); configure it or set deliver to false`);
+      }
       const sessionKey = resolveSessionKey(r);
       return {
         id: deps.ids.next(),

@@ -1,5 +1,5 @@
 import type {
-  ClaimOptions, DeliveryRecord, HeartbeatTurn, ListOptions, NewDelivery, NewRun, NewSystemEvent, RecoveryResult,
+  ClaimOptions, DeliveryAttemptResult, DeliveryRecord, DeliveryWithAttempts, HeartbeatTurn, ListOptions, NewDelivery, NewRun, NewSystemEvent, RecoveryResult,
   RunCompletion, RunRecord, SessionRecord, SystemEventRecord, TranscriptEntry,
 } from './types.js';
 
@@ -56,8 +56,22 @@ export interface Store {
 
   /** Records a delivery request as `pending`. */
   addDelivery(delivery: NewDelivery): Promise<void>;
-  /** Deliveries, newest first. */
-  listDeliveries(options?: ListOptions): Promise<DeliveryRecord[]>;
+  /** Deliveries, newest first, each with its attempts. */
+  listDeliveries(options?: ListOptions & { state?: DeliveryRecord['state'] }): Promise<DeliveryWithAttempts[]>;
+  getDelivery(id: string): Promise<DeliveryWithAttempts | null>;
+  /**
+   * Leases up to `limit` pending deliveries that are due (oldest first) for `owner`; a lease
+   * keeps another dispatcher off them until `now + leaseMs`.
+   */
+  claimDueDeliveries(options: { owner: string; now: number; limit: number; leaseMs: number }): Promise<DeliveryRecord[]>;
+  /** Records progress (parts sent) without ending the attempt. */
+  recordDeliveryProgress(id: string, owner: string, partsSent: number, resolvedChannel: string, resolvedTo: string, at: number): Promise<void>;
+  /** Records an attempt and its consequence (sent, retry later, failed, skipped); `false` for a stale lease. */
+  recordDeliveryAttempt(result: DeliveryAttemptResult): Promise<boolean>;
+  /** Puts a failed (or skipped) delivery back in the queue with a fresh attempt budget. */
+  requeueDelivery(id: string, now: number): Promise<boolean>;
+  /** Drops every delivery lease (at startup, when no other process can hold one). */
+  releaseDeliveryLeases(): Promise<void>;
 
   /** Flushes pending writes and releases the database. */
   close(): Promise<void>;

@@ -112,8 +112,45 @@ export interface NewDelivery {
 export interface DeliveryRecord extends NewDelivery {
   state: DeliveryState;
   attempts: number;
+  /** Why it failed or was skipped. */
   error: string | null;
   updatedAt: number;
+  /** The concrete route, fixed by the first attempt so retries go to the same place. */
+  resolvedChannel: string | null;
+  resolvedTo: string | null;
+  /** Parts of a split reply already accepted by the service (never sent again). */
+  partsSent: number;
+  /** When the next attempt is due; `null` for at once. */
+  nextAttemptAt: number | null;
+  sentAt: number | null;
+}
+
+/** One try at sending a delivery. */
+export interface DeliveryAttempt {
+  deliveryId: string;
+  attempt: number;
+  at: number;
+  /** The service's HTTP status, when it answered. */
+  status: number | null;
+  error: string | null;
+  outcome: 'sent' | 'retry' | 'failed' | 'skipped';
+}
+
+export interface DeliveryWithAttempts extends DeliveryRecord {
+  attemptLog: DeliveryAttempt[];
+}
+
+/** What a dispatcher writes after an attempt, in one transaction. */
+export interface DeliveryAttemptResult extends DeliveryAttempt {
+  /** Lease holder that made the attempt; a stale one writes nothing. */
+  owner: string;
+  resolvedChannel: string | null;
+  resolvedTo: string | null;
+  partsSent: number;
+  /** For `retry`: when to try again. */
+  nextAttemptAt: number | null;
+  /** For `sent` to an explicit route: the main session whose last route it becomes. */
+  lastRoute: { sessionKey: string; agentId: string; channel: string; to: string } | null;
 }
 
 /** What a worker writes when a run ends, all in one transaction. */

@@ -456,6 +456,16 @@ describe('HTTP contract', () => {
       assert.equal(run.timeoutSeconds, 45);
     });
 
+    it('refuses delivery to a channel that is not configured with 400 channel_not_configured', async () => {
+      const res = await post(gw.port, '/hooks/agent', { message: 'm', channel: 'discord', to: '42' });
+      assertInvalidField(res, 'channel', 'channel_not_configured');
+    });
+
+    it('accepts a channel that is not configured when deliver is false', async () => {
+      const run = await acceptedRun(gw, { message: 'm', channel: 'discord', deliver: false });
+      assert.equal(run.channel, 'discord');
+    });
+
     it('accepts a fractional timeoutSeconds', async () => {
       const run = await acceptedRun(gw, { message: 'm', timeoutSeconds: 1.5 });
       assert.equal(run.timeoutSeconds, 1.5);

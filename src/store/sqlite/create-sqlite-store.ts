@@ -2,13 +2,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Store } from '../store.js';
-import type { RunRecord } from '../types.js';
+import type { DeliveryRecord, DeliveryWithAttempts, RunRecord } from '../types.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { MIGRATIONS } from './migrations.js';
 import { prepareStatements } from './prepare-statements.js';
 import {
-  toDelivery, toEvent, toRun, toSession, toTranscript,
-  type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
+  toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
+  type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
 } from './rows.js';
 
 export interface SqliteStoreOptions {
@@ -52,6 +52,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     return group.submit(fn);
   };
   const limitOf = (o: { limit?: number } | undefined): number => o?.limit ?? DEFAULT_LIMIT;
+  const withAttempts = (row: DeliveryRow): DeliveryWithAttempts => ({
+    ...toDelivery(row),
+    attemptLog: (st.selectAttempts.all(row.id) as AttemptRow[]).map(toAttempt),
+  });
 
   return {
     addSystemEvent(e) {
@@ -158,7 +162,50 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return write(() => st.addDelivery(d));
     },
     async listDeliveries(o) {
-      return (st.selectDeliveries.all(limitOf(o)) as DeliveryRow[]).map(toDelivery);
+      return (st.selectDeliveries.all({ state: o?.state ?? null, limit: limitOf(o) }) as DeliveryRow[]).map(withAttempts);
+    },
+    async getDelivery(id) {
+      const row = st.selectDelivery.get(id) as DeliveryRow | undefined;
+      return row === undefined ? null : withAttempts(row);
+    },
+    claimDueDeliveries({ owner, now, limit, leaseMs }) {
+      return write(() => {
+        const claimed: DeliveryRecord[] = [];
+        for (const row of st.selectDueDeliveries.all({ now, limit }) as DeliveryRow[]) {
+          if (st.leaseDelivery.run(owner, now + leaseMs, row.id, now).changes === 1) claimed.push(toDelivery(row));
+        }
+        return claimed;
+      });
+    },
+    recordDeliveryProgress(id, owner, partsSent, resolvedChannel, resolvedTo, at) {
+      return write(() => {
+        st.progressDelivery.run(partsSent, resolvedChannel, resolvedTo, at, id, owner);
+      });
+    },
+    recordDeliveryAttempt(r) {
+      const state = r.outcome === 'retry' ? 'pending' : r.outcome;
+      return write(() => {
+        const done = st.finishAttempt.run({
+          id: r.deliveryId, owner: r.owner, state, error: r.error, at: r.at, resolvedChannel: r.resolvedChannel,
+          resolvedTo: r.resolvedTo, partsSent: r.partsSent, nextAttemptAt: r.nextAttemptAt,
+          sentAt: r.outcome === 'sent' ? r.at : null,
+        });
+        if (done.changes !== 1) return false;
+        st.insertAttempt.run(r.deliveryId, r.attempt, r.at, r.status, r.error, r.outcome);
+        if (r.lastRoute !== null) {
+          const l = r.lastRoute;
+          st.setLastRoute.run(l.sessionKey, l.agentId, l.channel, l.to, r.at, r.at);
+        }
+        return true;
+      });
+    },
+    requeueDelivery(id, now) {
+      return write(() => st.requeueDelivery.run(now, now, id).changes === 1);
+    },
+    releaseDeliveryLeases() {
+      return write(() => {
+        st.releaseDeliveryLeases.run();
+      });
     },
 
     async close() {

@@ -81,4 +81,25 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX deliveries_pending ON deliveries (state, seq) WHERE state = 'pending';
   `,
+  `
+  ALTER TABLE deliveries ADD COLUMN resolved_channel TEXT;
+  ALTER TABLE deliveries ADD COLUMN resolved_to TEXT;
+  ALTER TABLE deliveries ADD COLUMN parts_sent INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE deliveries ADD COLUMN next_attempt_at INTEGER;
+  ALTER TABLE deliveries ADD COLUMN lease_owner TEXT;
+  ALTER TABLE deliveries ADD COLUMN lease_until INTEGER;
+  ALTER TABLE deliveries ADD COLUMN sent_at INTEGER;
+  DROP INDEX deliveries_pending;
+  CREATE INDEX deliveries_pending ON deliveries (seq) WHERE state = 'pending';
+  CREATE TABLE delivery_attempts (
+    seq INTEGER PRIMARY KEY,
+    delivery_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    status INTEGER,
+    error TEXT,
+    outcome TEXT NOT NULL
+  );
+  CREATE INDEX delivery_attempts_delivery ON delivery_attempts (delivery_id, seq);
+  `,
 ];

@@ -77,7 +77,35 @@ export function prepareStatements(db: Database) {
       `INSERT INTO deliveries (id, state, agent_id, channel, recipient, text, run_id, created_at, updated_at)
         VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    selectDeliveries: db.prepare('SELECT * FROM deliveries ORDER BY seq DESC LIMIT ?'),
+    selectDeliveries: db.prepare('SELECT * FROM deliveries WHERE @state IS NULL OR state = @state ORDER BY seq DESC LIMIT @limit'),
+    selectDelivery: db.prepare('SELECT * FROM deliveries WHERE id = ?'),
+    selectAttempts: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq'),
+    selectDueDeliveries: db.prepare(
+      `SELECT * FROM deliveries WHERE state = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= @now)
+        AND (lease_until IS NULL OR lease_until < @now) ORDER BY seq LIMIT @limit`,
+    ),
+    leaseDelivery: db.prepare(
+      `UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id = ? AND state = 'pending'
+        AND (lease_until IS NULL OR lease_until < ?)`,
+    ),
+    progressDelivery: db.prepare(
+      `UPDATE deliveries SET parts_sent = ?, resolved_channel = ?, resolved_to = ?, updated_at = ?
+        WHERE id = ? AND lease_owner = ? AND state = 'pending'`,
+    ),
+    finishAttempt: db.prepare(
+      `UPDATE deliveries SET state = @state, attempts = attempts + 1, error = @error, updated_at = @at,
+        resolved_channel = @resolvedChannel, resolved_to = @resolvedTo, parts_sent = @partsSent,
+        next_attempt_at = @nextAttemptAt, sent_at = @sentAt, lease_owner = NULL, lease_until = NULL
+        WHERE id = @id AND lease_owner = @owner AND state = 'pending'`,
+    ),
+    insertAttempt: db.prepare(
+      'INSERT INTO delivery_attempts (delivery_id, attempt, at, status, error, outcome) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    requeueDelivery: db.prepare(
+      `UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?, error = NULL, updated_at = ?,
+        lease_owner = NULL, lease_until = NULL WHERE id = ? AND state IN ('failed', 'skipped')`,
+    ),
+    releaseDeliveryLeases: db.prepare("UPDATE deliveries SET lease_owner = NULL, lease_until = NULL WHERE state = 'pending' AND lease_owner IS NOT NULL"),
   };
 
   return {

@@ -1,5 +1,5 @@
 import type {
-  ActionSource, DeliveryRecord, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry,
+  ActionSource, DeliveryAttempt, DeliveryRecord, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry,
 } from '../types.js';
 
 /** Row shapes as SQLite returns them, and their mapping to records. */
@@ -22,6 +22,11 @@ export interface TranscriptRow { session_key: string; role: string; content: str
 export interface DeliveryRow {
   id: string; state: string; agent_id: string; channel: string; recipient: string | null; text: string;
   run_id: string | null; attempts: number; error: string | null; created_at: number; updated_at: number;
+  resolved_channel: string | null; resolved_to: string | null; parts_sent: number; next_attempt_at: number | null;
+  sent_at: number | null;
+}
+export interface AttemptRow {
+  delivery_id: string; attempt: number; at: number; status: number | null; error: string | null; outcome: string;
 }
 
 export const toEvent = (r: EventRow): SystemEventRecord => ({
@@ -91,4 +96,18 @@ export const toDelivery = (r: DeliveryRow): DeliveryRecord => ({
   error: r.error,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  resolvedChannel: r.resolved_channel,
+  resolvedTo: r.resolved_to,
+  partsSent: r.parts_sent,
+  nextAttemptAt: r.next_attempt_at,
+  sentAt: r.sent_at,
+});
+
+export const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
+  deliveryId: r.delivery_id,
+  attempt: r.attempt,
+  at: r.at,
+  status: r.status,
+  error: r.error,
+  outcome: r.outcome as DeliveryAttempt['outcome'],
 });
