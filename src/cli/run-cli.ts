@@ -4,6 +4,7 @@ import { resolveConfigPath, writeDefaultConfig } from '../config/index.js';
 import { checkCommand } from './check-command.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
 import { listCommand } from './list-command.js';
+import { deliveriesCommand, retryCommand } from './deliveries-command.js';
 import { serveCommand } from './serve-command.js';
 import { sessionCommand, sessionsCommand } from './sessions-command.js';
 
@@ -17,11 +18,14 @@ Commands:
   runs               list agent runs, newest first (state, timings, model, reply or error)
   sessions           list sessions, most recently active first
   session KEY        show a session's transcript and pending events
+  deliveries         list deliveries, newest first (--failed: only failed ones)
+  retry ID           requeue a failed or skipped delivery
   token              print a fresh random token
 
 Options:
   -c, --config FILE  config file (default: $HOOKGATE_CONFIG, else $HOOKGATE_HOME/hookgate.json)
-  --json             (events, runs, sessions, session) print JSON
+  --json             (events, runs, sessions, session, deliveries) print JSON
+  --failed           (deliveries) only failed deliveries
   -n, --limit N      (events, runs, sessions, session) how many to show (default 20)
   -h, --help         show this help
 `;
@@ -38,6 +42,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
         json: { type: 'boolean', default: false },
         limit: { type: 'string', short: 'n' },
         help: { type: 'boolean', short: 'h', default: false },
+        failed: { type: 'boolean', default: false },
       },
     });
   } catch (error) {
@@ -50,9 +55,9 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
     deps.stdout(USAGE);
     return command === undefined && !values.help ? EXIT_USAGE : EXIT_OK;
   }
-  const wanted = command === 'session' ? 1 : 0;
+  const wanted = command === 'session' || command === 'retry' ? 1 : 0;
   if (rest.length !== wanted) {
-    deps.stderr(rest.length > wanted ? `hookgate: unexpected argument "${rest[wanted]}"\n` : `hookgate: ${command} needs a session key\n`);
+    deps.stderr(rest.length > wanted ? `hookgate: unexpected argument "${rest[wanted]}"\n` : `hookgate: ${command} needs ${command === 'retry' ? 'a delivery id' : 'a session key'}\n`);
     return EXIT_USAGE;
   }
   const configPath = resolveConfigPath(values.config, deps.env);
@@ -83,6 +88,10 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
       return sessionsCommand(configPath, { json: values.json, limit }, deps);
     case 'session':
       return sessionCommand(configPath, rest[0]!, { json: values.json, limit }, deps);
+    case 'deliveries':
+      return deliveriesCommand(configPath, { json: values.json, limit, failed: values.failed }, deps);
+    case 'retry':
+      return retryCommand(configPath, rest[0]!, deps);
     case 'token':
       deps.stdout(`${generateToken()}\n`);
       return EXIT_OK;

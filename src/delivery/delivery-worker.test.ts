@@ -1,0 +1,158 @@
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createIds } from '../common/ids.js';
+import { createLog } from '../common/log.js';
+import type { ChannelsConfig } from '../config/index.js';
+import { createSqliteStore, type DeliveryWithAttempts, type Store } from '../store/index.js';
+import { DeliveryError, type ChannelAdapter } from './channel-adapter.js';
+import { DeliveryWorker } from './delivery-worker.js';
+
+const ids = createIds();
+
+/** An in-memory channel whose answers the test scripts. */
+function scriptedChannel(name: string, maxMessageChars = 100) {
+  const sent: Array<{ to: string; text: string }> = [];
+  const failures: Array<DeliveryError | null> = [];
+  const adapter: ChannelAdapter = {
+    name,
+    maxMessageChars,
+    async send(to, text) {
+      const next = failures.shift();
+      if (next) throw next;
+      sent.push({ to, text });
+    },
+  };
+  return { adapter, sent, failures };
+}
+
+describe('DeliveryWorker', () => {
+  let dir: string;
+  let store: Store;
+  let worker: DeliveryWorker | undefined;
+  const channels = { telegram: { botToken: 't', defaultTo: '100' }, discord: { botToken: 'd' } } as ChannelsConfig;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'hookgate-delivery-'));
+    store = createSqliteStore({ path: join(dir, 'h.db') });
+  });
+  afterEach(async () => {
+    await worker?.stop();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const start = (adapters: ChannelAdapter[], extra: { maxAttempts?: number; maxAgeMs?: number } = {}): DeliveryWorker => {
+    worker = new DeliveryWorker({
+      store, log: createLog({ level: 'silent' }), now: Date.now, random: () => 0, channels,
+      adapters: new Map(adapters.map((a) => [a.name, a])), owner: 'test', backoffBaseMs: 20, pollMs: 50, ...extra,
+    });
+    worker.start();
+    return worker;
+  };
+  const add = async (channel: string, to: string | null, text = 'hello'): Promise<string> => {
+    const id = ids.next();
+    const d = { id, agentId: 'main', channel, to, text, runId: null, createdAt: Date.now() };
+    await store.addDelivery(d);
+    worker?.deliver(d);
+    return id;
+  };
+  const settled = async (id: string): Promise<DeliveryWithAttempts> => {
+    for (let i = 0; i < 200; i++) {
+      const d = await store.getDelivery(id);
+      if (d !== null && d.state !== 'pending') return d;
+      await sleep(20);
+    }
+    throw new Error(`delivery ${id} never settled`);
+  };
+
+  it('sends to an explicit route and makes it the main session last route', async () => {
+    const tg = scriptedChannel('telegram');
+    start([tg.adapter]);
+    const d = await settled(await add('telegram', '123'));
+    assert.equal(d.state, 'sent');
+    assert.deepEqual(tg.sent, [{ to: '123', text: 'hello' }]);
+    assert.deepEqual(d.attemptLog.map((a) => a.outcome), ['sent']);
+    const main = await store.getSession('agent:main:main');
+    assert.equal(main?.lastChannel, 'telegram');
+    assert.equal(main?.lastTo, '123');
+  });
+
+  it('sends "last" to the last route, then to the first configured channel with its defaultTo', async () => {
+    const tg = scriptedChannel('telegram');
+    const dc = scriptedChannel('discord');
+    start([tg.adapter, dc.adapter]);
+    assert.equal((await settled(await add('last', null))).state, 'sent');
+    assert.deepEqual(tg.sent, [{ to: '100', text: 'hello' }], 'first configured channel in spec order, defaultTo');
+    assert.equal((await store.getSession('agent:main:main'))?.lastChannel ?? null, null, 'a fallback route is not remembered');
+    await settled(await add('discord', '555'));
+    await settled(await add('last', null, 'again'));
+    assert.deepEqual(dc.sent.at(-1), { to: '555', text: 'again' });
+  });
+
+  it('skips, with the reason, when there is no recipient', async () => {
+    start([scriptedChannel('discord').adapter]);
+    const d = await settled(await add('discord', null));
+    assert.equal(d.state, 'skipped');
+    assert.match(d.error ?? '', /no recipient on discord/);
+  });
+
+  it('retries a 429 once, honouring the hint, and sends exactly once', async () => {
+    const tg = scriptedChannel('telegram');
+    tg.failures.push(new DeliveryError('telegram 429: Too Many Requests', { status: 429, retryable: true, retryAfterMs: 100 }));
+    start([tg.adapter]);
+    const started = Date.now();
+    const d = await settled(await add('telegram', '1'));
+    assert.equal(d.state, 'sent');
+    assert.equal(tg.sent.length, 1);
+    assert.deepEqual(d.attemptLog.map((a) => [a.outcome, a.status]), [['retry', 429], ['sent', null]]);
+    assert.ok(Date.now() - started >= 90, 'waited for the hint');
+  });
+
+  it('fails at once on a 4xx with the readable reason, and can be requeued', async () => {
+    const tg = scriptedChannel('telegram');
+    tg.failures.push(new DeliveryError('telegram 401: Unauthorized', { status: 401, retryable: false }));
+    start([tg.adapter]);
+    const id = await add('telegram', '1');
+    const d = await settled(id);
+    assert.equal(d.state, 'failed');
+    assert.equal(d.error, 'telegram 401: Unauthorized');
+    assert.equal(tg.sent.length, 0);
+    assert.equal(await store.requeueDelivery(id, Date.now()), true);
+    worker!.notify();
+    const again = await settled(id);
+    assert.equal(again.state, 'sent');
+    assert.deepEqual(again.attemptLog.map((a) => a.outcome), ['failed', 'sent']);
+  });
+
+  it('gives up after maxAttempts of retryable failures', async () => {
+    const tg = scriptedChannel('telegram');
+    for (let i = 0; i < 5; i++) tg.failures.push(new DeliveryError('telegram 502: Bad Gateway', { status: 502, retryable: true }));
+    start([tg.adapter], { maxAttempts: 3 });
+    const d = await settled(await add('telegram', '1'));
+    assert.equal(d.state, 'failed');
+    assert.match(d.error ?? '', /gave up after 3 attempts/);
+    assert.equal(d.attemptLog.length, 3);
+  });
+
+  it('splits a long reply and never resends a part the service accepted', async () => {
+    const tg = scriptedChannel('telegram', 10);
+    start([tg.adapter]);
+    const text = 'aaaa bbbb cccc dddd eeee';
+    tg.failures.push(null, new DeliveryError('telegram 500', { status: 500, retryable: true }));
+    const d = await settled(await add('telegram', '1', text));
+    assert.equal(d.state, 'sent');
+    assert.equal(tg.sent.map((s) => s.text).join(''), text, 'each part once, in order');
+    assert.equal(d.partsSent, 3);
+  });
+
+  it('resumes pending deliveries left by a previous process', async () => {
+    const id = await add('telegram', '9');
+    const tg = scriptedChannel('telegram');
+    start([tg.adapter]);
+    assert.equal((await settled(id)).state, 'sent');
+  });
+});
