@@ -14,7 +14,7 @@ import type { LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import { createClientAddressResolver, createHttpServer, createRequestHandler } from './http/index.js';
 import { createPolicy } from './policy/index.js';
-import { createPendingDeliveryPort, type DeliveryPort } from './delivery/index.js';
+import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
 import { abortableSleep, createModelRegistry, createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
 import { createSqliteStore, type Store } from './store/index.js';
 
@@ -34,8 +34,10 @@ export interface GatewayDeps {
   ids?: Ids;
   /** Overrides `gateway.port` (tests use 0). */
   port?: number;
-  /** Replaces the delivery port (channel adapters plug in here). */
+  /** Replaces the delivery port (the default sends through the configured channels). */
   delivery?: DeliveryPort;
+  /** Delivery tuning (tests shorten backoff and polling). */
+  deliveryOptions?: Partial<Pick<DeliveryWorkerOptions, 'maxAttempts' | 'maxAgeMs' | 'backoffBaseMs' | 'backoffMaxMs' | 'pollMs' | 'timeoutMs'>>;
   /** Runtime tuning (tests shorten leases and windows). */
   runtime?: RuntimeOptions;
 }
@@ -59,12 +61,24 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const store = openStore(loaded);
   let ready = false;
 
+  const deliveryWorker = deps.delivery === undefined
+    ? new DeliveryWorker({
+      store,
+      log,
+      now: clock.now,
+      random: Math.random,
+      channels: config.channels,
+      adapters: createChannelAdapters(config.channels, { now: clock.now }),
+      owner: `${process.pid}:${ids.next()}`,
+      ...deps.deliveryOptions,
+    })
+    : undefined;
   const runtime = createRuntime({
     config,
     configDir: loaded.dir,
     store,
     models: createModelRegistry(config, clock.now),
-    delivery: deps.delivery ?? createPendingDeliveryPort(log),
+    delivery: deps.delivery ?? deliveryWorker!,
     log,
     clock,
     ids,
@@ -96,8 +110,12 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   let port: number;
   try {
     await runtime.start();
+    // A SQLite store belongs to this process alone: leases left in it are a dead process's.
+    if (config.store.driver === 'sqlite') await store.releaseDeliveryLeases();
+    deliveryWorker?.start();
     port = await http.listen(deps.port ?? config.gateway.port, config.gateway.bind);
   } catch (error) {
+    await deliveryWorker?.stop();
     await runtime.stop();
     await store.close();
     throw error;
@@ -119,6 +137,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         ready = false;
         await http.close();
         await runtime.stop();
+        await deliveryWorker?.stop();
         await store.close();
         log.info('gateway stopped');
       })();

@@ -1,4 +1,3 @@
-import type { Log } from '../common/log.js';
 import type { NewDelivery } from '../store/index.js';
 
 /** What the runtime hands over for delivery. */
@@ -31,14 +30,5 @@ export function toNewDelivery(request: DeliveryRequest, id: string, createdAt: n
     text: request.text,
     runId: request.runId ?? null,
     createdAt,
-  };
-}
-
-/** A port with no channel adapters: deliveries stay `pending` in the store, visible to operators. */
-export function createPendingDeliveryPort(log: Log): DeliveryPort {
-  return {
-    deliver(delivery) {
-      log.info('delivery recorded as pending', { deliveryId: delivery.id, channel: delivery.channel, runId: delivery.runId });
-    },
   };
 }
