@@ -13,6 +13,7 @@ import { readConfig } from '../../src/config/index.js';
 import { startGateway, type Gateway } from '../../src/main.js';
 import type { DeliveryWithAttempts } from '../../src/store/index.js';
 import type { FakeServer } from '../fakes/create-fake-server.js';
+import { runHookgate } from '../helpers/gateway-process.js';
 import { createFakeDiscord } from '../fakes/fake-discord.js';
 import { createFakeIMessage } from '../fakes/fake-imessage.js';
 import { createFakeMattermost, mattermostId } from '../fakes/fake-mattermost.js';
@@ -135,6 +136,32 @@ describe('delivery: an agent hook reaches every channel', () => {
     assert.equal(d.state, 'failed');
     assert.equal(d.error, 'telegram 401: Unauthorized');
     assert.deepEqual(d.attemptLog.map((a) => a.outcome), ['failed']);
+  });
+
+  it('lists a failed delivery with its attempts, and `hookgate retry` sends it', async () => {
+    telegram.script.push(telegramError(403, 'Forbidden: bot was blocked by the user'));
+    const d = await deliveryOf(await hook({ message: 'blocked then unblocked', channel: 'telegram', to: '777' }));
+    assert.equal(d.state, 'failed');
+    const config = ['--config', join(dir, 'hookgate.json')];
+    const listed = await runHookgate(['deliveries', '--json', '--failed', ...config]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const failed = JSON.parse(listed.stdout) as DeliveryWithAttempts[];
+    const mine = failed.find((x) => x.id === d.id);
+    assert.ok(mine !== undefined);
+    assert.equal(mine.attemptLog[0]!.status, 403);
+    assert.match(mine.attemptLog[0]!.error ?? '', /bot was blocked/);
+    const text = await runHookgate(['deliveries', ...config]);
+    assert.match(text.stdout, new RegExp(`${d.id}  failed`));
+    const before = telegram.messages.length;
+    const retried = await runHookgate(['retry', d.id, ...config]);
+    assert.equal(retried.code, 0, retried.stderr);
+    for (let i = 0; i < 200 && (await gateway.store.getDelivery(d.id))?.state !== 'sent'; i++) await sleep(20);
+    const after = await gateway.store.getDelivery(d.id);
+    assert.equal(after?.state, 'sent');
+    assert.deepEqual(after?.attemptLog.map((a) => a.outcome), ['failed', 'sent']);
+    assert.equal(telegram.messages.length - before, 1);
+    assert.equal((await runHookgate(['retry', d.id, ...config])).code, 1, 'a sent delivery cannot be retried');
+    assert.equal((await runHookgate(['retry', 'nope', ...config])).code, 1);
   });
 
   it('records no delivery when deliver is false', async () => {
