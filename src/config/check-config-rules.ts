@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { isInsideDir } from '../common/is-inside-dir.js';
 import type { Issue } from '../common/errors.js';
 import { parseDurationMs } from '../common/parse-duration.js';
 import { resolveModel } from './resolve-model.js';
@@ -20,19 +21,14 @@ export function transformsRoot(configDir: string): string {
   return join(configDir, 'hooks', 'transforms');
 }
 
-function isInside(root: string, target: string): boolean {
-  const rel = relative(root, target);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
 /** Resolves `hooks.transformsDir` against the transforms root; `null` if it escapes it. */
 export function resolveTransformsDir(configDir: string, dir: string | undefined): string | null {
   const root = transformsRoot(configDir);
   if (dir === undefined) return root;
   const target = resolve(root, dir);
-  if (!isInside(root, target)) return null;
+  if (!isInsideDir(root, target)) return null;
   // A symlink inside the root may still point outside it.
-  if (existsSync(target) && existsSync(root) && !isInside(realpathSync(root), realpathSync(target))) return null;
+  if (existsSync(target) && existsSync(root) && !isInsideDir(realpathSync(root), realpathSync(target))) return null;
   return target;
 }
 

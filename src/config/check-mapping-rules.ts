@@ -1,5 +1,6 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
+import { isInsideDir } from '../common/is-inside-dir.js';
 import type { Issue } from '../common/errors.js';
 import { findInvalidExpressions } from '../common/template-syntax.js';
 import type { HooksConfig } from './schema.js';
@@ -7,11 +8,6 @@ import type { HooksConfig } from './schema.js';
 /** Hook names served by the built-in endpoints; no mapping may claim them. */
 const RESERVED = new Set(['wake', 'agent']);
 const TEMPLATED = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to', 'model', 'thinking'] as const;
-
-function inside(root: string, target: string): boolean {
-  const rel = relative(root, target);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
 
 /**
  * Checks a transform module path: relative, no `..`, inside the transforms directory once
@@ -21,9 +17,9 @@ export function checkTransformModule(transformsDir: string, module: string): str
   if (isAbsolute(module)) return 'must be a path relative to the transforms directory, not an absolute path';
   if (module.split(/[\\/]/).includes('..')) return 'must not contain ".." (it must stay inside the transforms directory)';
   const file = resolve(transformsDir, module);
-  if (!inside(transformsDir, file)) return `must stay inside ${transformsDir}`;
+  if (!isInsideDir(transformsDir, file)) return `must stay inside ${transformsDir}`;
   if (!existsSync(file)) return `not found: ${file}`;
-  if (!inside(realpathSync(existsSync(transformsDir) ? transformsDir : file), realpathSync(file))) {
+  if (!isInsideDir(realpathSync(existsSync(transformsDir) ? transformsDir : file), realpathSync(file))) {
     return `resolves outside ${transformsDir} (through a symlink)`;
   }
   if (!statSync(file).isFile()) return `is not a file: ${file}`;

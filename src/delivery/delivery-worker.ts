@@ -1,3 +1,4 @@
+import { createCoalescedTask } from '../common/create-coalesced-task.js';
 import type { Log } from '../common/log.js';
 import { computeRetryDelayMs } from '../common/retry.js';
 import type { ChannelsConfig } from '../config/index.js';
@@ -48,8 +49,7 @@ export class DeliveryWorker implements DeliveryPort {
   readonly #o: Required<Omit<DeliveryWorkerOptions, 'store' | 'log' | 'now' | 'random' | 'channels' | 'adapters' | 'owner'>> & DeliveryWorkerOptions;
   readonly #active = new Set<Promise<void>>();
   #stopped = true;
-  #pumping = false;
-  #again = false;
+  readonly #pumpOnce = createCoalescedTask(() => this.#pump());
   #poll: NodeJS.Timeout | undefined;
   readonly #wakeups = new Set<NodeJS.Timeout>();
 
@@ -81,19 +81,7 @@ export class DeliveryWorker implements DeliveryPort {
   }
 
   notify(): void {
-    if (this.#stopped) return;
-    if (this.#pumping) {
-      this.#again = true;
-      return;
-    }
-    this.#pumping = true;
-    void this.#pump().finally(() => {
-      this.#pumping = false;
-      if (this.#again) {
-        this.#again = false;
-        this.notify();
-      }
-    });
+    if (!this.#stopped) this.#pumpOnce();
   }
 
   async #pump(): Promise<void> {

@@ -1,3 +1,4 @@
+import { createCoalescedTask } from '../common/create-coalesced-task.js';
 import type { Log } from '../common/log.js';
 import type { RunRecord, Store } from '../store/index.js';
 
@@ -25,8 +26,7 @@ export interface RunWorkerPoolOptions {
 export class RunWorkerPool {
   readonly #o: RunWorkerPoolOptions;
   readonly #active = new Map<string, Promise<void>>();
-  #pumping = false;
-  #again = false;
+  readonly #pumpOnce = createCoalescedTask(() => this.#pump());
   #stopped = true;
   #poll: NodeJS.Timeout | undefined;
   #renew: NodeJS.Timeout | undefined;
@@ -52,19 +52,7 @@ export class RunWorkerPool {
 
   /** Looks for claimable runs now. */
   notify(): void {
-    if (this.#stopped) return;
-    if (this.#pumping) {
-      this.#again = true;
-      return;
-    }
-    this.#pumping = true;
-    void this.#pump().finally(() => {
-      this.#pumping = false;
-      if (this.#again) {
-        this.#again = false;
-        this.notify();
-      }
-    });
+    if (!this.#stopped) this.#pumpOnce();
   }
 
   /** Stops claiming, lets runs in flight finish within the grace period, then aborts the rest (they are handed back). */

@@ -1,35 +1,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createFakeDiscord, discordError, discordRateLimit, type FakeDiscord } from '../../../test/fakes/fake-discord.js';
-import { DeliveryError } from '../channel-adapter.js';
 import { splitMessage } from '../split-message.js';
+import { rejects, closedPortUrl, signal, words } from '../../../test/fakes/channel-test-kit.js';
 import { createDiscordChannel } from './discord.js';
 
 const TOKEN = 'MTEwMDAwMDAwMDAwMDAwMDAwMQ.GhJkLm.fake-bot-token-for-tests';
 const CHANNEL = '1234567890123456789';
-
-async function rejects(p: Promise<unknown>): Promise<DeliveryError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof DeliveryError, String(error));
-    return error;
-  }
-  assert.fail('expected a DeliveryError');
-}
-
-async function closedPortUrl(): Promise<string> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
-
-const signal = (): AbortSignal => AbortSignal.timeout(5000);
-const words = (chars: number): string => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(chars / 27)).slice(0, chars);
 
 describe('discord channel against a fake REST API', () => {
   let fake: FakeDiscord;

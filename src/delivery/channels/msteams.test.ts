@@ -1,7 +1,5 @@
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   CONNECTOR_UNAUTHORIZED,
   connectorError,
@@ -9,35 +7,14 @@ import {
   tokenAnswer,
   type FakeMsTeams,
 } from '../../../test/fakes/fake-msteams.js';
-import { DeliveryError } from '../channel-adapter.js';
 import { splitMessage } from '../split-message.js';
+import { rejects, closedPortUrl, signal, words } from '../../../test/fakes/channel-test-kit.js';
 import { createMsTeamsChannel, MSTEAMS_MAX_MESSAGE_CHARS } from './msteams.js';
 
 const APP_ID = '2f1c7a52-8a9e-4b8e-9d2a-6c1f0e3b7a10';
 const APP_PASSWORD = 'Qx~8Q~fakeSecretValueForTests.abc123';
 const CHANNEL = '19:a1b2c3d4e5f64718293a4b5c6d7e8f90@thread.tacv2;messageid=1700000000000';
 const CHAT = 'a:1Xk2fakePersonalChatId';
-
-async function rejects(p: Promise<unknown>): Promise<DeliveryError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof DeliveryError, String(error));
-    return error;
-  }
-  assert.fail('expected a DeliveryError');
-}
-
-async function closedPortUrl(): Promise<string> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
-
-const signal = (): AbortSignal => AbortSignal.timeout(5000);
-const words = (chars: number): string => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(chars / 27)).slice(0, chars);
 
 describe('msteams channel against a fake Entra ID + Bot Connector', () => {
   let fake: FakeMsTeams;

@@ -1,35 +1,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createFakeSignal, signalError, signalRateLimit, type FakeSignal } from '../../../test/fakes/fake-signal.js';
-import { DeliveryError } from '../channel-adapter.js';
 import { splitMessage } from '../split-message.js';
+import { rejects, closedPortUrl, signal, words } from '../../../test/fakes/channel-test-kit.js';
 import { createSignalChannel, SIGNAL_MAX_MESSAGE_CHARS } from './signal.js';
 
 const ACCOUNT = '+4915112345678';
 const FRIEND = '+15551234567';
-
-async function rejects(p: Promise<unknown>): Promise<DeliveryError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof DeliveryError, String(error));
-    return error;
-  }
-  assert.fail('expected a DeliveryError');
-}
-
-async function closedPortUrl(): Promise<string> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
-
-const signal = (): AbortSignal => AbortSignal.timeout(5000);
-const words = (chars: number): string => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(chars / 27)).slice(0, chars);
 
 describe('signal channel against a fake signal-cli REST API', () => {
   let fake: FakeSignal;

@@ -1,7 +1,5 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   createFakeWhatsApp,
   whatsappError,
@@ -9,34 +7,13 @@ import {
   whatsappThroughputLimit,
   type FakeWhatsApp,
 } from '../../../test/fakes/fake-whatsapp.js';
-import { DeliveryError } from '../channel-adapter.js';
 import { splitMessage } from '../split-message.js';
+import { rejects, closedPortUrl, signal, words } from '../../../test/fakes/channel-test-kit.js';
 import { createWhatsAppChannel, WHATSAPP_MAX_MESSAGE_CHARS } from './whatsapp.js';
 
 const TOKEN = 'EAAGm0PX4ZCpsBAKZCfakeTokenForTests';
 const PHONE_ID = '106540352242922';
 const USER = '+15551234567';
-
-async function rejects(p: Promise<unknown>): Promise<DeliveryError> {
-  try {
-    await p;
-  } catch (error) {
-    assert.ok(error instanceof DeliveryError, String(error));
-    return error;
-  }
-  assert.fail('expected a DeliveryError');
-}
-
-async function closedPortUrl(): Promise<string> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
-
-const signal = (): AbortSignal => AbortSignal.timeout(5000);
-const words = (chars: number): string => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(chars / 27)).slice(0, chars);
 
 describe('whatsapp channel against a fake Cloud API', () => {
   let fake: FakeWhatsApp;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { register } from 'node:module';
-import { isAbsolute, relative } from 'node:path';
+import { isInsideDir } from '../../common/is-inside-dir.js';
 import { pathToFileURL } from 'node:url';
 
 /** What a transform is called with. */
@@ -55,8 +55,7 @@ export function createTransformRunner(transformsDir: string): TransformRunner {
       throw new TransformError(`transform module not found: ${file}`, { cause: error });
     }
     const root = existsSync(transformsDir) ? await realpath(transformsDir) : transformsDir;
-    const rel = relative(root, real);
-    if (rel.startsWith('..') || isAbsolute(rel)) throw new TransformError(`transform module resolves outside ${transformsDir}: ${file}`);
+    if (!isInsideDir(root, real)) throw new TransformError(`transform module resolves outside ${transformsDir}: ${file}`);
     let target = real;
     if (TS.test(real)) {
       const js = real.replace(TS, '.js');
