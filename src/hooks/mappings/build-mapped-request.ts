@@ -103,6 +103,8 @@ async function applyTransform(mapped: CompiledMapping, input: TransformInput, fi
   }
   const out = { ...fields };
   for (const key of OVERRIDABLE) if (Object.hasOwn(result, key)) out[key] = (result as Payload)[key];
+  // `mode` is the wake's name for `wakeMode`; a transform's `mode` overrides the mapping's wakeMode.
+  if (Object.hasOwn(result, 'mode') && !Object.hasOwn(result, 'wakeMode')) out['wakeMode'] = (result as Payload)['mode'];
   return out;
 }
 
