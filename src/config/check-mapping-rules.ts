@@ -3,7 +3,8 @@ import { isAbsolute, resolve } from 'node:path';
 import { isInsideDir } from '../common/is-inside-dir.js';
 import type { Issue } from '../common/errors.js';
 import { findInvalidExpressions } from '../common/template-syntax.js';
-import type { HooksConfig } from './schema.js';
+import { resolveModel } from './resolve-model.js';
+import { THINKING_LEVELS, type Config } from './schema.js';
 
 /** Hook names served by the built-in endpoints; no mapping may claim them. */
 const RESERVED = new Set(['wake', 'agent']);
@@ -27,7 +28,8 @@ export function checkTransformModule(transformsDir: string, module: string): str
 }
 
 /** Startup rules for `hooks.mappings` (and the presets' settings), plus warnings worth printing. */
-export function checkMappingRules(hooks: HooksConfig, transformsDir: string): { issues: Issue[]; warnings: Issue[] } {
+export function checkMappingRules(config: Config, transformsDir: string): { issues: Issue[]; warnings: Issue[] } {
+  const { hooks } = config;
   const issues: Issue[] = [];
   const warnings: Issue[] = [];
   const ids = new Set<string>();
@@ -48,6 +50,19 @@ export function checkMappingRules(hooks: HooksConfig, transformsDir: string): { 
         issues.push({ path: `${at}.${key}`, message: `"{{${expr}}}" is not a path such as payload.a.b or messages[0].id` });
       }
     }
+    // Literal values (no template) can be checked now, rather than failing every call later.
+    const literal = (v: string | undefined): v is string => v !== undefined && !v.includes('{{');
+    if (literal(m.thinking) && !(THINKING_LEVELS as readonly string[]).includes(m.thinking)) {
+      issues.push({ path: `${at}.thinking`, message: `must be one of: ${THINKING_LEVELS.join(', ')}` });
+    }
+    if (literal(m.model)) {
+      const r = resolveModel(config, m.model);
+      if (!r.ok) issues.push({ path: `${at}.model`, message: r.message });
+    }
+    const prefixes = hooks.allowedSessionKeyPrefixes;
+    if (literal(m.sessionKey) && prefixes !== undefined && !prefixes.some((p) => m.sessionKey!.startsWith(p))) {
+      issues.push({ path: `${at}.sessionKey`, message: 'does not start with any of hooks.allowedSessionKeyPrefixes' });
+    }
     if (m.transform !== undefined) {
       const problem = checkTransformModule(transformsDir, m.transform.module);
       if (problem !== null) issues.push({ path: `${at}.transform.module`, message: problem });
@@ -56,6 +71,10 @@ export function checkMappingRules(hooks: HooksConfig, transformsDir: string): { 
       warnings.push({ path: `${at}.allowUnsafeExternalContent`, message: 'hook content reaches the model without the untrusted-content wrapper; use only for trusted internal sources' });
     }
   });
+  const prefixes = hooks.allowedSessionKeyPrefixes;
+  if (hooks.presets.includes('gmail') && prefixes !== undefined && !prefixes.some((p) => 'hook:gmail:'.startsWith(p))) {
+    issues.push({ path: 'hooks.presets', message: 'the gmail preset uses session keys hook:gmail:<id>; hooks.allowedSessionKeyPrefixes must allow them' });
+  }
   if (hooks.presets.includes('gmail') && hooks.gmail?.allowUnsafeExternalContent === true) {
     warnings.push({ path: 'hooks.gmail.allowUnsafeExternalContent', message: 'mail content reaches the model without the untrusted-content wrapper' });
   }

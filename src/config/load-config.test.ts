@@ -60,11 +60,20 @@ describe('safeParseConfig', () => {
     ['a duplicate agent id', { agents: { list: [{ id: 'a' }, { id: 'a' }] } }, 'agents.list[1].id'],
     ['a default model of an unknown provider', { agents: { defaults: { model: 'nope/x' } } }, 'agents.defaults.model'],
     ['an agent model outside the allow-list', { agents: { defaults: { models: { 'echo/a': {} } }, list: [{ id: 'a', model: 'echo/b' }] } }, 'agents.list[0].model'],
+    ['a mapping literal thinking outside the levels', { hooks: { ...valid.hooks, mappings: [{ thinking: 'turbo' }] } }, 'hooks.mappings[0].thinking'],
+    ['a mapping literal model of an unknown provider', { hooks: { ...valid.hooks, mappings: [{ model: 'nope/x' }] } }, 'hooks.mappings[0].model'],
+    ['a mapping literal session key outside the prefixes', { hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:'], mappings: [{ sessionKey: 'x:1' }] } }, 'hooks.mappings[0].sessionKey'],
+    ['the gmail preset with prefixes that refuse its keys', { hooks: { ...valid.hooks, defaultSessionKey: 'ext:1', allowedSessionKeyPrefixes: ['ext:'], presets: ['gmail'] } }, 'hooks.presets'],
+    ['a gmail thinking outside the levels', { hooks: { ...valid.hooks, gmail: { thinking: 'turbo' } } }, 'hooks.gmail.thinking'],
     ['a duplicate model alias', { agents: { defaults: { models: { 'a/x': { alias: 'm' }, 'b/y': { alias: 'm' } } } } }, 'agents.defaults.models.b/y.alias'],
   ];
   for (const [name, raw, where] of refusals) {
     it(`refuses ${name} at ${where}`, () => assert.ok(paths(raw).includes(where), JSON.stringify(issuesOf(raw))));
   }
+
+  it('leaves templated mapping values to be checked per call', () => {
+    assert.deepEqual(paths({ hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:'], mappings: [{ thinking: '{{t}}', model: '{{m}}', sessionKey: '{{k}}' }] } }), []);
+  });
 
   it('accepts an agent model given by alias', () => {
     assert.deepEqual(paths({ agents: { defaults: { model: 'fast', models: { 'echo/a': { alias: 'fast' } } } } }), []);

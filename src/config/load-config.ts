@@ -67,7 +67,7 @@ export function safeParseConfig(
   const dir = dirname(options.path);
   const issues = [...envIssues, ...checkConfigRules(parsed.data, dir)];
   const transformsDir = resolveTransformsDir(dir, parsed.data.hooks.transformsDir);
-  const mappings = transformsDir === null ? { issues: [], warnings: [] } : checkMappingRules(parsed.data.hooks, transformsDir);
+  const mappings = transformsDir === null ? { issues: [], warnings: [] } : checkMappingRules(parsed.data, transformsDir);
   issues.push(...mappings.issues);
   if (issues.length > 0 || transformsDir === null) return { ok: false, issues };
   const config = parsed.data;

@@ -74,7 +74,7 @@ export const HooksSchema = z.strictObject({
   gmail: z
     .looseObject({
       model: z.string().optional(),
-      thinking: z.string().optional(),
+      thinking: z.enum(THINKING_LEVELS).optional(),
       allowUnsafeExternalContent: z.boolean().optional(),
     })
     .optional(),

@@ -7,7 +7,7 @@ import { parseAgentPayload } from '../parse-agent-payload.js';
 import { describe, parseWakePayload } from '../parse-wake-payload.js';
 import type { Payload } from '../read-fields.js';
 import type { TransformInput, TransformRunner } from '../transforms/create-transform-runner.js';
-import { matchMapping, trimSlashes, type CompiledMapping } from './compile-mappings.js';
+import { matchMapping, RESERVED_HOOK_NAMES, trimSlashes, type CompiledMapping } from './compile-mappings.js';
 import { renderTemplate, type TemplateContext } from './render-template.js';
 
 /** A mapped hook call as the ingress received it. */
@@ -119,7 +119,8 @@ export async function buildMappedRequest(
   call: MappedHookCall,
   now: number,
 ): Promise<MappedRequest> {
-  const mapped = matchMapping(mappings, call.name, call.payload);
+  // `/hooks//wake` is not a way around the built-in endpoint: reserved names are never mapped.
+  const mapped = RESERVED_HOOK_NAMES.has(trimSlashes(call.name)) ? undefined : matchMapping(mappings, call.name, call.payload);
   if (mapped === undefined) throw new RequestError('hook_not_found', { message: `No hook mapping matches "${call.name}".` });
   const shapeIssues = mapped.validate?.(call.payload) ?? [];
   if (shapeIssues.length > 0) invalid(shapeIssues);
