@@ -4,8 +4,8 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-/** The compiled CLI entry point (`dist/src/main.js`), seen from `dist/test/helpers/`. */
-export const MAIN_JS = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+/** The shipped CLI entry point (`dist/bundle/main.js`, what `bin` points at), seen from `dist/test/helpers/`. */
+export const MAIN_JS = fileURLToPath(new URL('../../bundle/main.js', import.meta.url));
 
 type Env = Record<string, string | undefined>;
 
@@ -64,7 +64,7 @@ export interface CliResult {
   timedOut: boolean;
 }
 
-/** Runs `node dist/src/main.js <args>` to completion (killed after `timeoutMs`). */
+/** Runs `node dist/bundle/main.js <args>` to completion (killed after `timeoutMs`). */
 export async function runHookgate(args: readonly string[], options: { env?: Env; timeoutMs?: number; cwd?: string } = {}): Promise<CliResult> {
   const child = spawn(process.execPath, [MAIN_JS, ...args], {
     env: childEnv(options.env),
@@ -101,7 +101,7 @@ export function healthStatus(port: number): Promise<number> {
   });
 }
 
-/** A gateway running as a child process: `node dist/src/main.js serve …`. */
+/** A gateway running as a child process: `node dist/bundle/main.js serve …`. */
 export interface GatewayProcess {
   child: ChildProcess;
   port: number;
