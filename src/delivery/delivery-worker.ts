@@ -123,8 +123,7 @@ export class DeliveryWorker implements DeliveryPort {
     const attempt = d.attempts + 1;
     const base = { owner, deliveryId: d.id, attempt, status: null, resolvedChannel: d.resolvedChannel, resolvedTo: d.resolvedTo, partsSent: d.partsSent, nextAttemptAt: null, lastRoute: null };
     const record = (r: Omit<DeliveryAttemptResult, 'at'>): Promise<boolean> => store.recordDeliveryAttempt({ ...r, at: this.#o.now() });
-    const session = await store.getSession(mainSessionKey(d.agentId));
-    const route = resolveRoute(d, session, this.#o.channels);
+    const route = resolveRoute(d, await store.getLastRoute(mainSessionKey(d.agentId)), this.#o.channels);
     const adapter = route.ok ? this.#o.adapters.get(route.channel) : undefined;
     if (!route.ok || adapter === undefined) {
       const reason = route.ok ? `channel ${route.channel} has no adapter` : route.reason;

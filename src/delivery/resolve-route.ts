@@ -1,5 +1,8 @@
 import { CHANNEL_NAMES, type ChannelName, type ChannelsConfig } from '../config/index.js';
-import type { DeliveryRecord, SessionRecord } from '../store/index.js';
+import type { DeliveryRecord } from '../store/index.js';
+
+/** The main session's last route. */
+export type LastRoute = { channel: string; to: string } | null;
 
 export type Route =
   | { ok: true; channel: ChannelName; to: string; explicit: boolean }
@@ -16,11 +19,11 @@ export function configuredChannels(channels: ChannelsConfig): ChannelName[] {
  * The recipient: the request's `to`, else the main session's last recipient on that channel, else
  * the channel's `defaultTo`. A route fixed by an earlier attempt is kept.
  */
-export function resolveRoute(delivery: DeliveryRecord, mainSession: SessionRecord | null, channels: ChannelsConfig): Route {
+export function resolveRoute(delivery: DeliveryRecord, lastRoute: LastRoute, channels: ChannelsConfig): Route {
   if (delivery.resolvedChannel !== null && delivery.resolvedTo !== null) {
     return { ok: true, channel: delivery.resolvedChannel as ChannelName, to: delivery.resolvedTo, explicit: delivery.channel !== 'last' };
   }
-  const last = mainSession?.lastChannel ?? null;
+  const last = lastRoute?.channel ?? null;
   let channel: ChannelName | undefined;
   if (delivery.channel === 'last') {
     channel = last !== null && (CHANNEL_NAMES as readonly string[]).includes(last) && channels[last as ChannelName] !== undefined
@@ -32,7 +35,7 @@ export function resolveRoute(delivery: DeliveryRecord, mainSession: SessionRecor
     channel = delivery.channel as ChannelName;
     if (channels[channel] === undefined) return { ok: false, reason: `channel ${channel} is not configured (channels.${channel})` };
   }
-  const lastTo = last === channel ? mainSession?.lastTo ?? undefined : undefined;
+  const lastTo = last === channel ? lastRoute?.to : undefined;
   const to = delivery.to ?? lastTo ?? channels[channel]?.defaultTo ?? null;
   if (to === null) return { ok: false, reason: `no recipient on ${channel}: no "to", no last recipient, no channels.${channel}.defaultTo` };
   return { ok: true, channel, to, explicit: delivery.channel !== 'last' };

@@ -51,6 +51,8 @@ export interface Store {
   readTranscript(sessionKey: string, options?: ListOptions): Promise<TranscriptEntry[]>;
   listSessions(options?: ListOptions): Promise<SessionRecord[]>;
   getSession(key: string): Promise<SessionRecord | null>;
+  /** The channel and recipient of the last conversation on a session, if any (a key lookup). */
+  getLastRoute(sessionKey: string): Promise<{ channel: string; to: string } | null>;
   /** Remembers the channel and recipient of the last conversation on a session. */
   setLastRoute(sessionKey: string, agentId: string, channel: string, to: string, at: number): Promise<void>;
 

@@ -146,11 +146,15 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return (st.selectTranscript.all(sessionKey, o?.limit ?? -1) as TranscriptRow[]).map(toTranscript);
     },
     async listSessions(o) {
-      return (st.selectSessions.all({ key: null, limit: limitOf(o) }) as SessionRow[]).map(toSession);
+      return (st.selectSessions.all({ limit: limitOf(o) }) as SessionRow[]).map(toSession);
     },
     async getSession(key) {
-      const row = st.selectSessions.get({ key, limit: 1 }) as SessionRow | undefined;
-      return row === undefined ? null : toSession(row);
+      const row = st.selectSession.get({ key }) as SessionRow;
+      return row.agent_id === null ? null : toSession(row);
+    },
+    async getLastRoute(sessionKey) {
+      const row = st.selectLastRoute.get(sessionKey) as { last_channel: string | null; last_to: string | null } | undefined;
+      return row?.last_channel == null || row.last_to == null ? null : { channel: row.last_channel, to: row.last_to };
     },
     setLastRoute(sessionKey, agentId, channel, to, at) {
       return write(() => {

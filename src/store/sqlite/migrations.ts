@@ -102,4 +102,7 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX delivery_attempts_delivery ON delivery_attempts (delivery_id, seq);
   `,
+  `
+  CREATE INDEX runs_open_session ON runs (session_key, seq) WHERE state IN ('queued', 'running');
+  `,
 ];

@@ -18,9 +18,11 @@ export function prepareStatements(db: Database) {
     selectRuns: db.prepare('SELECT * FROM runs ORDER BY seq DESC LIMIT ?'),
     selectRun: db.prepare('SELECT * FROM runs WHERE id = ?'),
     selectClaimable: db.prepare(
-      `SELECT r.* FROM runs r WHERE r.state = 'queued'
-        AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_key = r.session_key
-          AND ((o.state = 'queued' AND o.seq < r.seq) OR o.state = 'running'))
+      // The redundant \`state IN (…)\` terms let SQLite use the partial indexes on open runs, so a
+      // claim costs the same with a million finished runs in the table as with none.
+      `SELECT r.* FROM runs r WHERE r.state IN ('queued', 'running') AND r.state = 'queued'
+        AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
+          AND (o.state = 'running' OR o.seq < r.seq))
         ORDER BY r.seq LIMIT ?`,
     ),
     claimRun: db.prepare(
@@ -36,7 +38,9 @@ export function prepareStatements(db: Database) {
       `UPDATE runs SET state = ?, finished_at = ?, model_used = ?, reply = ?, error = ?, lease_owner = NULL,
         lease_until = NULL WHERE id = ? AND state = 'running' AND lease_owner = ? AND attempts = ?`,
     ),
-    selectExpired: db.prepare("SELECT * FROM runs WHERE state = 'running' AND lease_until < ? ORDER BY seq"),
+    selectExpired: db.prepare(
+      "SELECT * FROM runs WHERE state IN ('queued', 'running') AND state = 'running' AND lease_until < ? ORDER BY seq",
+    ),
     requeueRun: db.prepare("UPDATE runs SET state = 'queued', lease_owner = NULL, lease_until = NULL WHERE id = ? AND state = 'running'"),
     failRun: db.prepare(
       `UPDATE runs SET state = 'failed', finished_at = ?, error = ?, lease_owner = NULL, lease_until = NULL
@@ -62,6 +66,16 @@ export function prepareStatements(db: Database) {
         ON CONFLICT (key) DO UPDATE SET last_channel = excluded.last_channel, last_to = excluded.last_to,
         updated_at = excluded.updated_at`,
     ),
+    selectLastRoute: db.prepare('SELECT last_channel, last_to FROM sessions WHERE key = ?'),
+    selectSession: db.prepare(
+      `SELECT @key AS key,
+          COALESCE(s.agent_id, (SELECT agent_id FROM system_events WHERE session_key = @key LIMIT 1),
+            (SELECT agent_id FROM runs WHERE session_key = @key LIMIT 1)) AS agent_id,
+          s.last_channel, s.last_to, s.updated_at,
+          (SELECT count(*) FROM transcript t WHERE t.session_key = @key) AS entries,
+          (SELECT count(*) FROM system_events e WHERE e.session_key = @key AND e.consumed_at IS NULL) AS pending
+        FROM (SELECT 1) LEFT JOIN sessions s ON s.key = @key`,
+    ),
     selectSessions: db.prepare(
       `WITH keys AS (SELECT key, agent_id FROM sessions
           UNION SELECT DISTINCT session_key, agent_id FROM system_events
@@ -70,7 +84,6 @@ export function prepareStatements(db: Database) {
           (SELECT count(*) FROM transcript t WHERE t.session_key = k.key) AS entries,
           (SELECT count(*) FROM system_events e WHERE e.session_key = k.key AND e.consumed_at IS NULL) AS pending
         FROM keys k LEFT JOIN sessions s ON s.key = k.key
-        WHERE @key IS NULL OR k.key = @key
         ORDER BY COALESCE(s.updated_at, 0) DESC, k.key LIMIT @limit`,
     ),
     insertDelivery: db.prepare(

@@ -15,7 +15,7 @@ export interface RunRow {
   model_used: string | null; lease_owner: string | null; lease_until: number | null;
 }
 export interface SessionRow {
-  key: string; agent_id: string; last_channel: string | null; last_to: string | null; updated_at: number | null;
+  key: string; agent_id: string | null; last_channel: string | null; last_to: string | null; updated_at: number | null;
   entries: number; pending: number;
 }
 export interface TranscriptRow { session_key: string; role: string; content: string; turn_id: string; created_at: number }
@@ -68,7 +68,7 @@ export const toRun = (r: RunRow): RunRecord => ({
 
 export const toSession = (r: SessionRow): SessionRecord => ({
   key: r.key,
-  agentId: r.agent_id,
+  agentId: r.agent_id ?? '',
   lastChannel: r.last_channel,
   lastTo: r.last_to,
   transcriptEntries: r.entries,
