@@ -159,3 +159,15 @@ export function sampleProcess(pid: number, intervalMs = 100): { stop(): ProcessS
     },
   };
 }
+
+/** Waits until the child's output matches `pattern` (e.g. a line announcing its URL). */
+export async function waitForOutput(child: Child, pattern: RegExp, timeoutMs = 15_000): Promise<RegExpExecArray> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const m = pattern.exec(child.output());
+    if (m !== null) return m;
+    if (child.hasExited()) throw new Error(`${child.name} exited (${await child.exited}):\n${child.output()}`);
+    if (performance.now() > deadline) throw new Error(`${child.name}: no ${pattern} within ${timeoutMs} ms:\n${child.output()}`);
+    await sleep(10);
+  }
+}

@@ -1,5 +1,5 @@
 /** Aggregation of the runs, the human summary table and the `BENCH_JSON` line. */
-import type { LoadResult } from './load.js';
+import type { LoadResult, Loader } from './load.js';
 
 export interface ServerRuns {
   warmup: LoadResult | null;
@@ -40,6 +40,8 @@ export interface Summary {
     connections: number;
     warmupSeconds: number;
     startRuns: number;
+    loader: Loader;
+    entry: 'bundle' | 'src';
   };
   bare: ServerSummary;
   hookgate: ServerSummary;
@@ -102,7 +104,7 @@ export function formatSummary(s: Summary): string {
   return [
     `Summary: ${s.settings.rounds} rounds x ${s.settings.seconds} s, ${s.settings.connections} connections, ` +
       `warm-up ${s.settings.warmupSeconds} s, loopback, POST /hooks/wake ` +
-      `mode=${s.settings.mode}, store sync=${s.settings.sync}`,
+      `mode=${s.settings.mode}, store sync=${s.settings.sync}, loader ${s.settings.loader}, gateway ${s.settings.entry}`,
     row('', 'bare node:http (a)', 'hookgate (b)', 'target (b)'),
     row('req/s mean', String(a.rps), String(b.rps)),
     row('req/s per round', list(a.rpsRounds), list(b.rpsRounds)),
