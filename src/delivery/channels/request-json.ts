@@ -1,9 +1,10 @@
 import { parseRetryAfterMs } from '../../common/retry.js';
+import { sendRequest, type HttpResponse } from '../../common/send-request.js';
 import { DeliveryError, isRetryableStatus } from '../channel-adapter.js';
 
 export interface JsonResponse {
   status: number;
-  headers: Headers;
+  headers: HttpResponse['headers'];
   /** Parsed JSON body, or `null` when the body is empty or not JSON. */
   body: unknown;
   text: string;
@@ -19,23 +20,25 @@ export async function requestJson(
   url: string,
   init: { method?: string; headers?: Record<string, string>; body?: unknown; form?: URLSearchParams; signal: AbortSignal },
 ): Promise<JsonResponse> {
-  let res: Response;
+  let res: HttpResponse;
   try {
-    res = await fetch(url, {
+    res = await sendRequest(url, {
       method: init.method ?? 'POST',
       headers: {
         accept: 'application/json',
-        ...(init.form !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(init.form !== undefined
+          ? { 'content-type': 'application/x-www-form-urlencoded' }
+          : init.body !== undefined ? { 'content-type': 'application/json' } : {}),
         ...init.headers,
       },
-      ...(init.form !== undefined ? { body: init.form } : init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+      ...(init.form !== undefined ? { body: init.form.toString() } : init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
       signal: init.signal,
     });
   } catch (error) {
     const why = init.signal.aborted ? 'timed out' : (error as Error).message;
     throw new DeliveryError(`${channel}: request failed: ${why}`, { retryable: true, cause: error });
   }
-  const text = await res.text().catch(() => '');
+  const text = res.text;
   let body: unknown = null;
   try {
     body = text === '' ? null : JSON.parse(text);

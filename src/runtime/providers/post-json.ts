@@ -1,4 +1,5 @@
 import { parseRetryAfterMs } from '../../common/retry.js';
+import { sendRequest, type HttpResponse } from '../../common/send-request.js';
 import { ProviderError } from './model-provider.js';
 
 /** Reads `error.message` (OpenAI, Anthropic) or a top-level `message` from an error body. */
@@ -24,9 +25,9 @@ export async function postJson(
   body: unknown,
   options: { headers: Record<string, string>; signal: AbortSignal; provider: string; now: () => number },
 ): Promise<unknown> {
-  let res: Response;
+  let res: HttpResponse;
   try {
-    res = await fetch(url, {
+    res = await sendRequest(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json', ...options.headers },
       body: JSON.stringify(body),
@@ -36,17 +37,17 @@ export async function postJson(
     if (options.signal.aborted) throw error;
     throw new ProviderError(`${options.provider}: request failed: ${(error as Error).message}`, { retryable: true, cause: error });
   }
-  const text = await res.text();
+  const { text } = res;
   let parsed: unknown;
   try {
     parsed = text === '' ? null : JSON.parse(text);
   } catch {
     parsed = null;
   }
-  if (!res.ok) {
+  if (res.status < 200 || res.status >= 300) {
     const retryable = res.status === 408 || res.status === 409 || res.status === 429 || res.status >= 500;
     const retryAfterMs = parseRetryAfterMs(res.headers.get('retry-after'), options.now());
-    const message = errorMessage(parsed, text.slice(0, 200) || res.statusText);
+    const message = errorMessage(parsed, text.slice(0, 200) || `HTTP ${res.status}`);
     throw new ProviderError(`${options.provider} ${res.status}: ${message}`, {
       status: res.status,
       retryable,
