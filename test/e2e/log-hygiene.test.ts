@@ -1,0 +1,65 @@
+/** Logs never carry a token or a payload, at any level, whatever the request did. */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createLog } from '../../src/common/log.js';
+import { readConfig } from '../../src/config/index.js';
+import { startGateway, type Gateway } from '../../src/main.js';
+
+const TOKEN = 'log-hygiene-token-5c1f0e7a';
+const SECRET_PAYLOAD = 'PAYLOAD-MARKER-do-not-log-7d2b';
+
+describe('log hygiene', () => {
+  let gateway: Gateway;
+  let dir: string;
+  const lines: string[] = [];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'hookgate-logs-'));
+    mkdirSync(join(dir, 'hooks', 'transforms'), { recursive: true });
+    writeFileSync(join(dir, 'hooks', 'transforms', 'boom.js'), 'export default () => { throw new Error("transform exploded"); };\n');
+    writeFileSync(join(dir, 'hookgate.json'), JSON.stringify({
+      gateway: { logLevel: 'debug' },
+      hooks: {
+        enabled: true,
+        token: TOKEN,
+        authRateLimit: { maxFailures: 3 },
+        mappings: [{ id: 'boom', match: { path: 'boom' }, transform: { module: 'boom.js' } }],
+      },
+      agents: { defaults: { heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
+    }));
+    gateway = await startGateway(readConfig(join(dir, 'hookgate.json'), {}), {
+      port: 0,
+      log: createLog({ level: 'debug', write: (l) => lines.push(l) }),
+      runtime: { coalesceMs: 10 },
+    });
+  });
+  after(async () => {
+    await gateway?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes neither the token nor payload text, for accepted, rejected and failing requests', async () => {
+    const send = (path: string, body: string, token = TOKEN): Promise<Response> =>
+      fetch(`http://127.0.0.1:${gateway.port}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body });
+    const statuses = [
+      (await send('/hooks/wake', JSON.stringify({ text: SECRET_PAYLOAD }))).status,
+      (await send('/hooks/agent', JSON.stringify({ message: SECRET_PAYLOAD, deliver: false }))).status,
+      (await send('/hooks/agent', JSON.stringify({ message: SECRET_PAYLOAD, channel: 'fax' }))).status,
+      (await send('/hooks/wake', `{"text":"${SECRET_PAYLOAD}`)).status,
+      (await send('/hooks/boom', JSON.stringify({ text: SECRET_PAYLOAD }))).status,
+      (await send(`/hooks/wake?token=${TOKEN}`, '{}')).status,
+    ];
+    for (let i = 0; i < 4; i++) statuses.push((await send('/hooks/wake', '{}', `${TOKEN}-wrong`)).status);
+    assert.deepEqual(statuses, [200, 202, 400, 400, 500, 400, 401, 401, 401, 429]);
+    await sleep(300); // let the run and the heartbeat write their lines
+    const all = lines.join('');
+    assert.ok(lines.length > 5, 'the gateway did log');
+    assert.match(all, /transform exploded/, 'the real transform error is in the log');
+    assert.ok(!all.includes(TOKEN), 'no token in the log');
+    assert.ok(!all.includes(SECRET_PAYLOAD), 'no payload text in the log');
+  });
+});
