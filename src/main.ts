@@ -85,6 +85,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
   }, { orphanedAtStartup: config.store.driver === 'sqlite', ...deps.runtime });
   const policy = createPolicy({ config, ids, clock });
+  const runTransform = createTransformRunner(loaded.transformsDir);
   const handler = createRequestHandler({
     hooks: config.hooks,
     bodyTimeoutMs: config.gateway.bodyTimeoutMs,
@@ -96,7 +97,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       store,
       clock,
       mappings: compileMappings(config.hooks, loaded.transformsDir),
-      runTransform: createTransformRunner(loaded.transformsDir),
+      runTransform,
       onRecorded: (outcome) => {
         if (outcome.kind === 'agent') runtime.notifyRunQueued();
         else if (outcome.kind === 'wake' && outcome.event.mode === 'now') runtime.requestHeartbeat(outcome.event.agentId);
@@ -138,6 +139,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         await http.close();
         await runtime.stop();
         await deliveryWorker?.stop();
+        await runTransform.close();
         await store.close();
         log.info('gateway stopped');
       })();

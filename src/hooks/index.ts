@@ -12,4 +12,4 @@ export { renderTemplate } from './mappings/render-template.js';
 export type { TemplateContext } from './mappings/render-template.js';
 export type { MappedHookCall } from './mappings/build-mapped-request.js';
 export { createTransformRunner, TransformError } from './transforms/create-transform-runner.js';
-export type { TransformInput, TransformRunner } from './transforms/create-transform-runner.js';
+export type { TransformInput, TransformRunner, WorkerTransformRunner } from './transforms/create-transform-runner.js';

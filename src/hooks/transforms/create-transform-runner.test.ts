@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createTransformRunner, TransformError, type TransformInput, type TransformRunner } from './create-transform-runner.js';
+import { createTransformRunner, TransformError, type TransformInput, type WorkerTransformRunner } from './create-transform-runner.js';
 
 const INPUT: TransformInput = {
   payload: { n: 2, who: 'kestrel' },
@@ -18,7 +18,7 @@ const TIMEOUT_MS = 20_000;
 let base: string;
 let root: string;
 let outside: string;
-let run: TransformRunner;
+let run: WorkerTransformRunner;
 
 function write(rel: string, source: string, dir = root): string {
   const file = join(dir, rel);
@@ -58,7 +58,10 @@ before(() => {
   run = createTransformRunner(root);
 });
 
-after(() => rmSync(base, { recursive: true, force: true }));
+after(async () => {
+  await run.close();
+  rmSync(base, { recursive: true, force: true });
+});
 
 describe('createTransformRunner: JavaScript modules', () => {
   it('calls the default export with the input and returns its result', async () => {
@@ -86,7 +89,8 @@ describe('createTransformRunner: JavaScript modules', () => {
   it('wraps a thrown error, keeping it as the cause', async () => {
     write('throws.js', 'export default () => { throw new RangeError("kaboom-7f3a"); };');
     const error = await assertTransformError(call('throws.js'), /kaboom-7f3a/);
-    assert.ok(error.cause instanceof RangeError);
+    // Transforms run in a worker thread: the cause arrives as its name and message.
+    assert.deepEqual(error.cause, { name: 'RangeError', message: 'kaboom-7f3a' });
   });
 
   it('wraps a rejected promise', async () => {
@@ -114,6 +118,25 @@ describe('createTransformRunner: JavaScript modules', () => {
     await assertTransformError(call('not-fn.js'), /"default" is not a function/);
     await assertTransformError(call('not-fn.js', { exportName: 'answer' }), /"answer" is not a function/);
     await assertTransformError(call('not-fn.js', { exportName: 'missing' }), /"missing" is not a function/);
+  });
+
+  it('cuts off a transform stuck in a synchronous loop, and keeps serving the next call', async () => {
+    write('spins.js', 'export default () => { for (;;) {} };');
+    write('fine.js', 'export default () => ({ message: "still here" });');
+    await assertTransformError(call('spins.js', { timeoutMs: 200 }), /timed out after 200 ms/);
+    assert.deepEqual(await call('fine.js'), { message: 'still here' });
+  });
+
+  it('survives a transform that calls process.exit', async () => {
+    write('exits.js', 'export default () => { process.exit(3); };');
+    write('fine2.js', 'export default () => ({ message: "alive" });');
+    await assertTransformError(call('exits.js'), /worker exited/);
+    assert.deepEqual(await call('fine2.js'), { message: 'alive' });
+  });
+
+  it('refuses a result that is not plain data', async () => {
+    write('returns-fn.js', 'export default () => ({ message: "x", fn() {} });');
+    await assertTransformError(call('returns-fn.js'), /not plain data/);
   });
 
   it('times out a promise that never settles', async () => {
@@ -160,8 +183,12 @@ describe('createTransformRunner: JavaScript modules', () => {
     symlinkSync(root, linked, 'dir');
     write('through-link.js', 'export default () => ({ message: "linked root" });');
     const viaLink = createTransformRunner(linked);
-    const result = await viaLink({ file: join(linked, 'through-link.js'), exportName: 'default', timeoutMs: TIMEOUT_MS }, INPUT);
-    assert.deepEqual(result, { message: 'linked root' });
+    try {
+      const result = await viaLink({ file: join(linked, 'through-link.js'), exportName: 'default', timeoutMs: TIMEOUT_MS }, INPUT);
+      assert.deepEqual(result, { message: 'linked root' });
+    } finally {
+      await viaLink.close();
+    }
     assert.notEqual(realpathSync(linked), linked);
   });
 

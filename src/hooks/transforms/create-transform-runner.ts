@@ -1,94 +1,83 @@
-import { existsSync } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
-import { register } from 'node:module';
-import { isInsideDir } from '../../common/is-inside-dir.js';
-import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { TransformError, type TransformAnswer, type TransformInput, type TransformSpec } from './transform-types.js';
 
-/** What a transform is called with. */
-export interface TransformInput {
-  payload: Record<string, unknown>;
-  /** Request headers, lower-case names, credentials removed. */
-  headers: Record<string, string>;
-  /** The request URL path and query (the `token` parameter is never here: such requests are refused). */
-  url: string;
-  /** The `<name>` segment the hook was called at. */
-  path: string;
-}
+export { TransformError } from './transform-types.js';
+export type { TransformInput, TransformSpec } from './transform-types.js';
 
-/** A transform failed to load, threw, returned something unusable, or timed out. */
-export class TransformError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'TransformError';
-  }
-}
-
-export interface TransformSpec {
-  file: string;
-  exportName: string;
-  timeoutMs: number;
-}
-
+/** Calls a transform and resolves with what it returned. */
 export type TransformRunner = (spec: TransformSpec, input: TransformInput) => Promise<unknown>;
 
-const TS = /\.m?ts$/;
-let tsLoaderRegistered = false;
+/**
+ * A runner backed by a worker thread, which `close()` ends. Call it before the process should
+ * exit: once the worker registered the TypeScript loader, its loader thread keeps the process
+ * alive even though the worker itself is unref'd.
+ */
+export type WorkerTransformRunner = TransformRunner & { close(): Promise<void> };
 
-function registerTsLoader(): void {
-  if (tsLoaderRegistered) return;
-  register(new URL('./ts-loader-hooks.js', import.meta.url));
-  tsLoaderRegistered = true;
+interface Pending {
+  /** The worker the call went to: only its failure fails the call. */
+  worker: Worker;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  timer: NodeJS.Timeout;
 }
 
 /**
- * Loads and calls transforms. Each call checks the file's modification time and imports a fresh
- * copy when it changed, so an edited transform takes effect without a restart. A `.ts` module
- * loads through the TypeScript loader, unless a `.js` beside it is at least as new. The file must
- * still resolve inside `transformsDir` at load time (a symlink swapped in later is refused).
+ * Runs transforms in a worker thread, started on the first call. A call that does not settle
+ * within its `timeoutMs` fails, and the worker is replaced: that is the only way to stop a
+ * transform stuck in a synchronous loop. Calls in flight on the replaced worker fail with it.
  */
-export function createTransformRunner(transformsDir: string): TransformRunner {
-  const loadModule = async (file: string): Promise<Record<string, unknown>> => {
-    let real: string;
-    try {
-      real = await realpath(file);
-    } catch (error) {
-      throw new TransformError(`transform module not found: ${file}`, { cause: error });
-    }
-    const root = existsSync(transformsDir) ? await realpath(transformsDir) : transformsDir;
-    if (!isInsideDir(root, real)) throw new TransformError(`transform module resolves outside ${transformsDir}: ${file}`);
-    let target = real;
-    if (TS.test(real)) {
-      const js = real.replace(TS, '.js');
-      if (existsSync(js) && (await stat(js)).mtimeMs >= (await stat(real)).mtimeMs) target = js;
-      else registerTsLoader();
-    }
-    const { mtimeMs } = await stat(target);
-    try {
-      return (await import(`${pathToFileURL(target).href}?v=${mtimeMs}`)) as Record<string, unknown>;
-    } catch (error) {
-      throw new TransformError(`transform module failed to load: ${file}: ${(error as Error).message}`, { cause: error });
+export function createTransformRunner(transformsDir: string): WorkerTransformRunner {
+  let worker: Worker | undefined;
+  let nextId = 1;
+  const pending = new Map<number, Pending>();
+
+  const failAll = (w: Worker, reason: string): void => {
+    if (worker === w) worker = undefined;
+    for (const [id, p] of pending) {
+      if (p.worker !== w) continue;
+      clearTimeout(p.timer);
+      p.reject(new TransformError(reason));
+      pending.delete(id);
     }
   };
 
-  return async (spec, input) => {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new TransformError(`transform timed out after ${spec.timeoutMs} ms: ${spec.file}`)), spec.timeoutMs);
+  const start = (): Worker => {
+    const w = new Worker(new URL('./transform-worker.js', import.meta.url), { workerData: { transformsDir } });
+    w.unref();
+    w.on('message', (answer: TransformAnswer) => {
+      const p = pending.get(answer.id);
+      if (p === undefined) return;
+      pending.delete(answer.id);
+      clearTimeout(p.timer);
+      if (answer.ok) p.resolve(answer.result);
+      else p.reject(new TransformError(answer.message, answer.cause === undefined ? undefined : { cause: answer.cause }));
     });
-    try {
-      const mod = await Promise.race([loadModule(spec.file), timeout]);
-      const fn = mod[spec.exportName];
-      if (typeof fn !== 'function') throw new TransformError(`transform export "${spec.exportName}" is not a function: ${spec.file}`);
-      let result: unknown;
-      try {
-        result = await Promise.race([Promise.resolve((fn as (input: TransformInput) => unknown)(input)), timeout]);
-      } catch (error) {
-        if (error instanceof TransformError) throw error;
-        throw new TransformError(`transform threw: ${(error as Error)?.message ?? String(error)}`, { cause: error });
-      }
-      return result;
-    } finally {
-      clearTimeout(timer);
-    }
+    w.on('error', (error) => failAll(w, `transform worker failed: ${error.message}`));
+    w.on('exit', (code) => failAll(w, `transform worker exited (code ${code})`));
+    return w;
   };
+
+  const run = ((spec: TransformSpec, input: TransformInput): Promise<unknown> => {
+    worker ??= start();
+    const w = worker;
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new TransformError(`transform timed out after ${spec.timeoutMs} ms: ${spec.file}`));
+        // The worker may be stuck in a loop: replace it.
+        failAll(w, 'transform worker restarted after another transform timed out');
+        void w.terminate();
+      }, spec.timeoutMs);
+      pending.set(id, { worker: w, resolve, reject, timer });
+      w.postMessage({ id, file: spec.file, exportName: spec.exportName, input });
+    });
+  }) as WorkerTransformRunner;
+  run.close = async () => {
+    const w = worker;
+    worker = undefined;
+    if (w !== undefined) await w.terminate();
+  };
+  return run;
 }
