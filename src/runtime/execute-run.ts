@@ -2,11 +2,10 @@ import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
 import type { NewSystemEvent, RunOutcomeState, RunRecord } from '../store/index.js';
 import { buildRunMessage, buildRunSummary } from './build-prompts.js';
-import { HISTORY_ENTRIES, fitHistory } from './fit-history.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
-import { callWithRetry } from './providers/call-with-retry.js';
-import { readSystemPrompt, resolveAgentProfile } from './resolve-agent-profile.js';
-import { deadlineSignal, type RuntimeDeps } from './runtime-deps.js';
+import { callModelTurn, TurnTimeoutError } from './call-model-turn.js';
+import { resolveAgentProfile } from './resolve-agent-profile.js';
+import type { RuntimeDeps } from './runtime-deps.js';
 import { createBoundaryId, looksLikeInjection } from './wrap-external-content.js';
 
 /** The summary event a finished (or abandoned) run posts to its agent's main session. */
@@ -41,8 +40,6 @@ export async function executeRun(deps: RuntimeDeps, run: RunRecord, owner: strin
   if (run.source.external && looksLikeInjection(run.message)) {
     log.warn('hook content looks like a prompt-injection attempt', { runId: run.id, hook: run.source.hook });
   }
-  const timeoutMs = run.timeoutSeconds * 1000;
-  const deadline = deadlineSignal(timeoutMs);
   let state: RunOutcomeState;
   let reply: string | null = null;
   let error: string | null = null;
@@ -50,21 +47,19 @@ export async function executeRun(deps: RuntimeDeps, run: RunRecord, owner: strin
   try {
     const model = deps.models.resolve(run.model ?? profile.model);
     modelUsed = model.ref;
-    const history = await deps.store.readTranscript(run.sessionKey, { limit: HISTORY_ENTRIES });
-    const result = await callWithRetry(model.provider, {
-      model: model.modelId,
-      system: await readSystemPrompt(profile),
-      messages: [...fitHistory(history), { role: 'user', content }],
+    reply = await callModelTurn(deps, {
+      profile,
+      model,
+      sessionKey: run.sessionKey,
+      content,
       thinking: run.thinking ?? config.agents.defaults.thinking ?? null,
-      signal: AbortSignal.any([deadline.signal, shutdown]),
-    }, started + timeoutMs, deps.retry);
+      timeoutMs: run.timeoutSeconds * 1000,
+      shutdown,
+    });
     state = 'succeeded';
-    reply = result.text;
   } catch (err) {
-    state = deadline.timedOut() ? 'timed_out' : 'failed';
+    state = err instanceof TurnTimeoutError ? 'timed_out' : 'failed';
     error = state === 'timed_out' ? `timed out after ${run.timeoutSeconds} s` : (err as Error).message;
-  } finally {
-    deadline.cancel();
   }
   if (shutdown.aborted && state !== 'succeeded') {
     // Interrupted by shutdown, not by the run itself: hand it back for the next start.

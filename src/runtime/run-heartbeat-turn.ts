@@ -1,11 +1,10 @@
 import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
 import { DEFAULT_HEARTBEAT_PROMPT, HEARTBEAT_MAX_EVENTS, buildHeartbeatPrompt, takeHeartbeatEvents } from './build-prompts.js';
-import { HISTORY_ENTRIES, fitHistory } from './fit-history.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
-import { callWithRetry } from './providers/call-with-retry.js';
-import { readSystemPrompt, resolveAgentProfile } from './resolve-agent-profile.js';
-import { deadlineSignal, type RuntimeDeps } from './runtime-deps.js';
+import { callModelTurn } from './call-model-turn.js';
+import { resolveAgentProfile } from './resolve-agent-profile.js';
+import type { RuntimeDeps } from './runtime-deps.js';
 import { createBoundaryId, looksLikeInjection } from './wrap-external-content.js';
 
 /**
@@ -37,23 +36,15 @@ export async function runHeartbeatTurn(
   if (events.some((e) => e.source.external && looksLikeInjection(e.text))) {
     log.warn('hook content in a heartbeat looks like a prompt-injection attempt', { agentId, events: events.length });
   }
-  const model = deps.models.resolve(profile.model);
-  const history = await store.readTranscript(sessionKey, { limit: HISTORY_ENTRIES });
-  const timeoutMs = config.agents.defaults.timeoutSeconds * 1000;
-  const deadline = deadlineSignal(timeoutMs);
-  let reply: string;
-  try {
-    const result = await callWithRetry(model.provider, {
-      model: model.modelId,
-      system: await readSystemPrompt(profile),
-      messages: [...fitHistory(history), { role: 'user', content: prompt }],
-      thinking: config.agents.defaults.thinking ?? null,
-      signal: AbortSignal.any([deadline.signal, shutdown]),
-    }, now + timeoutMs, deps.retry);
-    reply = result.text;
-  } finally {
-    deadline.cancel();
-  }
+  const reply = await callModelTurn(deps, {
+    profile,
+    model: deps.models.resolve(profile.model),
+    sessionKey,
+    content: prompt,
+    thinking: config.agents.defaults.thinking ?? null,
+    timeoutMs: config.agents.defaults.timeoutSeconds * 1000,
+    shutdown,
+  });
   const turnId = deps.ids.next();
   const at = clock.now();
   const ack = isHeartbeatAck(reply, heartbeat.ackMaxChars);

@@ -20,14 +20,3 @@ export interface RuntimeDeps {
   ids: Ids;
   retry: RetryDeps;
 }
-
-/** A model call's deadline as an AbortSignal, and whether it fired. */
-export function deadlineSignal(ms: number): { signal: AbortSignal; timedOut: () => boolean; cancel: () => void } {
-  const controller = new AbortController();
-  let fired = false;
-  const timer = setTimeout(() => {
-    fired = true;
-    controller.abort(new Error(`timed out after ${ms} ms`));
-  }, Math.max(0, ms));
-  return { signal: controller.signal, timedOut: () => fired, cancel: () => clearTimeout(timer) };
-}

@@ -1,0 +1,58 @@
+import type { ThinkingLevel } from '../config/index.js';
+import type { ResolvedModel } from './create-model-registry.js';
+import { HISTORY_ENTRIES, fitHistory } from './fit-history.js';
+import { callWithRetry } from './providers/call-with-retry.js';
+import { readSystemPrompt, type AgentProfile } from './resolve-agent-profile.js';
+import type { RuntimeDeps } from './runtime-deps.js';
+
+/** The turn ran out of its time (retries included). */
+export class TurnTimeoutError extends Error {
+  constructor(timeoutMs: number, options?: { cause?: unknown }) {
+    super(`timed out after ${timeoutMs} ms`, options);
+    this.name = 'TurnTimeoutError';
+  }
+}
+
+export interface ModelTurn {
+  profile: AgentProfile;
+  model: ResolvedModel;
+  /** The session whose recent transcript is the conversation history. */
+  sessionKey: string;
+  /** The new user message. */
+  content: string;
+  thinking: ThinkingLevel | null;
+  timeoutMs: number;
+  /** Aborts the call when the gateway stops. */
+  shutdown: AbortSignal;
+}
+
+/**
+ * One model call in a session: the agent's system prompt, the session's recent history (bounded
+ * in entries and characters) and the new message, retried while `timeoutMs` allows.
+ * @throws TurnTimeoutError when the time runs out; the provider's error otherwise.
+ */
+export async function callModelTurn(deps: Pick<RuntimeDeps, 'store' | 'clock' | 'retry'>, turn: ModelTurn): Promise<string> {
+  const started = deps.clock.now();
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new TurnTimeoutError(turn.timeoutMs));
+  }, Math.max(0, turn.timeoutMs));
+  try {
+    const history = await deps.store.readTranscript(turn.sessionKey, { limit: HISTORY_ENTRIES });
+    const result = await callWithRetry(turn.model.provider, {
+      model: turn.model.modelId,
+      system: await readSystemPrompt(turn.profile),
+      messages: [...fitHistory(history), { role: 'user', content: turn.content }],
+      thinking: turn.thinking,
+      signal: AbortSignal.any([controller.signal, turn.shutdown]),
+    }, started + turn.timeoutMs, deps.retry);
+    return result.text;
+  } catch (error) {
+    if (timedOut) throw new TurnTimeoutError(turn.timeoutMs, { cause: error });
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
