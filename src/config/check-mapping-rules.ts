@@ -7,7 +7,18 @@ import { resolveModel } from './resolve-model.js';
 import { THINKING_LEVELS, type Config } from './schema.js';
 
 /** Hook names served by the built-in endpoints; no mapping may claim them. */
-const RESERVED = new Set(['wake', 'agent']);
+export const RESERVED_HOOK_NAMES: ReadonlySet<string> = new Set(['wake', 'agent']);
+
+/** `/a/b/` → `a/b`: leading and trailing slashes do not matter in hook names. */
+export function trimSlashes(path: string): string {
+  return path.replace(/^\/+|\/+$/g, '');
+}
+
+/** Whether a transform module path is written as a plain relative path (no absolute path, no `..`). */
+export function isPlainRelative(module: string): boolean {
+  return !isAbsolute(module) && !module.split(/[\\/]/).includes('..');
+}
+
 const TEMPLATED = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to', 'model', 'thinking'] as const;
 
 /**
@@ -15,8 +26,11 @@ const TEMPLATED = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to'
  * symlinks are resolved, and an existing file. Returns the problem, or `null`.
  */
 export function checkTransformModule(transformsDir: string, module: string): string | null {
-  if (isAbsolute(module)) return 'must be a path relative to the transforms directory, not an absolute path';
-  if (module.split(/[\\/]/).includes('..')) return 'must not contain ".." (it must stay inside the transforms directory)';
+  if (!isPlainRelative(module)) {
+    return isAbsolute(module)
+      ? 'must be a path relative to the transforms directory, not an absolute path'
+      : 'must not contain ".." (it must stay inside the transforms directory)';
+  }
   const file = resolve(transformsDir, module);
   if (!isInsideDir(transformsDir, file)) return `must stay inside ${transformsDir}`;
   if (!existsSync(file)) return `not found: ${file}`;
@@ -39,8 +53,8 @@ export function checkMappingRules(config: Config, transformsDir: string): { issu
       if (ids.has(m.id)) issues.push({ path: `${at}.id`, message: `duplicate mapping id "${m.id}"` });
       ids.add(m.id);
     }
-    const path = m.match?.path?.replace(/^\/+|\/+$/g, '');
-    if (path !== undefined && RESERVED.has(path)) {
+    const path = m.match?.path === undefined ? undefined : trimSlashes(m.match.path);
+    if (path !== undefined && RESERVED_HOOK_NAMES.has(path)) {
       issues.push({ path: `${at}.match.path`, message: `"${path}" is a built-in endpoint and cannot be mapped` });
     }
     for (const key of TEMPLATED) {

@@ -6,4 +6,5 @@ export { writeDefaultConfig } from './write-default-config.js';
 export type { GeneratedTokens } from './write-default-config.js';
 export { BUILTIN_ECHO_PROVIDER, resolveModel } from './resolve-model.js';
 export type { ModelResolution } from './resolve-model.js';
+export { isPlainRelative, RESERVED_HOOK_NAMES, trimSlashes } from './check-mapping-rules.js';
 export { GENERATED_SESSION_PREFIX, normalizeHooksPath, transformsRoot } from './check-config-rules.js';

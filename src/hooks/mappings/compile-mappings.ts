@@ -1,6 +1,8 @@
-import { isAbsolute, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Issue } from '../../common/errors.js';
-import type { HooksConfig, MappingConfig } from '../../config/index.js';
+import { trimSlashes, type HooksConfig, type MappingConfig } from '../../config/index.js';
+
+export { isPlainRelative, RESERVED_HOOK_NAMES, trimSlashes } from '../../config/index.js';
 import { createPresets } from './presets.js';
 
 /** A mapping ready to match: normalised match values, where it came from, its transform file. */
@@ -14,15 +16,8 @@ export interface CompiledMapping {
   validate: ((payload: Record<string, unknown>) => Issue[]) | undefined;
 }
 
-/** Names served by the built-in endpoints; a mapping cannot take them. */
-export const RESERVED_HOOK_NAMES: ReadonlySet<string> = new Set(['wake', 'agent']);
 /** Time a transform may take before the request fails. @default 5000 */
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 5_000;
-
-/** `/a/b/` → `a/b`: leading and trailing slashes do not matter. */
-export function trimSlashes(path: string): string {
-  return path.replace(/^\/+|\/+$/g, '');
-}
 
 function compile(mapping: MappingConfig, id: string, transformsDir: string, validate?: CompiledMapping['validate']): CompiledMapping {
   const t = mapping.transform;
@@ -61,9 +56,4 @@ export function matchMapping(
   return mappings.find((m) =>
     (m.matchPath === undefined || m.matchPath === path) &&
     (m.matchSource === undefined || (typeof source === 'string' && source === m.matchSource)));
-}
-
-/** Whether a transform module path is written as a plain relative path (no absolute path, no `..`). */
-export function isPlainRelative(module: string): boolean {
-  return !isAbsolute(module) && !module.split(/[\\/]/).includes('..');
 }
