@@ -3,8 +3,7 @@ import type { DeliveryWithAttempts } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
 import { loadOrReport } from './load-or-report.js';
 import { openStoreOrReport } from './open-store-or-report.js';
-
-const iso = (ms: number | null): string => (ms === null ? '-' : new Date(ms).toISOString());
+import { iso } from './format.js';
 
 function deliveryLines(d: DeliveryWithAttempts): string {
   const route = d.resolvedChannel === null ? `${d.channel}${d.to === null ? '' : `:${d.to}`}` : `${d.resolvedChannel}:${d.resolvedTo ?? '?'}`;

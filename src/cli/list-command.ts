@@ -1,13 +1,7 @@
 import type { RunRecord, SystemEventRecord } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
 import { openStoreOrReport } from './open-store-or-report.js';
-
-const iso = (ms: number | null): string => (ms === null ? '-' : new Date(ms).toISOString());
-
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ');
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
+import { clip, iso } from './format.js';
 
 function eventLine(e: SystemEventRecord): string {
   const status = e.consumedAt === null ? 'pending' : 'consumed';

@@ -1,8 +1,7 @@
 import type { SessionRecord } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
 import { openStoreOrReport } from './open-store-or-report.js';
-
-const iso = (ms: number | null): string => (ms === null ? '-' : new Date(ms).toISOString());
+import { iso } from './format.js';
 
 function sessionLine(s: SessionRecord): string {
   const route = s.lastChannel === null ? '-' : `${s.lastChannel}:${s.lastTo ?? '?'}`;
