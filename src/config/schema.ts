@@ -172,7 +172,15 @@ export const StoreSchema = z.discriminatedUnion('driver', [
     /** `full` survives power loss; `normal` only a process crash. */
     sync: z.enum(['full', 'normal']).default('full'),
   }),
-  z.strictObject({ driver: z.literal('postgres'), url: nonEmpty }),
+  z.strictObject({
+    driver: z.literal('postgres'),
+    /** `postgres://user:pass@host:5432/db`; `${ENV}` substitution keeps the password out of the file. */
+    url: nonEmpty,
+    /** Schema holding Hookgate's tables (created if missing). @default 'public' */
+    schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier').default('public'),
+    /** Connections per replica. @default 10 */
+    poolSize: z.number().int().min(2).max(100).default(10),
+  }),
 ]);
 
 export const ConfigSchema = z.strictObject({

@@ -1,34 +1,57 @@
 import type {
-  ClaimOptions, DeliveryAttemptResult, DeliveryRecord, DeliveryWithAttempts, HeartbeatTurn, ListOptions, NewDelivery, NewRun, NewSystemEvent, RecoveryResult,
-  RunCompletion, RunRecord, SessionRecord, SystemEventRecord, TranscriptEntry,
+  AuthFailure, ClaimedDelivery, ClaimedRun, ClaimOptions, DeliveryAttemptResult, DeliveryRecord, DeliveryWithAttempts,
+  HeartbeatClaim, HeartbeatTurn, ListOptions, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
+  RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry, WorkSignal,
 } from './types.js';
 
 /**
- * Durable state of the gateway. Every write resolves only once it is committed, so the caller
- * may acknowledge the request that caused it. Implementations: SQLite (one machine), PostgreSQL
- * (a fleet sharing one state).
+ * What the ingress writes. Every write resolves only once it is committed, so the caller may
+ * acknowledge the request that caused it.
  */
-export interface Store {
+export interface IngressStore {
   /** Records a system event on an agent's main session. */
   addSystemEvent(event: NewSystemEvent): Promise<void>;
   /** Records an agent run in state `queued`. */
   enqueueRun(run: NewRun): Promise<void>;
+}
+
+/** Reads for the CLI, the runtime's prompts and operators. Never blocks a writer. */
+export interface StoreReader {
   /** System events, newest first. */
   listSystemEvents(options?: ListOptions): Promise<SystemEventRecord[]>;
-  /** Agent runs, newest first. */
-  listRuns(options?: ListOptions): Promise<RunRecord[]>;
+  /** Agent runs, newest first, optionally in one state. */
+  listRuns(options?: ListOptions & { state?: RunState }): Promise<RunRecord[]>;
   getRun(id: string): Promise<RunRecord | null>;
+  /** Pending (unconsumed) events of a session, oldest first. */
+  listPendingEvents(sessionKey: string, options?: ListOptions): Promise<SystemEventRecord[]>;
+  /** Whether a session holds a pending event that asked for an immediate heartbeat. */
+  hasPendingNowEvent(sessionKey: string): Promise<boolean>;
+  /** The last `limit` transcript entries of a session, oldest first. */
+  readTranscript(sessionKey: string, options?: ListOptions): Promise<TranscriptEntry[]>;
+  listSessions(options?: ListOptions): Promise<SessionRecord[]>;
+  getSession(key: string): Promise<SessionRecord | null>;
+  /** The channel and recipient of the last conversation on a session, if any (a key lookup). */
+  getLastRoute(sessionKey: string): Promise<{ channel: string; to: string } | null>;
+  /** Deliveries, newest first, each with its attempts. */
+  listDeliveries(options?: ListOptions & { state?: DeliveryRecord['state'] }): Promise<DeliveryWithAttempts[]>;
+  getDelivery(id: string): Promise<DeliveryWithAttempts | null>;
+}
 
+/**
+ * The run queue. Every claim gets a fresh claim id and a lease on the database's clock; only the
+ * current claim may renew, hand back or finish a run, so a stale worker never overwrites a newer one.
+ */
+export interface RunQueue {
   /**
-   * Claims up to `limit` queued runs for `owner` (state `running`, attempts + 1, lease until
-   * `now + leaseMs`). Runs sharing a session key are claimed one at a time, oldest first: a run is
-   * claimable only when no run of its session is running and none is queued before it.
+   * Claims up to `limit` queued runs (state `running`, attempts + 1). Runs sharing a session key
+   * are claimed one at a time, oldest first: a run is claimable only when no run of its session is
+   * running and none is queued before it.
    */
-  claimRuns(options: ClaimOptions): Promise<RunRecord[]>;
-  /** Hands runs back to the queue at shutdown, without counting the interrupted attempt. */
-  releaseRuns(owner: string, runIds: readonly string[]): Promise<void>;
-  /** Extends the lease of runs `owner` still holds. */
-  renewLeases(owner: string, runIds: readonly string[], leaseUntil: number): Promise<void>;
+  claimRuns(options: ClaimOptions): Promise<ClaimedRun[]>;
+  /** Extends the leases of the given claims; resolves with the run ids whose claim is still current. */
+  renewRuns(claims: readonly ClaimedRun[], leaseMs: number): Promise<string[]>;
+  /** Hands a run back to the queue (shutdown), without counting the interrupted attempt. */
+  releaseRun(claim: ClaimedRun): Promise<boolean>;
   /**
    * Finishes a run: its outcome, its session transcript, the summary on the main session and
    * the delivery request, in one transaction. `false` (and nothing written) when the claim is
@@ -36,45 +59,77 @@ export interface Store {
    */
   completeRun(completion: RunCompletion): Promise<boolean>;
   /**
-   * Requeues running runs whose lease expired; those already claimed `maxAttempts` times fail
-   * with reason `interrupted` and get their summary (built by `summarize`) in the same transaction.
+   * Requeues running runs whose lease expired (judged by the database's clock). Those already
+   * claimed `maxAttempts` times are claimed for `owner` instead and returned, for the caller to
+   * finish as `failed: interrupted`.
    */
-  recoverExpiredRuns(now: number, maxAttempts: number, summarize: (run: RunRecord) => NewSystemEvent): Promise<RecoveryResult>;
+  recoverExpiredRuns(options: { owner: string; maxAttempts: number; leaseMs: number }): Promise<RecoveryResult>;
+}
 
-  /** Pending (unconsumed) events of a session, oldest first. */
-  listPendingEvents(sessionKey: string, options?: ListOptions): Promise<SystemEventRecord[]>;
-  /** Whether a session holds a pending event that asked for an immediate heartbeat. */
-  hasPendingNowEvent(sessionKey: string): Promise<boolean>;
-  /** Records a heartbeat turn and marks the events it consumed, in one transaction. */
-  recordHeartbeatTurn(turn: HeartbeatTurn): Promise<void>;
-  /** The last `limit` transcript entries of a session, oldest first. */
-  readTranscript(sessionKey: string, options?: ListOptions): Promise<TranscriptEntry[]>;
-  listSessions(options?: ListOptions): Promise<SessionRecord[]>;
-  getSession(key: string): Promise<SessionRecord | null>;
-  /** The channel and recipient of the last conversation on a session, if any (a key lookup). */
-  getLastRoute(sessionKey: string): Promise<{ channel: string; to: string } | null>;
-  /** Remembers the channel and recipient of the last conversation on a session. */
-  setLastRoute(sessionKey: string, agentId: string, channel: string, to: string, at: number): Promise<void>;
+/** Heartbeat turns: one runner per agent across every process sharing the store. */
+export interface HeartbeatQueue {
+  /** Takes the agent's heartbeat lease; `null` while another claim holds it. */
+  claimHeartbeat(options: { agentId: string; owner: string; leaseMs: number }): Promise<HeartbeatClaim | null>;
+  /** Extends the lease; `false` when the claim is no longer current. */
+  renewHeartbeat(claim: HeartbeatClaim, leaseMs: number): Promise<boolean>;
+  /** Gives the lease up after a turn. */
+  releaseHeartbeat(claim: HeartbeatClaim): Promise<void>;
+  /**
+   * Records a heartbeat turn and marks the events it consumed, in one transaction. `false` (and
+   * nothing written) when the claim is stale or any of the events was already consumed.
+   */
+  recordHeartbeatTurn(turn: HeartbeatTurn): Promise<boolean>;
+  /**
+   * Ends heartbeat leases that expired without being released (their process died) and returns
+   * those agents, whose pending events need a turn.
+   */
+  recoverExpiredHeartbeats(): Promise<string[]>;
+}
 
+/** The delivery queue, with the same claim fencing as runs. */
+export interface DeliveryQueue {
   /** Records a delivery request as `pending`. */
   addDelivery(delivery: NewDelivery): Promise<void>;
-  /** Deliveries, newest first, each with its attempts. */
-  listDeliveries(options?: ListOptions & { state?: DeliveryRecord['state'] }): Promise<DeliveryWithAttempts[]>;
-  getDelivery(id: string): Promise<DeliveryWithAttempts | null>;
-  /**
-   * Leases up to `limit` pending deliveries that are due (oldest first) for `owner`; a lease
-   * keeps another dispatcher off them until `now + leaseMs`.
-   */
-  claimDueDeliveries(options: { owner: string; now: number; limit: number; leaseMs: number }): Promise<DeliveryRecord[]>;
-  /** Records progress (parts sent) without ending the attempt. */
-  recordDeliveryProgress(id: string, owner: string, partsSent: number, resolvedChannel: string, resolvedTo: string, at: number): Promise<void>;
-  /** Records an attempt and its consequence (sent, retry later, failed, skipped); `false` for a stale lease. */
+  /** Claims up to `limit` pending deliveries that are due, oldest first. */
+  claimDueDeliveries(options: ClaimOptions & { now: number }): Promise<ClaimedDelivery[]>;
+  /** Extends the leases of deliveries being sent; resolves with the ids whose claim is still current. */
+  renewDeliveries(claims: readonly ClaimedDelivery[], leaseMs: number): Promise<string[]>;
+  /** Records progress (parts sent) without ending the attempt; `false` for a stale claim. */
+  recordDeliveryProgress(progress: {
+    deliveryId: string; claimId: string; partsSent: number; resolvedChannel: string; resolvedTo: string; at: number;
+  }): Promise<boolean>;
+  /** Records an attempt and its consequence (sent, retry later, failed, skipped); `false` for a stale claim. */
   recordDeliveryAttempt(result: DeliveryAttemptResult): Promise<boolean>;
   /** Puts a failed (or skipped) delivery back in the queue with a fresh attempt budget. */
   requeueDelivery(id: string, now: number): Promise<boolean>;
-  /** Drops every delivery lease (at startup, when no other process can hold one). */
-  releaseDeliveryLeases(): Promise<void>;
+  /** Remembers the channel and recipient of the last conversation on a session. */
+  setLastRoute(sessionKey: string, agentId: string, channel: string, to: string, at: number): Promise<void>;
+}
 
-  /** Flushes pending writes and releases the database. */
+/** The auth-failure lockout as every replica sees it. */
+export interface LockoutStore {
+  /**
+   * Counts one failure for a client in a sliding window; resolves with the end of the lockout it
+   * is now under (database clock), or `null`.
+   */
+  recordAuthFailure(failure: AuthFailure): Promise<number | null>;
+  /** Clients locked out now, with when their lockout ends. */
+  listLockouts(): Promise<Array<{ client: string; lockedUntil: number }>>;
+}
+
+/** Announcements of new work, so an idle worker starts at once instead of at its next poll. */
+export interface WorkSignals {
+  /** Calls `listener` after a commit that made work available (in this process or, shared stores, any). */
+  subscribe(listener: (signal: WorkSignal) => void): () => void;
+}
+
+/**
+ * Durable state of the gateway, as the roles its consumers use. Implementations: SQLite (one
+ * process per database, enforced by a lock) and PostgreSQL (a fleet sharing one state).
+ */
+export interface Store extends IngressStore, StoreReader, RunQueue, HeartbeatQueue, DeliveryQueue, LockoutStore, WorkSignals {
+  /** Whether several processes share this store (auth lockouts are then kept in it). */
+  readonly shared: boolean;
+  /** Flushes pending writes and releases the database (and its lock). */
   close(): Promise<void>;
 }

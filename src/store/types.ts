@@ -55,7 +55,9 @@ export interface RunRecord extends NewRun {
   attempts: number;
   /** Model that actually answered. */
   modelUsed: string | null;
+  /** Process that holds the current claim, while `running`. */
   leaseOwner: string | null;
+  /** When the current claim's lease expires, on the database's clock. */
   leaseUntil: number | null;
   startedAt: number | null;
   finishedAt: number | null;
@@ -142,8 +144,8 @@ export interface DeliveryWithAttempts extends DeliveryRecord {
 
 /** What a dispatcher writes after an attempt, in one transaction. */
 export interface DeliveryAttemptResult extends DeliveryAttempt {
-  /** Lease holder that made the attempt; a stale one writes nothing. */
-  owner: string;
+  /** The claim the attempt was made under; a stale one writes nothing. */
+  claimId: string;
   resolvedChannel: string | null;
   resolvedTo: string | null;
   partsSent: number;
@@ -157,8 +159,7 @@ export interface DeliveryAttemptResult extends DeliveryAttempt {
 export interface RunCompletion {
   runId: string;
   /** The claim this completion belongs to; a stale claim cannot finish the run. */
-  owner: string;
-  attempt: number;
+  claimId: string;
   state: RunOutcomeState;
   finishedAt: number;
   model: string | null;
@@ -173,6 +174,8 @@ export interface RunCompletion {
 
 /** What a heartbeat turn writes, all in one transaction. */
 export interface HeartbeatTurn {
+  /** The agent's heartbeat claim; a stale one writes nothing. */
+  claimId: string;
   sessionKey: string;
   agentId: string;
   /** Events the turn's prompt listed; marked consumed. */
@@ -182,16 +185,52 @@ export interface HeartbeatTurn {
   at: number;
 }
 
-/** A claim on a queued run. */
+/** How to claim work: who claims, how much, and for how long (the lease, on the database's clock). */
 export interface ClaimOptions {
+  /** The claiming process, for operators (`pid:uuid`); fencing uses the claim id. */
   owner: string;
   limit: number;
   leaseMs: number;
-  now: number;
 }
 
-/** Result of sweeping runs whose lease expired. */
+/** Something held under a claim: only that claim may renew, progress or finish it. */
+export interface Claimed {
+  id: string;
+  /** Fresh for every claim; a worker whose claim was superseded can write nothing. */
+  claimId: string;
+}
+
+export type ClaimedRun = RunRecord & Claimed;
+export type ClaimedDelivery = DeliveryRecord & Claimed;
+
+/** An agent's heartbeat runner lease: one turn at a time per agent across every process. */
+export interface HeartbeatClaim {
+  agentId: string;
+  claimId: string;
+}
+
+/** Result of sweeping runs whose lease expired (their process died). */
 export interface RecoveryResult {
+  /** Runs put back in the queue. */
   requeued: string[];
-  failed: string[];
+  /**
+   * Runs already claimed `maxAttempts` times, now claimed by the caller so it can finish them
+   * (`failed: interrupted`, with their summary) through `completeRun`.
+   */
+  abandoned: ClaimedRun[];
+}
+
+/** Kinds of new work a store announces, to this process and (PostgreSQL) every replica. */
+export type WorkSignal =
+  | { kind: 'runs' }
+  | { kind: 'deliveries' }
+  | { kind: 'heartbeat'; agentId: string }
+  | { kind: 'lockout'; client: string; lockedUntil: number };
+
+/** A sliding-window failure count with a lockout, as the store keeps it for every replica. */
+export interface AuthFailure {
+  client: string;
+  windowMs: number;
+  maxFailures: number;
+  lockoutMs: number;
 }

@@ -105,4 +105,21 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX runs_open_session ON runs (session_key, seq) WHERE state IN ('queued', 'running');
   `,
+  `
+  ALTER TABLE runs ADD COLUMN claim_id TEXT;
+  ALTER TABLE deliveries ADD COLUMN claim_id TEXT;
+  CREATE TABLE heartbeat_leases (
+    agent_id TEXT PRIMARY KEY,
+    claim_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    lease_until INTEGER NOT NULL
+  );
+  CREATE TABLE auth_failures (
+    client TEXT PRIMARY KEY,
+    failures TEXT NOT NULL,
+    locked_until INTEGER NOT NULL DEFAULT 0,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX auth_failures_locked ON auth_failures (locked_until) WHERE locked_until > 0;
+  `,
 ];

@@ -1,0 +1,33 @@
+import type { Clock } from '../common/clock.js';
+import type { StoreConfig } from '../config/index.js';
+import { createPostgresStore } from './postgres/create-postgres-store.js';
+import { createSqliteStore } from './sqlite/create-sqlite-store.js';
+import type { Store } from './store.js';
+
+/**
+ * How a process uses the store:
+ * - `serve`: the gateway. SQLite takes the database's exclusive lock (a second gateway is
+ *   refused) and migrates; PostgreSQL migrates under an advisory lock and listens for work.
+ * - `read`: CLI listings beside a running gateway; no lock, no migration, no writes.
+ * - `write`: CLI commands that change one row (`retry`) beside a running gateway; no lock, no migration.
+ */
+export type StoreMode = 'serve' | 'read' | 'write';
+
+export interface CreateStoreOptions {
+  mode: StoreMode;
+  /**
+   * Replaces the database's clock for leases (tests only). Production leases are judged by the
+   * database's clock, so replicas with skewed clocks agree.
+   */
+  clock?: Clock;
+}
+
+/** Opens the store a config names. No caller checks the driver: every difference lives here. */
+export async function createStore(config: StoreConfig, options: CreateStoreOptions): Promise<Store> {
+  switch (config.driver) {
+    case 'sqlite':
+      return createSqliteStore({ path: config.path, sync: config.sync, mode: options.mode, ...(options.clock ? { clock: options.clock } : {}) });
+    case 'postgres':
+      return createPostgresStore({ url: config.url, mode: options.mode, ...(options.clock ? { clock: options.clock } : {}) });
+  }
+}
