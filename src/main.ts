@@ -16,7 +16,7 @@ import { createClientAddressResolver, createHttpServer, createRequestHandler } f
 import { createPolicy } from './policy/index.js';
 import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
 import { abortableSleep, createModelRegistry, createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
-import { createSqliteStore, type Store } from './store/index.js';
+import { createStore, type Store, type StoreMode } from './store/index.js';
 
 /** A running gateway. */
 export interface Gateway {
@@ -42,13 +42,9 @@ export interface GatewayDeps {
   runtime?: RuntimeOptions;
 }
 
-/** Opens the store for a config. */
-export function openStore(loaded: LoadedConfig, options: { readonly?: boolean } = {}): Store {
-  const store = loaded.config.store;
-  if (store.driver !== 'sqlite') {
-    throw new Error(`store.driver "${store.driver}" is not available in this build; use "sqlite"`);
-  }
-  return createSqliteStore({ path: store.path, sync: store.sync, readonly: options.readonly ?? false });
+/** Opens the store for a config: `serve` for the gateway, `read`/`write` for CLI commands beside it. */
+export function openStore(loaded: LoadedConfig, options: { mode: StoreMode }): Promise<Store> {
+  return createStore(loaded.config.store, { mode: options.mode });
 }
 
 /** Starts the gateway for a validated config. */
@@ -58,14 +54,16 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIds(clock.now);
   for (const w of loaded.warnings) log.warn('config warning', { path: w.path, warning: w.message });
-  const store = openStore(loaded);
+  // The store first: a second gateway on the same SQLite database is refused here, before it
+  // touches anything.
+  const store = await openStore(loaded, { mode: 'serve' });
   let ready = false;
 
   const deliveryWorker = deps.delivery === undefined
     ? new DeliveryWorker({
       store,
       log,
-      now: clock.now,
+      clock,
       random: Math.random,
       channels: config.channels,
       adapters: createChannelAdapters(config.channels, { now: clock.now }),
@@ -83,7 +81,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     clock,
     ids,
     retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
-  }, { orphanedAtStartup: config.store.driver === 'sqlite', ...deps.runtime });
+  }, deps.runtime);
   const policy = createPolicy({ config, ids, clock });
   const runTransform = createTransformRunner(loaded.transformsDir);
   const handler = createRequestHandler({
@@ -98,10 +96,6 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       clock,
       mappings: compileMappings(config.hooks, loaded.transformsDir),
       runTransform,
-      onRecorded: (outcome) => {
-        if (outcome.kind === 'agent') runtime.notifyRunQueued();
-        else if (outcome.kind === 'wake' && outcome.event.mode === 'now') runtime.requestHeartbeat(outcome.event.agentId);
-      },
     }),
     clock,
     log,
@@ -109,13 +103,21 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   });
   const http = createHttpServer(handler, { bodyTimeoutMs: config.gateway.bodyTimeoutMs });
   let port: number;
+  let unsubscribe = (): void => undefined;
   try {
-    await runtime.start();
-    // A SQLite store belongs to this process alone: leases left in it are a dead process's.
-    if (config.store.driver === 'sqlite') await store.releaseDeliveryLeases();
-    deliveryWorker?.start();
+    // The port before recovery: a gateway that cannot serve gives up before it resumes any work.
+    // Hooks are answered 503 until the runtime is up.
     port = await http.listen(deps.port ?? config.gateway.port, config.gateway.bind);
+    await runtime.start();
+    if (deliveryWorker !== undefined) {
+      unsubscribe = store.subscribe((signal) => {
+        if (signal.kind === 'deliveries') deliveryWorker.notify();
+      });
+      deliveryWorker.start();
+    }
   } catch (error) {
+    unsubscribe();
+    await http.close();
     await deliveryWorker?.stop();
     await runtime.stop();
     await store.close();
@@ -136,6 +138,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     close() {
       closing ??= (async () => {
         ready = false;
+        unsubscribe();
         await http.close();
         await runtime.stop();
         await deliveryWorker?.stop();

@@ -1,5 +1,5 @@
 import type { Env, LoadedConfig } from '../config/index.js';
-import type { Store } from '../store/index.js';
+import type { Store, StoreMode } from '../store/index.js';
 
 /** What the CLI needs from the composition root; injected so commands can be tested in-process. */
 export interface CliDeps {
@@ -7,7 +7,7 @@ export interface CliDeps {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   startGateway: (loaded: LoadedConfig) => Promise<{ port: number; close(): Promise<void> }>;
-  openStore: (loaded: LoadedConfig, options: { readonly: boolean }) => Store;
+  openStore: (loaded: LoadedConfig, options: { mode: StoreMode }) => Promise<Store>;
 }
 
 /** Exit codes: 0 ok, 1 a problem with config or state, 2 a usage error. */

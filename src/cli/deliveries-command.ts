@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import type { DeliveryWithAttempts } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
 import { loadOrReport } from './load-or-report.js';
@@ -15,7 +14,7 @@ function deliveryLines(d: DeliveryWithAttempts): string {
 
 /** `hookgate deliveries`: deliveries newest first, with their attempts in JSON. */
 export async function deliveriesCommand(configPath: string, options: { json: boolean; limit: number; failed: boolean }, deps: CliDeps): Promise<number> {
-  const store = openStoreOrReport(configPath, deps);
+  const store = await openStoreOrReport(configPath, deps);
   if (store === 'failed') return EXIT_FAILURE;
   if (store === 'empty') {
     deps.stdout(options.json ? '[]\n' : 'No deliveries yet.\n');
@@ -33,13 +32,13 @@ export async function deliveriesCommand(configPath: string, options: { json: boo
 
 /** `hookgate retry <deliveryId>`: puts a failed or skipped delivery back in the queue. */
 export async function retryCommand(configPath: string, id: string, deps: CliDeps): Promise<number> {
-  const loaded = loadOrReport(configPath, deps);
-  if (loaded === null) return EXIT_FAILURE;
-  if (loaded.config.store.driver === 'sqlite' && !existsSync(loaded.config.store.path)) {
+  // One conditional UPDATE, safe beside a running gateway: it sees the delivery at its next poll.
+  const store = await openStoreOrReport(configPath, deps, 'write');
+  if (store === 'failed') return EXIT_FAILURE;
+  if (store === 'empty') {
     deps.stderr(`hookgate: no delivery "${id}"\n`);
     return EXIT_FAILURE;
   }
-  const store = deps.openStore(loaded, { readonly: false });
   try {
     const d = await store.getDelivery(id);
     if (d === null) {

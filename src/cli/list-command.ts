@@ -26,7 +26,7 @@ export async function listCommand(
   options: { json: boolean; limit: number },
   deps: CliDeps,
 ): Promise<number> {
-  const store = openStoreOrReport(configPath, deps);
+  const store = await openStoreOrReport(configPath, deps);
   if (store === 'failed') return EXIT_FAILURE;
   if (store === 'empty') {
     deps.stdout(options.json ? '[]\n' : `No ${what} yet.\n`);

@@ -1,16 +1,20 @@
-import { existsSync } from 'node:fs';
-import type { Store } from '../store/index.js';
+import { StoreMissingError, type Store } from '../store/index.js';
 import type { CliDeps } from './cli-deps.js';
 import { loadOrReport } from './load-or-report.js';
 
 /**
- * Opens the configured store read-only for an offline command. `'failed'` when the config is
- * invalid (already reported), `'empty'` when the SQLite file does not exist yet.
+ * Opens the configured store for an offline command beside (or without) a running gateway.
+ * `'failed'` when the config is invalid or the store cannot be opened (already reported),
+ * `'empty'` when no gateway has created it yet.
  */
-export function openStoreOrReport(configPath: string, deps: CliDeps): Store | 'failed' | 'empty' {
+export async function openStoreOrReport(configPath: string, deps: CliDeps, mode: 'read' | 'write' = 'read'): Promise<Store | 'failed' | 'empty'> {
   const loaded = loadOrReport(configPath, deps);
   if (loaded === null) return 'failed';
-  const store = loaded.config.store;
-  if (store.driver === 'sqlite' && !existsSync(store.path)) return 'empty';
-  return deps.openStore(loaded, { readonly: true });
+  try {
+    return await deps.openStore(loaded, { mode });
+  } catch (error) {
+    if (error instanceof StoreMissingError) return 'empty';
+    deps.stderr(`hookgate: ${(error as Error).message}\n`);
+    return 'failed';
+  }
 }

@@ -10,7 +10,7 @@ function sessionLine(s: SessionRecord): string {
 
 /** `hookgate sessions`: every session, most recently active first. */
 export async function sessionsCommand(configPath: string, options: { json: boolean; limit: number }, deps: CliDeps): Promise<number> {
-  const store = openStoreOrReport(configPath, deps);
+  const store = await openStoreOrReport(configPath, deps);
   if (store === 'failed') return EXIT_FAILURE;
   if (store === 'empty') {
     deps.stdout(options.json ? '[]\n' : 'No sessions yet.\n');
@@ -28,7 +28,7 @@ export async function sessionsCommand(configPath: string, options: { json: boole
 
 /** `hookgate session <key>`: one session's transcript and pending events. */
 export async function sessionCommand(configPath: string, key: string, options: { json: boolean; limit: number }, deps: CliDeps): Promise<number> {
-  const store = openStoreOrReport(configPath, deps);
+  const store = await openStoreOrReport(configPath, deps);
   if (store === 'failed') return EXIT_FAILURE;
   const missing = (): number => {
     deps.stderr(`hookgate: no session "${key}"\n`);

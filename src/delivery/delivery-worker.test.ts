@@ -1,13 +1,12 @@
-import { describe, it, beforeEach, afterEach } from 'node:test';
+import { it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createIds } from '../common/ids.js';
 import { createLog } from '../common/log.js';
 import type { ChannelsConfig } from '../config/index.js';
-import { createSqliteStore, type DeliveryWithAttempts, type Store } from '../store/index.js';
+import { systemClock } from '../common/clock.js';
+import type { DeliveryWithAttempts, Store } from '../store/index.js';
+import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../test/helpers/store-fixture.js';
 import { DeliveryError, type ChannelAdapter } from './channel-adapter.js';
 import { DeliveryWorker } from './delivery-worker.js';
 
@@ -29,25 +28,24 @@ function scriptedChannel(name: string, maxMessageChars = 100) {
   return { adapter, sent, failures };
 }
 
-describe('DeliveryWorker', () => {
-  let dir: string;
+describeEachDriver('DeliveryWorker', (driver) => {
+  let f: StoreFixture;
   let store: Store;
   let worker: DeliveryWorker | undefined;
   const channels = { telegram: { botToken: 't', defaultTo: '100' }, discord: { botToken: 'd' } } as ChannelsConfig;
 
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'hookgate-delivery-'));
-    store = createSqliteStore({ path: join(dir, 'h.db') });
+  beforeEach(async () => {
+    f = await createStoreFixture(driver, { leaseClock: systemClock });
+    store = f.store;
   });
   afterEach(async () => {
     await worker?.stop();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await f.dispose();
   });
 
   const start = (adapters: ChannelAdapter[], extra: { maxAttempts?: number; maxAgeMs?: number } = {}): DeliveryWorker => {
     worker = new DeliveryWorker({
-      store, log: createLog({ level: 'silent' }), now: Date.now, random: () => 0, channels,
+      store, log: createLog({ level: 'silent' }), clock: systemClock, random: () => 0, channels,
       adapters: new Map(adapters.map((a) => [a.name, a])), owner: 'test', backoffBaseMs: 20, pollMs: 50, ...extra,
     });
     worker.start();

@@ -1,22 +1,23 @@
-import { createCoalescedTask } from '../common/create-coalesced-task.js';
+import type { Clock } from '../common/clock.js';
+import { createClaimLoop, type ClaimLoop } from '../common/create-claim-loop.js';
 import type { Log } from '../common/log.js';
 import { computeRetryDelayMs } from '../common/retry.js';
 import type { ChannelsConfig } from '../config/index.js';
 import { mainSessionKey } from '../policy/index.js';
-import type { DeliveryAttemptResult, DeliveryRecord, NewDelivery, Store } from '../store/index.js';
+import type { ClaimedDelivery, DeliveryAttemptResult, NewDelivery, Store } from '../store/index.js';
 import { DeliveryError, type ChannelAdapter } from './channel-adapter.js';
 import type { DeliveryPort } from './delivery-port.js';
 import { resolveRoute } from './resolve-route.js';
 import { splitMessage } from './split-message.js';
 
 export interface DeliveryWorkerOptions {
-  store: Store;
+  store: Pick<Store, 'claimDueDeliveries' | 'renewDeliveries' | 'recordDeliveryProgress' | 'recordDeliveryAttempt' | 'getLastRoute'>;
   log: Log;
-  now: () => number;
+  clock: Clock;
   random: () => number;
   channels: ChannelsConfig;
   adapters: ReadonlyMap<string, ChannelAdapter>;
-  /** Identifies this process's leases. */
+  /** Identifies this process's claims, for operators. */
   owner: string;
   /** Attempts before a delivery fails for good. @default 8 */
   maxAttempts?: number;
@@ -32,6 +33,8 @@ export interface DeliveryWorkerOptions {
   pollMs?: number;
   /** Deliveries sent at once. @default 8 */
   concurrency?: number;
+  /** Lease on a claimed delivery, renewed every third of it while it is being sent. @default 30000 */
+  leaseMs?: number;
 }
 
 /** Why a send failed, as one readable line. */
@@ -46,18 +49,29 @@ function reasonOf(error: unknown): DeliveryError {
  * attempts and age; anything else fails at once, visibly, and can be requeued by hand.
  */
 export class DeliveryWorker implements DeliveryPort {
-  readonly #o: Required<Omit<DeliveryWorkerOptions, 'store' | 'log' | 'now' | 'random' | 'channels' | 'adapters' | 'owner'>> & DeliveryWorkerOptions;
-  readonly #active = new Set<Promise<void>>();
-  #stopped = true;
-  readonly #pumpOnce = createCoalescedTask(() => this.#pump());
-  #poll: NodeJS.Timeout | undefined;
-  readonly #wakeups = new Set<NodeJS.Timeout>();
+  readonly #o: Required<Omit<DeliveryWorkerOptions, 'store' | 'log' | 'clock' | 'random' | 'channels' | 'adapters' | 'owner'>> & DeliveryWorkerOptions;
+  readonly #loop: ClaimLoop;
+  readonly #wakeups = new Set<AbortController>();
 
   constructor(options: DeliveryWorkerOptions) {
     this.#o = {
       maxAttempts: 8, maxAgeMs: 3_600_000, backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 10_000, pollMs: 1000,
-      concurrency: 8, ...options,
+      concurrency: 8, leaseMs: 30_000, ...options,
     };
+    const { store, owner, leaseMs } = this.#o;
+    this.#loop = createClaimLoop<ClaimedDelivery>({
+      name: 'deliveries',
+      claim: (limit) => store.claimDueDeliveries({ owner, now: this.#o.clock.now(), limit, leaseMs }),
+      execute: (d) => this.#process(d),
+      renew: (claims) => store.renewDeliveries(claims, leaseMs),
+      concurrency: this.#o.concurrency,
+      pollMs: this.#o.pollMs,
+      renewEveryMs: Math.max(1, Math.floor(leaseMs / 3)),
+      // A send in flight is never cut short: an abort could lose the record of a part the service accepted.
+      stopGraceMs: Number.MAX_SAFE_INTEGER,
+      clock: this.#o.clock,
+      log: this.#o.log,
+    });
   }
 
   deliver(_delivery: NewDelivery): void {
@@ -65,64 +79,32 @@ export class DeliveryWorker implements DeliveryPort {
   }
 
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#poll = setInterval(() => this.notify(), this.#o.pollMs);
-    this.#poll.unref();
-    this.notify();
+    this.#loop.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    clearInterval(this.#poll);
-    for (const t of this.#wakeups) clearTimeout(t);
+    for (const w of this.#wakeups) w.abort();
     this.#wakeups.clear();
-    await Promise.allSettled([...this.#active]);
+    await this.#loop.stop();
   }
 
   notify(): void {
-    if (!this.#stopped) this.#pumpOnce();
-  }
-
-  async #pump(): Promise<void> {
-    while (!this.#stopped) {
-      const free = this.#o.concurrency - this.#active.size;
-      if (free <= 0) return;
-      let due: DeliveryRecord[];
-      try {
-        due = await this.#o.store.claimDueDeliveries({ owner: this.#o.owner, now: this.#o.now(), limit: free, leaseMs: 120_000 });
-      } catch (error) {
-        this.#o.log.error('claiming deliveries failed', { err: error });
-        return;
-      }
-      if (due.length === 0) return;
-      for (const d of due) {
-        const p: Promise<void> = this.#process(d)
-          .catch((error: unknown) => this.#o.log.error('delivery failed unexpectedly', { deliveryId: d.id, err: error }))
-          .finally(() => {
-            this.#active.delete(p);
-            this.notify();
-          });
-        this.#active.add(p);
-      }
-    }
+    this.#loop.notify();
   }
 
   /** Wakes the worker when a retry falls due (the poll would find it too, later). */
   #wakeAt(at: number): void {
-    const t = setTimeout(() => {
-      this.#wakeups.delete(t);
-      this.notify();
-    }, Math.max(0, at - this.#o.now()));
-    t.unref();
-    this.#wakeups.add(t);
+    const w = new AbortController();
+    this.#wakeups.add(w);
+    this.#o.clock.sleep(Math.max(0, at - this.#o.clock.now()), w.signal).then(() => this.notify(), () => undefined)
+      .finally(() => this.#wakeups.delete(w));
   }
 
-  async #process(d: DeliveryRecord): Promise<void> {
-    const { store, log, owner } = this.#o;
+  async #process(d: ClaimedDelivery): Promise<void> {
+    const { store, log } = this.#o;
     const attempt = d.attempts + 1;
-    const base = { owner, deliveryId: d.id, attempt, status: null, resolvedChannel: d.resolvedChannel, resolvedTo: d.resolvedTo, partsSent: d.partsSent, nextAttemptAt: null, lastRoute: null };
-    const record = (r: Omit<DeliveryAttemptResult, 'at'>): Promise<boolean> => store.recordDeliveryAttempt({ ...r, at: this.#o.now() });
+    const base = { claimId: d.claimId, deliveryId: d.id, attempt, status: null, resolvedChannel: d.resolvedChannel, resolvedTo: d.resolvedTo, partsSent: d.partsSent, nextAttemptAt: null, lastRoute: null };
+    const record = (r: Omit<DeliveryAttemptResult, 'at'>): Promise<boolean> => store.recordDeliveryAttempt({ ...r, at: this.#o.clock.now() });
     const route = resolveRoute(d, await store.getLastRoute(mainSessionKey(d.agentId)), this.#o.channels);
     const adapter = route.ok ? this.#o.adapters.get(route.channel) : undefined;
     if (!route.ok || adapter === undefined) {
@@ -139,11 +121,14 @@ export class DeliveryWorker implements DeliveryPort {
       for (; sent < parts.length; sent++) {
         await adapter.send(route.to, parts[sent]!, AbortSignal.timeout(timeoutMs));
         // Each accepted part is recorded, so a retry never sends it again.
-        if (sent + 1 < parts.length) await store.recordDeliveryProgress(d.id, owner, sent + 1, route.channel, route.to, this.#o.now());
+        if (sent + 1 < parts.length) {
+          await store.recordDeliveryProgress({ deliveryId: d.id, claimId: d.claimId, partsSent: sent + 1, resolvedChannel: route.channel,
+            resolvedTo: route.to, at: this.#o.clock.now() });
+        }
       }
     } catch (error) {
       const e = reasonOf(error);
-      const now = this.#o.now();
+      const now = this.#o.clock.now();
       const delay = computeRetryDelayMs(attempt, e.retryAfterMs, this.#o.random, { baseMs: this.#o.backoffBaseMs, maxMs: this.#o.backoffMaxMs });
       const retry = e.retryable && attempt < this.#o.maxAttempts && now + delay - d.createdAt <= this.#o.maxAgeMs;
       const status = e.status ?? null;

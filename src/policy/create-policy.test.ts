@@ -14,7 +14,7 @@ function policyFor(hooks: Record<string, unknown> = {}, agents: Record<string, u
     { path: '/x/hookgate.json', env: {} },
   );
   if (!r.ok) throw new Error(JSON.stringify(r.issues));
-  return createPolicy({ config: r.loaded.config, ids: createIds(), clock: { now: () => 42 } });
+  return createPolicy({ config: r.loaded.config, ids: createIds(), clock: { now: () => 42, sleep: async () => undefined } });
 }
 
 function codeOf(fn: () => unknown): string {

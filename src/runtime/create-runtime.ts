@@ -1,28 +1,23 @@
 import { randomUUID } from 'node:crypto';
+import { createClaimLoop } from '../common/create-claim-loop.js';
 import { parseDurationMs } from '../common/parse-duration.js';
 import { mainSessionKey, resolveDefaultAgentId } from '../policy/index.js';
-import type { RunRecord } from '../store/index.js';
+import type { ClaimedRun } from '../store/index.js';
 import { createHeartbeatScheduler, type HeartbeatScheduler } from './create-heartbeat-scheduler.js';
-import { createRunSummary, executeRun } from './execute-run.js';
-import { RunWorkerPool } from './run-worker-pool.js';
+import { executeRun, finishRun } from './execute-run.js';
 import { runHeartbeatTurn } from './run-heartbeat-turn.js';
 import type { RuntimeDeps } from './runtime-deps.js';
+import { withHeartbeatLease } from './with-heartbeat-lease.js';
 
 export interface RuntimeOptions {
-  /** @default 30000 */
+  /** Lease on a claimed run or heartbeat turn; renewed every third of it while the work runs. @default 30000 */
   leaseMs?: number;
-  /** @default 1000 */
+  /** How often to look for work nobody announced. @default 1000 */
   pollMs?: number;
   /** Window in which heartbeat requests share one turn. @default 250 */
   coalesceMs?: number;
   /** Claims of one run before an expired lease fails it as `interrupted`. @default 3 */
   maxAttempts?: number;
-  /**
-   * Every `running` run found at startup belongs to a dead process (true for a store only this
-   * process uses, such as SQLite), so it is recovered at once instead of after its lease.
-   * @default false
-   */
-  orphanedAtStartup?: boolean;
   /** How long `stop()` lets runs and heartbeat turns finish before aborting them. @default 5000 */
   stopGraceMs?: number;
 }
@@ -40,12 +35,14 @@ export interface Runtime {
 export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): Runtime {
   const leaseMs = options.leaseMs ?? 30_000;
   const maxAttempts = options.maxAttempts ?? 3;
+  const stopGraceMs = options.stopGraceMs ?? 5000;
   const owner = `${process.pid}:${randomUUID()}`;
-  const { config, log, clock } = deps;
+  const { config, log, clock, store } = deps;
   const everyMs = parseDurationMs(config.agents.defaults.heartbeat.every) ?? 0;
   const agentIds = config.agents.list.length > 0 ? config.agents.list.map((a) => a.id) : [resolveDefaultAgentId(config.agents)];
   const schedulers = new Map<string, HeartbeatScheduler>();
   const shutdown = new AbortController();
+  const halt = new AbortController();
 
   const schedulerFor = (agentId: string): HeartbeatScheduler => {
     let s = schedulers.get(agentId);
@@ -55,8 +52,11 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
         coalesceMs: options.coalesceMs ?? 250,
         runTurn: async (trigger) => {
           try {
+            // Another process holding the agent's lease runs the turn (it hears the same signal).
+            const more = await withHeartbeatLease(deps, { agentId, owner, leaseMs, shutdown: shutdown.signal },
+              (lease) => runHeartbeatTurn(deps, agentId, trigger, lease));
             // Events beyond one turn's share wait for the next turn, which is asked for at once.
-            if (await runHeartbeatTurn(deps, agentId, trigger, shutdown.signal)) schedulerFor(agentId).request();
+            if (more === true) schedulerFor(agentId).request();
           } catch (error) {
             log.error('heartbeat turn failed; its events stay pending', { agentId, err: error });
           }
@@ -67,58 +67,79 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
     return s;
   };
 
-  const runtime: Runtime = {
-    async start() {
-      await recover(options.orphanedAtStartup === true ? Number.MAX_SAFE_INTEGER : clock.now());
-      recoveryTimer = setInterval(() => void recover(clock.now()), Math.max(1, Math.floor(leaseMs / 2)));
-      recoveryTimer.unref();
-      for (const id of agentIds) schedulerFor(id).start();
-      pool.start();
-      for (const id of agentIds) {
-        if (await deps.store.hasPendingNowEvent(mainSessionKey(id))) runtime.requestHeartbeat(id);
-      }
+  const runs = createClaimLoop<ClaimedRun>({
+    name: 'runs',
+    claim: (limit) => store.claimRuns({ owner, limit, leaseMs }),
+    execute: async (run, signal) => {
+      await executeRun(deps, run, signal);
     },
-    notifyRunQueued: () => pool.notify(),
-    requestHeartbeat: (agentId) => schedulerFor(agentId).request(),
-    async stop() {
-      clearInterval(recoveryTimer);
-      // A heartbeat cut short leaves its events pending; they are the next start's first turn.
-      const abortTurns = setTimeout(() => shutdown.abort(new Error('shutting down')), options.stopGraceMs ?? 5000);
-      await Promise.all([pool.stop(), ...[...schedulers.values()].map((s) => s.stop())]);
-      clearTimeout(abortTurns);
-    },
-  };
-
-  const pool = new RunWorkerPool({
-    store: deps.store,
-    log,
-    now: clock.now,
-    owner,
-    leaseMs,
+    renew: (claims) => store.renewRuns(claims, leaseMs),
+    concurrency: config.agents.defaults.maxConcurrentRuns,
     pollMs: options.pollMs ?? 1000,
-    maxConcurrentRuns: config.agents.defaults.maxConcurrentRuns,
-    ...(options.stopGraceMs === undefined ? {} : { stopGraceMs: options.stopGraceMs }),
-    execute: async (run: RunRecord, signal: AbortSignal) => {
-      const result = await executeRun(deps, run, owner, signal);
-      if (result.recorded && run.wakeMode === 'now') runtime.requestHeartbeat(run.agentId);
-    },
+    renewEveryMs: Math.max(1, Math.floor(leaseMs / 3)),
+    stopGraceMs,
+    clock,
+    log,
   });
 
-  let recoveryTimer: NodeJS.Timeout | undefined;
-  const recover = async (now: number): Promise<void> => {
+  const recover = async (): Promise<void> => {
     try {
-      const r = await deps.store.recoverExpiredRuns(now, maxAttempts, (run) =>
-        createRunSummary(deps, run, 'failed', 'interrupted', clock.now()));
-      if (r.requeued.length + r.failed.length > 0) log.warn('recovered interrupted runs', { requeued: r.requeued, failed: r.failed });
-      if (r.requeued.length > 0) pool.notify();
-      for (const id of r.failed) {
-        const run = await deps.store.getRun(id);
-        if (run !== null && run.wakeMode === 'now') runtime.requestHeartbeat(run.agentId);
+      const r = await store.recoverExpiredRuns({ owner, maxAttempts, leaseMs });
+      if (r.requeued.length + r.abandoned.length > 0) {
+        log.warn('recovered interrupted runs', { requeued: r.requeued, failed: r.abandoned.map((run) => run.id) });
+      }
+      for (const run of r.abandoned) {
+        await finishRun(deps, run, { state: 'failed', reply: null, error: 'interrupted', modelUsed: null, content: '', started: clock.now() });
+      }
+      for (const agentId of await store.recoverExpiredHeartbeats()) {
+        log.warn('heartbeat lease expired with its turn unfinished; running it again', { agentId });
+        schedulerFor(agentId).request();
       }
     } catch (error) {
-      log.error('run recovery failed', { err: error });
+      log.error('recovery failed', { err: error });
     }
   };
 
+  const sweep = async (): Promise<void> => {
+    const everyMs = Math.max(1, Math.floor(leaseMs / 2));
+    while (!halt.signal.aborted) {
+      try {
+        await clock.sleep(everyMs, halt.signal);
+      } catch {
+        return;
+      }
+      await recover();
+    }
+  };
+
+  let unsubscribe = (): void => undefined;
+  const runtime: Runtime = {
+    async start() {
+      unsubscribe = store.subscribe((signal) => {
+        if (signal.kind === 'runs') runs.notify();
+        else if (signal.kind === 'heartbeat' && schedulers.has(signal.agentId)) schedulerFor(signal.agentId).request();
+      });
+      await recover();
+      void sweep();
+      for (const id of agentIds) schedulerFor(id).start();
+      runs.start();
+      for (const id of agentIds) {
+        if (await store.hasPendingNowEvent(mainSessionKey(id))) runtime.requestHeartbeat(id);
+      }
+    },
+    notifyRunQueued: () => runs.notify(),
+    requestHeartbeat: (agentId) => schedulerFor(agentId).request(),
+    async stop() {
+      unsubscribe();
+      halt.abort();
+      // A heartbeat cut short leaves its events pending; they are the next start's first turn.
+      const graceOver = new AbortController();
+      const abortTurns = clock.sleep(stopGraceMs, graceOver.signal)
+        .then(() => shutdown.abort(new Error('shutting down')), () => undefined);
+      await Promise.all([runs.stop(), ...[...schedulers.values()].map((s) => s.stop())]);
+      graceOver.abort();
+      await abortTurns;
+    },
+  };
   return runtime;
 }

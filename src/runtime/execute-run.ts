@@ -1,6 +1,6 @@
 import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
-import type { NewSystemEvent, RunOutcomeState, RunRecord } from '../store/index.js';
+import type { ClaimedRun, NewSystemEvent, RunOutcomeState, RunRecord } from '../store/index.js';
 import { buildRunMessage, buildRunSummary } from './build-prompts.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
 import { callModelTurn, TurnTimeoutError } from './call-model-turn.js';
@@ -30,9 +30,10 @@ export interface RunResult {
 
 /**
  * Executes one claimed run: model call bounded by `timeoutSeconds` (retries included), then the
- * outcome, transcript, summary and delivery request in one transaction.
+ * outcome, transcript, summary and delivery request in one transaction under the run's claim.
+ * `shutdown` aborts at shutdown or when the claim was lost.
  */
-export async function executeRun(deps: RuntimeDeps, run: RunRecord, owner: string, shutdown: AbortSignal): Promise<RunResult> {
+export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: AbortSignal): Promise<RunResult> {
   const { config, clock, log } = deps;
   const started = clock.now();
   const profile = resolveAgentProfile(config, run.agentId, deps.configDir);
@@ -63,10 +64,20 @@ export async function executeRun(deps: RuntimeDeps, run: RunRecord, owner: strin
   }
   if (shutdown.aborted && state !== 'succeeded') {
     // Interrupted by shutdown, not by the run itself: hand it back for the next start.
-    await deps.store.releaseRuns(owner, [run.id]);
-    log.info('run handed back at shutdown', { runId: run.id });
+    if (await deps.store.releaseRun(run)) log.info('run handed back', { runId: run.id, reason: String(shutdown.reason) });
     return { state, recorded: false };
   }
+  return finishRun(deps, run, { state, reply, error, modelUsed, content, started });
+}
+
+/** Records a run's outcome under its claim: the run, its transcript, summary and delivery, in one transaction. */
+export async function finishRun(
+  deps: RuntimeDeps,
+  run: ClaimedRun,
+  outcome: { state: RunOutcomeState; reply: string | null; error: string | null; modelUsed: string | null; content: string; started: number },
+): Promise<RunResult> {
+  const { config, clock, log } = deps;
+  const { state, reply, error, modelUsed, content, started } = outcome;
   const at = clock.now();
   const deliver = state === 'succeeded' && run.deliver && reply !== null
     && !isHeartbeatAck(reply, config.agents.defaults.heartbeat.ackMaxChars);
@@ -75,8 +86,7 @@ export async function executeRun(deps: RuntimeDeps, run: RunRecord, owner: strin
     : null;
   const recorded = await deps.store.completeRun({
     runId: run.id,
-    owner,
-    attempt: run.attempts,
+    claimId: run.claimId,
     state,
     finishedAt: at,
     model: modelUsed,

@@ -7,20 +7,28 @@ import { resolveAgentProfile } from './resolve-agent-profile.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import { createBoundaryId, looksLikeInjection } from './wrap-external-content.js';
 
+export interface HeartbeatLease {
+  claimId: string;
+  /** Aborts when the lease was lost (or at shutdown). */
+  signal: AbortSignal;
+}
+
 /**
- * One heartbeat turn of an agent's main session: drain pending events into a prompt, run the
- * model, then record the turn, mark the events consumed and (unless the reply is only an ack)
- * request delivery to the last route, all in one transaction. A failure leaves the events pending
- * for the next turn. A requested turn with nothing pending does nothing. A turn takes a bounded
- * share of the pending events; it resolves `true` when more are waiting for another turn.
+ * One heartbeat turn of an agent's main session, run under the agent's heartbeat lease: drain
+ * pending events into a prompt, run the model, then record the turn, mark the events consumed and
+ * (unless the reply is only an ack) request delivery to the last route, all in one transaction
+ * that is refused if the lease was lost or any event was consumed meanwhile. A failure leaves the
+ * events pending for the next turn. A requested turn with nothing pending does nothing. A turn
+ * takes a bounded share of the pending events; it resolves `true` when more are waiting.
  */
 export async function runHeartbeatTurn(
   deps: RuntimeDeps,
   agentId: string,
   trigger: 'request' | 'periodic',
-  shutdown: AbortSignal,
+  lease: HeartbeatLease,
 ): Promise<boolean> {
   const { store, config, clock, log } = deps;
+  const shutdown = lease.signal;
   const sessionKey = mainSessionKey(agentId);
   const pending = await store.listPendingEvents(sessionKey, { limit: HEARTBEAT_MAX_EVENTS + 1 });
   if (pending.length === 0 && trigger === 'request') return false;
@@ -49,7 +57,8 @@ export async function runHeartbeatTurn(
   const at = clock.now();
   const ack = isHeartbeatAck(reply, heartbeat.ackMaxChars);
   const delivery = ack ? null : toNewDelivery({ agentId, channel: 'last', to: null, text: reply }, deps.ids.next(), at);
-  await store.recordHeartbeatTurn({
+  const recorded = await store.recordHeartbeatTurn({
+    claimId: lease.claimId,
     sessionKey,
     agentId,
     consumedEventIds: events.map((e) => e.id),
@@ -60,6 +69,10 @@ export async function runHeartbeatTurn(
     delivery,
     at,
   });
+  if (!recorded) {
+    log.warn('heartbeat turn discarded: its lease was lost or its events were consumed by another turn', { agentId, turnId });
+    return false;
+  }
   log.info('heartbeat turn recorded', { agentId, turnId, events: events.length, ack });
   if (delivery !== null) deps.delivery.deliver(delivery);
   return pending.length > events.length;

@@ -28,6 +28,6 @@ export async function createStore(config: StoreConfig, options: CreateStoreOptio
     case 'sqlite':
       return createSqliteStore({ path: config.path, sync: config.sync, mode: options.mode, ...(options.clock ? { clock: options.clock } : {}) });
     case 'postgres':
-      return createPostgresStore({ url: config.url, mode: options.mode, ...(options.clock ? { clock: options.clock } : {}) });
+      return createPostgresStore({ url: config.url, schema: config.schema, poolSize: config.poolSize, mode: options.mode, ...(options.clock ? { clock: options.clock } : {}) });
   }
 }

@@ -1,5 +1,7 @@
-/** Durable state: the `Store` interface, its record types, and the SQLite implementation. */
-export type { Store } from './store.js';
+/** Durable state: the store's roles, its record types, and the factory for its implementations. */
+export type {
+  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RunQueue, Store, StoreReader, WorkSignals,
+} from './store.js';
 export type * from './types.js';
-export { createSqliteStore } from './sqlite/create-sqlite-store.js';
-export type { SqliteStoreOptions } from './sqlite/create-sqlite-store.js';
+export { createStore, type CreateStoreOptions, type StoreMode } from './create-store.js';
+export { StoreLockedError, StoreMissingError } from './sqlite/lock-database.js';

@@ -101,7 +101,7 @@ async function loadAndKill(
 
 /** Opens the store read-only and checks every acknowledged record is there exactly once. */
 async function assertAllPresent(configPath: string, acked: Acked): Promise<{ events: number; runs: number }> {
-  const store = openStore(readConfig(configPath, {}), { readonly: true });
+  const store = await openStore(readConfig(configPath, {}), { mode: 'read' });
   try {
     const events = await store.listSystemEvents({ limit: 10_000_000 });
     const runs = await store.listRuns({ limit: 10_000_000 });

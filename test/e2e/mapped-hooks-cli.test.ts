@@ -202,7 +202,7 @@ describe('hookgate serve: a TypeScript transform in the gateway process', () => 
     } finally {
       assert.equal(await proc.stop(), 0, proc.output().stderr);
     }
-    const store = openStore(readConfig(temp.path, {}), { readonly: true });
+    const store = await openStore(readConfig(temp.path, {}), { mode: 'read' });
     try {
       const texts = (await store.listSystemEvents({ limit: 100 })).map((e) => e.text);
       assert.deepEqual(texts, ['DEPLOY #2']);

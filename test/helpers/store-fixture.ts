@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createStore, type Store, type StoreMode } from '../../src/store/index.js';
 import type { StoreConfig } from '../../src/config/index.js';
+import type { Clock } from '../../src/common/clock.js';
 import { createManualClock, type ManualClock } from './manual-clock.js';
 
 /** PostgreSQL used by the tests; the databases `test`, `root` and `postgres` exist on developer machines and CI. */
@@ -59,8 +60,10 @@ export function uniqueSchema(prefix = 'hg_test'): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
 }
 
-export async function createStoreFixture(driver: Driver, options: { clock?: ManualClock } = {}): Promise<StoreFixture> {
-  const clock = options.clock ?? createManualClock();
+/** `leaseClock` replaces the manual clock for leases (tests of workers that run in real time). */
+export async function createStoreFixture(driver: Driver, options: { leaseClock?: Clock } = {}): Promise<StoreFixture> {
+  const clock = createManualClock();
+  const leaseClock = options.leaseClock ?? clock;
   let config: StoreConfig;
   let cleanup: () => Promise<void>;
   if (driver === 'sqlite') {
@@ -74,7 +77,7 @@ export async function createStoreFixture(driver: Driver, options: { clock?: Manu
   }
   const opened: Store[] = [];
   const open = async (mode: StoreMode = 'serve'): Promise<Store> => {
-    const s = await createStore(config, { mode, clock });
+    const s = await createStore(config, { mode, clock: leaseClock });
     opened.push(s);
     return s;
   };

@@ -1,68 +1,38 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createIds } from '../../common/ids.js';
 import type { Store } from '../store.js';
-import type { NewRun, NewSystemEvent } from '../types.js';
+import type { NewSystemEvent } from '../types.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createSqliteStore } from './create-sqlite-store.js';
+import { StoreLockedError, StoreMissingError } from './lock-database.js';
 
 const ids = createIds();
 const source = { hook: 'wake', external: true, allowUnsafeExternalContent: false };
 const event = (text: string): NewSystemEvent => ({
   id: ids.next(), agentId: 'main', sessionKey: 'agent:main:main', text, mode: 'now', source, createdAt: Date.now(),
 });
-const run = (message: string): NewRun => ({
-  id: ids.next(), agentId: 'main', sessionKey: 'hook:1', message, name: 'agent', wakeMode: 'now', deliver: true,
-  channel: 'telegram', to: '42', model: 'echo/echo', thinking: 'low', timeoutSeconds: 30, source, createdAt: Date.now(),
-});
 
-describe('createSqliteStore', () => {
+describe('createSqliteStore (what only SQLite has)', () => {
   let dir: string;
+  let path: string;
   let store: Store;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'hookgate-store-'));
-    store = createSqliteStore({ path: join(dir, 'state', 'h.db') });
+    path = join(dir, 'state', 'h.db');
+    store = createSqliteStore({ path });
   });
   afterEach(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('records events and lists them newest first', async () => {
-    await Promise.all(['a', 'b', 'c'].map((t) => store.addSystemEvent(event(t))));
-    const list = await store.listSystemEvents({ limit: 2 });
-    assert.deepEqual(list.map((e) => e.text), ['c', 'b']);
-    assert.equal(list[0]!.consumedAt, null);
-    assert.deepEqual(list[0]!.source, source);
-  });
-
-  it('records runs as queued with every field', async () => {
-    const r = run('hello');
-    await store.enqueueRun(r);
-    const [got] = await store.listRuns();
-    assert.deepEqual(got, {
-      ...r, state: 'queued', attempts: 0, startedAt: null, finishedAt: null, reply: null, error: null,
-      modelUsed: null, leaseOwner: null, leaseUntil: null,
-    });
-  });
-
-  it('has committed a write by the time its promise resolves', async () => {
-    const e = event('durable');
-    await store.addSystemEvent(e);
-    const other = new Database(join(dir, 'state', 'h.db'), { readonly: true });
-    try {
-      assert.deepEqual(other.prepare('SELECT text FROM system_events WHERE id = ?').get(e.id), { text: 'durable' });
-    } finally {
-      other.close();
-    }
-  });
-
   it('uses WAL with synchronous FULL by default', () => {
-    const db = new Database(join(dir, 'state', 'h.db'), { readonly: true });
+    const db = new Database(path, { readonly: true });
     try {
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
     } finally {
@@ -70,21 +40,41 @@ describe('createSqliteStore', () => {
     }
   });
 
-  it('keeps every record across a reopen', async () => {
-    for (let i = 0; i < 50; i++) void store.addSystemEvent(event(`e${i}`));
-    await store.enqueueRun(run('r'));
-    await store.close();
-    store = createSqliteStore({ path: join(dir, 'state', 'h.db') });
-    assert.equal((await store.listSystemEvents({ limit: 100 })).length, 50);
-    assert.equal((await store.listRuns()).length, 1);
+  it('refuses a second serving store on the same database, naming it and the holder\'s pid', () => {
+    assert.throws(() => createSqliteStore({ path }), (error: unknown) => {
+      assert.ok(error instanceof StoreLockedError);
+      assert.equal(error.holderPid, process.pid);
+      assert.ok(error.message.includes(`${path} is in use by another hookgate process (pid ${process.pid})`), error.message);
+      return true;
+    });
   });
 
-  it('fails a duplicate id alone, committing the rest of its batch', async () => {
-    const dup = event('one');
-    await store.addSystemEvent(dup);
-    const results = await Promise.allSettled([store.addSystemEvent(event('two')), store.addSystemEvent(dup), store.addSystemEvent(event('three'))]);
-    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
-    assert.deepEqual((await store.listSystemEvents()).map((e) => e.text), ['three', 'two', 'one']);
+  it('lets the next gateway in once the holder closed', async () => {
+    await store.addSystemEvent(event('kept'));
+    await store.close();
+    store = createSqliteStore({ path });
+    assert.equal((await store.listSystemEvents()).length, 1);
+  });
+
+  it('opens for reading and for single-row writes beside the serving store, without its lock', async () => {
+    await store.addSystemEvent(event('x'));
+    const reader = createSqliteStore({ path, mode: 'read' });
+    const writer = createSqliteStore({ path, mode: 'write' });
+    try {
+      assert.equal((await reader.listSystemEvents()).length, 1);
+      await writer.addSystemEvent(event('y'));
+      assert.equal((await store.listSystemEvents()).length, 2);
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+
+  it('reports a database no gateway has created as missing, creating nothing', () => {
+    const missing = join(dir, 'nope.db');
+    assert.throws(() => createSqliteStore({ path: missing, mode: 'read' }), StoreMissingError);
+    assert.throws(() => createSqliteStore({ path: missing, mode: 'write' }), StoreMissingError);
+    assert.equal(existsSync(missing), false);
   });
 });
 

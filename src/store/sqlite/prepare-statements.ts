@@ -15,7 +15,7 @@ export function prepareStatements(db: Database) {
         model, thinking, timeout_seconds, source, created_at) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     selectEvents: db.prepare('SELECT * FROM system_events ORDER BY seq DESC LIMIT ?'),
-    selectRuns: db.prepare('SELECT * FROM runs ORDER BY seq DESC LIMIT ?'),
+    selectRuns: db.prepare('SELECT * FROM runs WHERE @state IS NULL OR state = @state ORDER BY seq DESC LIMIT @limit'),
     selectRun: db.prepare('SELECT * FROM runs WHERE id = ?'),
     selectClaimable: db.prepare(
       // The redundant \`state IN (…)\` terms let SQLite use the partial indexes on open runs, so a
@@ -26,31 +26,52 @@ export function prepareStatements(db: Database) {
         ORDER BY r.seq LIMIT ?`,
     ),
     claimRun: db.prepare(
-      `UPDATE runs SET state = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, ?),
-        lease_owner = ?, lease_until = ? WHERE id = ? AND state = 'queued'`,
+      `UPDATE runs SET state = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, @now),
+        lease_owner = @owner, lease_until = @until, claim_id = @claimId WHERE id = @id AND state = 'queued'`,
     ),
     releaseRun: db.prepare(
-      `UPDATE runs SET state = 'queued', attempts = attempts - 1, lease_owner = NULL, lease_until = NULL
-        WHERE id = ? AND lease_owner = ? AND state = 'running'`,
+      `UPDATE runs SET state = 'queued', attempts = attempts - 1, lease_owner = NULL, lease_until = NULL, claim_id = NULL
+        WHERE id = ? AND claim_id = ? AND state = 'running'`,
     ),
-    renewLease: db.prepare("UPDATE runs SET lease_until = ? WHERE id = ? AND lease_owner = ? AND state = 'running'"),
+    renewRun: db.prepare("UPDATE runs SET lease_until = ? WHERE id = ? AND claim_id = ? AND state = 'running'"),
     finishRun: db.prepare(
       `UPDATE runs SET state = ?, finished_at = ?, model_used = ?, reply = ?, error = ?, lease_owner = NULL,
-        lease_until = NULL WHERE id = ? AND state = 'running' AND lease_owner = ? AND attempts = ?`,
+        lease_until = NULL, claim_id = NULL WHERE id = ? AND state = 'running' AND claim_id = ?`,
     ),
     selectExpired: db.prepare(
       "SELECT * FROM runs WHERE state IN ('queued', 'running') AND state = 'running' AND lease_until < ? ORDER BY seq",
     ),
-    requeueRun: db.prepare("UPDATE runs SET state = 'queued', lease_owner = NULL, lease_until = NULL WHERE id = ? AND state = 'running'"),
-    failRun: db.prepare(
-      `UPDATE runs SET state = 'failed', finished_at = ?, error = ?, lease_owner = NULL, lease_until = NULL
-        WHERE id = ? AND state = 'running'`,
+    requeueRun: db.prepare(
+      "UPDATE runs SET state = 'queued', lease_owner = NULL, lease_until = NULL, claim_id = NULL WHERE id = ? AND state = 'running'",
     ),
+    reclaimRun: db.prepare(
+      "UPDATE runs SET lease_owner = @owner, lease_until = @until, claim_id = @claimId WHERE id = @id AND state = 'running'",
+    ),
+    expireRunLeases: db.prepare("UPDATE runs SET lease_until = 0 WHERE state IN ('queued', 'running') AND state = 'running'"),
     selectPending: db.prepare('SELECT * FROM system_events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq LIMIT ?'),
     selectPendingNow: db.prepare(
       "SELECT 1 FROM system_events WHERE session_key = ? AND consumed_at IS NULL AND mode = 'now' LIMIT 1",
     ),
     consumeEvent: db.prepare('UPDATE system_events SET consumed_at = ?, consumed_by = ? WHERE id = ? AND consumed_at IS NULL'),
+    claimHeartbeat: db.prepare(
+      `INSERT INTO heartbeat_leases (agent_id, claim_id, owner, lease_until) VALUES (@agentId, @claimId, @owner, @until)
+        ON CONFLICT (agent_id) DO UPDATE SET claim_id = excluded.claim_id, owner = excluded.owner,
+        lease_until = excluded.lease_until WHERE heartbeat_leases.lease_until < @now`,
+    ),
+    renewHeartbeat: db.prepare('UPDATE heartbeat_leases SET lease_until = ? WHERE agent_id = ? AND claim_id = ?'),
+    releaseHeartbeat: db.prepare('DELETE FROM heartbeat_leases WHERE agent_id = ? AND claim_id = ?'),
+    holdsHeartbeat: db.prepare('SELECT 1 FROM heartbeat_leases WHERE agent_id = ? AND claim_id = ?'),
+    selectExpiredHeartbeats: db.prepare('SELECT agent_id FROM heartbeat_leases WHERE lease_until < ? ORDER BY agent_id'),
+    deleteHeartbeat: db.prepare('DELETE FROM heartbeat_leases WHERE agent_id = ? AND lease_until < ?'),
+    expireHeartbeatLeases: db.prepare('UPDATE heartbeat_leases SET lease_until = 0'),
+    selectAuthFailures: db.prepare('SELECT failures, locked_until FROM auth_failures WHERE client = ?'),
+    upsertAuthFailures: db.prepare(
+      `INSERT INTO auth_failures (client, failures, locked_until, updated_at) VALUES (@client, @failures, @lockedUntil, @now)
+        ON CONFLICT (client) DO UPDATE SET failures = excluded.failures, locked_until = excluded.locked_until,
+        updated_at = excluded.updated_at`,
+    ),
+    selectLockouts: db.prepare('SELECT client, locked_until FROM auth_failures WHERE locked_until > ? ORDER BY client'),
+    pruneAuthFailures: db.prepare('DELETE FROM auth_failures WHERE locked_until <= @now AND updated_at < @horizon'),
     insertTranscript: db.prepare(
       'INSERT INTO transcript (session_key, role, content, turn_id, created_at) VALUES (?, ?, ?, ?, ?)',
     ),
@@ -98,27 +119,28 @@ export function prepareStatements(db: Database) {
         AND (lease_until IS NULL OR lease_until < @now) ORDER BY seq LIMIT @limit`,
     ),
     leaseDelivery: db.prepare(
-      `UPDATE deliveries SET lease_owner = ?, lease_until = ? WHERE id = ? AND state = 'pending'
-        AND (lease_until IS NULL OR lease_until < ?)`,
+      `UPDATE deliveries SET lease_owner = @owner, lease_until = @until, claim_id = @claimId WHERE id = @id AND state = 'pending'
+        AND (lease_until IS NULL OR lease_until < @now)`,
     ),
+    renewDelivery: db.prepare("UPDATE deliveries SET lease_until = ? WHERE id = ? AND claim_id = ? AND state = 'pending'"),
     progressDelivery: db.prepare(
       `UPDATE deliveries SET parts_sent = ?, resolved_channel = ?, resolved_to = ?, updated_at = ?
-        WHERE id = ? AND lease_owner = ? AND state = 'pending'`,
+        WHERE id = ? AND claim_id = ? AND state = 'pending'`,
     ),
     finishAttempt: db.prepare(
       `UPDATE deliveries SET state = @state, attempts = attempts + 1, error = @error, updated_at = @at,
         resolved_channel = @resolvedChannel, resolved_to = @resolvedTo, parts_sent = @partsSent,
-        next_attempt_at = @nextAttemptAt, sent_at = @sentAt, lease_owner = NULL, lease_until = NULL
-        WHERE id = @id AND lease_owner = @owner AND state = 'pending'`,
+        next_attempt_at = @nextAttemptAt, sent_at = @sentAt, lease_owner = NULL, lease_until = NULL, claim_id = NULL
+        WHERE id = @id AND claim_id = @claimId AND state = 'pending'`,
     ),
     insertAttempt: db.prepare(
       'INSERT INTO delivery_attempts (delivery_id, attempt, at, status, error, outcome) VALUES (?, ?, ?, ?, ?, ?)',
     ),
     requeueDelivery: db.prepare(
       `UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?, error = NULL, updated_at = ?,
-        lease_owner = NULL, lease_until = NULL WHERE id = ? AND state IN ('failed', 'skipped')`,
+        lease_owner = NULL, lease_until = NULL, claim_id = NULL WHERE id = ? AND state IN ('failed', 'skipped')`,
     ),
-    releaseDeliveryLeases: db.prepare("UPDATE deliveries SET lease_owner = NULL, lease_until = NULL WHERE state = 'pending' AND lease_owner IS NOT NULL"),
+    expireDeliveryLeases: db.prepare("UPDATE deliveries SET lease_until = 0 WHERE state = 'pending' AND lease_until IS NOT NULL"),
   };
 
   return {

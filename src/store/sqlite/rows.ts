@@ -12,7 +12,7 @@ export interface RunRow {
   wake_mode: string; deliver: number; channel: string; recipient: string | null; model: string | null;
   thinking: string | null; timeout_seconds: number; source: string; created_at: number; attempts: number;
   started_at: number | null; finished_at: number | null; reply: string | null; error: string | null;
-  model_used: string | null; lease_owner: string | null; lease_until: number | null;
+  model_used: string | null; lease_owner: string | null; lease_until: number | null; claim_id: string | null;
 }
 export interface SessionRow {
   key: string; agent_id: string | null; last_channel: string | null; last_to: string | null; updated_at: number | null;
@@ -23,7 +23,7 @@ export interface DeliveryRow {
   id: string; state: string; agent_id: string; channel: string; recipient: string | null; text: string;
   run_id: string | null; attempts: number; error: string | null; created_at: number; updated_at: number;
   resolved_channel: string | null; resolved_to: string | null; parts_sent: number; next_attempt_at: number | null;
-  sent_at: number | null;
+  sent_at: number | null; lease_until: number | null; claim_id: string | null;
 }
 export interface AttemptRow {
   delivery_id: string; attempt: number; at: number; status: number | null; error: string | null; outcome: string;

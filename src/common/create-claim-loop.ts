@@ -1,0 +1,144 @@
+import type { Clock } from './clock.js';
+import { createCoalescedTask } from './create-coalesced-task.js';
+import type { Log } from './log.js';
+
+export interface ClaimLoopOptions<T extends { id: string }> {
+  /** Names the work in logs (`runs`, `deliveries`). */
+  name: string;
+  /** Claims up to `limit` items; each is then this loop's until `execute` settles. */
+  claim(limit: number): Promise<T[]>;
+  /** Works on one claimed item; `signal` aborts at shutdown (after the grace period) or when the claim is lost. */
+  execute(item: T, signal: AbortSignal): Promise<void>;
+  /** Extends the leases of the items in flight; resolves with the ids still held. */
+  renew(items: T[]): Promise<string[]>;
+  /** Items worked on at once. */
+  concurrency: number;
+  /** How often to look for work nobody announced (another process's, retries falling due). */
+  pollMs: number;
+  /** How often leases are renewed while items are in flight (a third of the lease, say). */
+  renewEveryMs: number;
+  /** How long `stop()` lets items finish before aborting them. */
+  stopGraceMs: number;
+  clock: Clock;
+  log: Log;
+}
+
+/** A loop that claims leased work, runs it with bounded concurrency and keeps its leases alive. */
+export interface ClaimLoop {
+  start(): void;
+  /** Looks for work now (work was announced, or an item finished). */
+  notify(): void;
+  /** Stops claiming; lets items in flight finish within the grace period, then aborts them. */
+  stop(): Promise<void>;
+  /** Items in flight. */
+  active(): number;
+}
+
+export class ClaimLostError extends Error {
+  constructor(id: string) {
+    super(`claim on ${id} was lost (its lease expired and another worker took it)`);
+    this.name = 'ClaimLostError';
+  }
+}
+
+interface Active<T> {
+  item: T;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * The one claim loop for every kind of leased work. Time is the injected clock's, so tests drive
+ * polling, renewal and the stop grace period without sleeping. A failing item is logged and never
+ * stops the loop.
+ */
+export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>): ClaimLoop {
+  const active = new Map<string, Active<T>>();
+  let stopped = true;
+  let halt = new AbortController();
+
+  const pump = async (): Promise<void> => {
+    while (!stopped) {
+      const free = o.concurrency - active.size;
+      if (free <= 0) return;
+      let claimed: T[];
+      try {
+        claimed = await o.claim(free);
+      } catch (error) {
+        o.log.error(`claiming ${o.name} failed`, { err: error });
+        return;
+      }
+      if (claimed.length === 0) return;
+      for (const item of claimed) launch(item);
+    }
+  };
+  const pumpOnce = createCoalescedTask(pump);
+
+  const launch = (item: T): void => {
+    const abort = new AbortController();
+    const done = o.execute(item, abort.signal).then(
+      () => undefined,
+      (error: unknown) => o.log.error(`${o.name} item failed unexpectedly`, { id: item.id, err: error }),
+    ).finally(() => {
+      active.delete(item.id);
+      loop.notify();
+    });
+    active.set(item.id, { item, abort, done });
+  };
+
+  const every = async (ms: number, fn: () => Promise<void> | void): Promise<void> => {
+    const signal = halt.signal;
+    while (!signal.aborted) {
+      try {
+        await o.clock.sleep(ms, signal);
+      } catch {
+        return;
+      }
+      await fn();
+    }
+  };
+
+  const renew = async (): Promise<void> => {
+    if (active.size === 0) return;
+    const items = [...active.values()];
+    try {
+      const held = new Set(await o.renew(items.map((a) => a.item)));
+      for (const a of items) {
+        if (!held.has(a.item.id) && active.get(a.item.id) === a) a.abort.abort(new ClaimLostError(a.item.id));
+      }
+    } catch (error) {
+      o.log.error(`renewing ${o.name} leases failed`, { err: error });
+    }
+  };
+
+  const loop: ClaimLoop = {
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      halt = new AbortController();
+      void every(o.pollMs, () => loop.notify());
+      void every(o.renewEveryMs, renew);
+      loop.notify();
+    },
+    notify() {
+      if (!stopped) pumpOnce();
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      const inFlight = [...active.values()];
+      const all = Promise.allSettled(inFlight.map((a) => a.done));
+      const graceOver = new AbortController();
+      const grace = o.clock.sleep(o.stopGraceMs, graceOver.signal).then(() => {
+        for (const a of inFlight) a.abort.abort(new Error('shutting down'));
+      }, () => undefined);
+      // Leases stay renewed while items finish.
+      await all;
+      graceOver.abort();
+      await grace;
+      halt.abort();
+    },
+    active: () => active.size,
+  };
+  return loop;
+}

@@ -1,0 +1,44 @@
+import type { RuntimeDeps } from './runtime-deps.js';
+import type { HeartbeatLease } from './run-heartbeat-turn.js';
+
+/**
+ * Runs `turn` under the agent's heartbeat lease, renewed every third of `leaseMs` while it runs,
+ * and released after. Resolves `undefined` without running it when another process holds the lease.
+ * The lease's signal aborts at shutdown or when a renewal finds the lease lost.
+ */
+export async function withHeartbeatLease<T>(
+  deps: Pick<RuntimeDeps, 'store' | 'clock' | 'log'>,
+  o: { agentId: string; owner: string; leaseMs: number; shutdown: AbortSignal },
+  turn: (lease: HeartbeatLease) => Promise<T>,
+): Promise<T | undefined> {
+  const { store, clock, log } = deps;
+  const claim = await store.claimHeartbeat({ agentId: o.agentId, owner: o.owner, leaseMs: o.leaseMs });
+  if (claim === null) return undefined;
+  const lost = new AbortController();
+  const done = new AbortController();
+  const renewing = (async () => {
+    while (!done.signal.aborted) {
+      try {
+        await clock.sleep(Math.max(1, Math.floor(o.leaseMs / 3)), done.signal);
+      } catch {
+        return;
+      }
+      try {
+        if (!(await store.renewHeartbeat(claim, o.leaseMs))) {
+          lost.abort(new Error('heartbeat lease lost'));
+          return;
+        }
+      } catch (error) {
+        log.error('renewing a heartbeat lease failed', { agentId: o.agentId, err: error });
+      }
+    }
+  })();
+  try {
+    return await turn({ claimId: claim.claimId, signal: AbortSignal.any([o.shutdown, lost.signal]) });
+  } finally {
+    done.abort();
+    await renewing;
+    await store.releaseHeartbeat(claim).catch((error: unknown) =>
+      log.error('releasing a heartbeat lease failed', { agentId: o.agentId, err: error }));
+  }
+}

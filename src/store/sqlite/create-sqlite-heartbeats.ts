@@ -1,0 +1,55 @@
+import type { HeartbeatQueue } from '../store.js';
+import { StaleClaim, type SqliteContext } from './sqlite-context.js';
+
+export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }: SqliteContext): HeartbeatQueue {
+  const recordTurn = db.transaction((t: Parameters<HeartbeatQueue['recordHeartbeatTurn']>[0]) => {
+    if (st.holdsHeartbeat.get(t.agentId, t.claimId) === undefined) throw new StaleClaim();
+    const turnId = t.transcript[0]?.turnId ?? null;
+    for (const id of t.consumedEventIds) {
+      // An event another turn already consumed means this turn is a twin: write nothing.
+      if (st.consumeEvent.run(t.at, turnId, id).changes !== 1) throw new StaleClaim();
+    }
+    st.addTranscript(t.agentId, t.transcript, t.at);
+    if (t.delivery !== null) st.addDelivery(t.delivery);
+  });
+
+  return {
+    claimHeartbeat({ agentId, owner, leaseMs }) {
+      return write(() => {
+        const t = now();
+        const claimId = newClaimId();
+        const taken = st.claimHeartbeat.run({ agentId, claimId, owner, until: t + leaseMs, now: t }).changes === 1;
+        return taken ? { agentId, claimId } : null;
+      });
+    },
+    renewHeartbeat(claim, leaseMs) {
+      return write(() => st.renewHeartbeat.run(now() + leaseMs, claim.agentId, claim.claimId).changes === 1);
+    },
+    releaseHeartbeat(claim) {
+      return write(() => {
+        st.releaseHeartbeat.run(claim.agentId, claim.claimId);
+      });
+    },
+    async recordHeartbeatTurn(t) {
+      const recorded = await write(() => {
+        try {
+          recordTurn(t);
+          return true;
+        } catch (error) {
+          if (error instanceof StaleClaim) return false;
+          throw error;
+        }
+      });
+      if (recorded && t.delivery !== null) emit({ kind: 'deliveries' });
+      return recorded;
+    },
+    recoverExpiredHeartbeats() {
+      return write(() => {
+        const t = now();
+        const agents = (st.selectExpiredHeartbeats.all(t) as Array<{ agent_id: string }>).map((r) => r.agent_id);
+        for (const agentId of agents) st.deleteHeartbeat.run(agentId, t);
+        return agents;
+      });
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import type { StoreReader } from '../store.js';
+import type { DeliveryWithAttempts } from '../types.js';
+import {
+  toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
+  type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
+} from './rows.js';
+import type { SqliteContext } from './sqlite-context.js';
+
+const DEFAULT_LIMIT = 20;
+const limitOf = (o: { limit?: number } | undefined): number => o?.limit ?? DEFAULT_LIMIT;
+
+export function createSqliteReader({ st }: Pick<SqliteContext, 'st'>): StoreReader {
+  const withAttempts = (row: DeliveryRow): DeliveryWithAttempts => ({
+    ...toDelivery(row),
+    attemptLog: (st.selectAttempts.all(row.id) as AttemptRow[]).map(toAttempt),
+  });
+  return {
+    async listSystemEvents(o) {
+      return (st.selectEvents.all(limitOf(o)) as EventRow[]).map(toEvent);
+    },
+    async listRuns(o) {
+      return (st.selectRuns.all({ state: o?.state ?? null, limit: limitOf(o) }) as RunRow[]).map(toRun);
+    },
+    async getRun(id) {
+      const row = st.selectRun.get(id) as RunRow | undefined;
+      return row === undefined ? null : toRun(row);
+    },
+    async listPendingEvents(sessionKey, o) {
+      return (st.selectPending.all(sessionKey, o?.limit ?? -1) as EventRow[]).map(toEvent);
+    },
+    async hasPendingNowEvent(sessionKey) {
+      return st.selectPendingNow.get(sessionKey) !== undefined;
+    },
+    async readTranscript(sessionKey, o) {
+      return (st.selectTranscript.all(sessionKey, o?.limit ?? -1) as TranscriptRow[]).map(toTranscript);
+    },
+    async listSessions(o) {
+      return (st.selectSessions.all({ limit: limitOf(o) }) as SessionRow[]).map(toSession);
+    },
+    async getSession(key) {
+      const row = st.selectSession.get({ key }) as SessionRow;
+      return row.agent_id === null ? null : toSession(row);
+    },
+    async getLastRoute(sessionKey) {
+      const row = st.selectLastRoute.get(sessionKey) as { last_channel: string | null; last_to: string | null } | undefined;
+      return row?.last_channel == null || row.last_to == null ? null : { channel: row.last_channel, to: row.last_to };
+    },
+    async listDeliveries(o) {
+      return (st.selectDeliveries.all({ state: o?.state ?? null, limit: limitOf(o) }) as DeliveryRow[]).map(withAttempts);
+    },
+    async getDelivery(id) {
+      const row = st.selectDelivery.get(id) as DeliveryRow | undefined;
+      return row === undefined ? null : withAttempts(row);
+    },
+  };
+}

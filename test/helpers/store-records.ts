@@ -1,0 +1,33 @@
+import { createIds } from '../../src/common/ids.js';
+import type { ClaimedRun, NewDelivery, NewRun, NewSystemEvent, RunCompletion, TranscriptEntry } from '../../src/store/index.js';
+
+/** Records for store tests, with every field filled. */
+export const ids = createIds();
+export const source = { hook: 'agent', external: true, allowUnsafeExternalContent: false };
+export const MAIN = 'agent:main:main';
+
+export const newEvent = (text: string, o: Partial<NewSystemEvent> = {}): NewSystemEvent => ({
+  id: ids.next(), agentId: 'main', sessionKey: MAIN, text, mode: 'now', source, createdAt: 5, ...o,
+});
+
+export const newRun = (sessionKey: string, o: Partial<NewRun> = {}): NewRun => ({
+  id: ids.next(), agentId: 'main', sessionKey, message: 'm', name: 'agent', wakeMode: 'now', deliver: true,
+  channel: 'telegram', to: '42', model: 'echo/echo', thinking: 'low', timeoutSeconds: 30, source, createdAt: 1, ...o,
+});
+
+export const newDelivery = (o: Partial<NewDelivery> = {}): NewDelivery => ({
+  id: ids.next(), agentId: 'main', channel: 'telegram', to: '42', text: 'hello', runId: null, createdAt: 1, ...o,
+});
+
+export const turn = (sessionKey: string, turnId: string, at = 10): TranscriptEntry[] => [
+  { sessionKey, role: 'user', content: 'prompt', turnId, createdAt: at },
+  { sessionKey, role: 'assistant', content: 'reply', turnId, createdAt: at },
+];
+
+export const completion = (r: ClaimedRun, o: Partial<RunCompletion> = {}): RunCompletion => ({
+  runId: r.id, claimId: r.claimId, state: 'succeeded', finishedAt: 10, model: 'echo/echo', reply: 'done', error: null,
+  transcript: turn(r.sessionKey, r.id),
+  summary: newEvent('Hook agent: done', { mode: r.wakeMode }),
+  delivery: newDelivery({ runId: r.id, text: 'done' }),
+  ...o,
+});
