@@ -5,7 +5,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createAuthLimiter, createTokenVerifier } from './auth/index.js';
+import { createAuthLimiter, createSharedAuthLimiter, createTokenVerifier, type SharedAuthLimiter } from './auth/index.js';
 import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
@@ -84,11 +84,16 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   }, deps.runtime);
   const policy = createPolicy({ config, ids, clock });
   const runTransform = createTransformRunner(loaded.transformsDir);
+  // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
+  const localLimiter = createAuthLimiter(config.hooks.authRateLimit);
+  const sharedLimiter: SharedAuthLimiter | undefined = store.shared
+    ? createSharedAuthLimiter({ local: localLimiter, store, options: config.hooks.authRateLimit, clock, log })
+    : undefined;
   const handler = createRequestHandler({
     hooks: config.hooks,
     bodyTimeoutMs: config.gateway.bodyTimeoutMs,
     verifyToken: createTokenVerifier(config.hooks.token ?? ''),
-    limiter: createAuthLimiter(config.hooks.authRateLimit),
+    limiter: sharedLimiter ?? localLimiter,
     clientAddress: createClientAddressResolver(config.gateway.trustedProxies),
     handleHook: createHookHandler({
       policy,
@@ -108,6 +113,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     // The port before recovery: a gateway that cannot serve gives up before it resumes any work.
     // Hooks are answered 503 until the runtime is up.
     port = await http.listen(deps.port ?? config.gateway.port, config.gateway.bind);
+    await sharedLimiter?.start();
     await runtime.start();
     if (deliveryWorker !== undefined) {
       unsubscribe = store.subscribe((signal) => {
@@ -117,6 +123,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     }
   } catch (error) {
     unsubscribe();
+    sharedLimiter?.stop();
     await http.close();
     await deliveryWorker?.stop();
     await runtime.stop();
@@ -139,6 +146,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       closing ??= (async () => {
         ready = false;
         unsubscribe();
+        sharedLimiter?.stop();
         await http.close();
         await runtime.stop();
         await deliveryWorker?.stop();

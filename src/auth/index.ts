@@ -3,3 +3,4 @@ export { extractToken } from './extract-token.js';
 export { createTokenVerifier } from './create-token-verifier.js';
 export { createAuthLimiter } from './create-auth-limiter.js';
 export type { AuthLimiter, LimiterState } from './create-auth-limiter.js';
+export { createSharedAuthLimiter, type SharedAuthLimiter } from './create-shared-auth-limiter.js';

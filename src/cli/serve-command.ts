@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { writeDefaultConfig, type LoadedConfig } from '../config/index.js';
+import { StoreLockedError } from '../store/index.js';
 import { EXIT_FAILURE, type CliDeps } from './cli-deps.js';
 import { loadOrReport } from './load-or-report.js';
 
@@ -34,6 +35,10 @@ export async function serveCommand(configPath: string, deps: CliDeps): Promise<n
   try {
     gateway = await deps.startGateway(loaded);
   } catch (error) {
+    if (error instanceof StoreLockedError) {
+      deps.stderr(`hookgate: ${error.message}\n`);
+      return EXIT_FAILURE;
+    }
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw error;
     const { bind, port } = loaded.config.gateway;

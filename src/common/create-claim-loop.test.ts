@@ -1,0 +1,138 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createManualClock } from '../../test/helpers/manual-clock.js';
+import { ClaimLostError, createClaimLoop, type ClaimLoopOptions } from './create-claim-loop.js';
+import { createLog } from './log.js';
+
+interface Item { id: string }
+
+/** A queue the loop claims from, with items the test finishes by hand. */
+function harness(overrides: Partial<ClaimLoopOptions<Item>> = {}) {
+  const clock = createManualClock();
+  const queue: Item[] = [];
+  const running = new Map<string, { finish: () => void; signal: AbortSignal }>();
+  const claims: number[] = [];
+  const renewed: string[][] = [];
+  let held = (ids: string[]): string[] => ids;
+  const loop = createClaimLoop<Item>({
+    name: 'items',
+    claim: async (limit) => {
+      claims.push(limit);
+      return queue.splice(0, limit);
+    },
+    execute: (item, signal) => new Promise<void>((resolve) => {
+      running.set(item.id, { finish: resolve, signal });
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    }).finally(() => running.delete(item.id)),
+    renew: async (items) => {
+      renewed.push(items.map((i) => i.id));
+      return held(items.map((i) => i.id));
+    },
+    concurrency: 2,
+    pollMs: 1000,
+    renewEveryMs: 100,
+    stopGraceMs: 5000,
+    clock,
+    log: createLog({ level: 'silent' }),
+    ...overrides,
+  });
+  return { loop, clock, queue, running, claims, renewed, setHeld: (f: typeof held) => { held = f; } };
+}
+
+const settle = async (): Promise<void> => {
+  for (let i = 0; i < 10; i++) await new Promise<void>((r) => setImmediate(r));
+};
+
+describe('createClaimLoop', () => {
+  it('claims at most its concurrency, and claims again as items finish', async () => {
+    const h = harness();
+    h.queue.push({ id: 'a' }, { id: 'b' }, { id: 'c' });
+    h.loop.start();
+    await settle();
+    assert.deepEqual([...h.running.keys()], ['a', 'b']);
+    assert.equal(h.loop.active(), 2);
+    h.running.get('a')!.finish();
+    await settle();
+    assert.deepEqual([...h.running.keys()].sort(), ['b', 'c']);
+    h.running.get('b')!.finish();
+    h.running.get('c')!.finish();
+    await h.loop.stop();
+  });
+
+  it('finds unannounced work on its poll, on the injected clock', async () => {
+    const h = harness();
+    h.loop.start();
+    await settle();
+    h.queue.push({ id: 'late' });
+    await h.clock.advance(999);
+    assert.equal(h.running.size, 0, 'not before the poll');
+    await h.clock.advance(1);
+    assert.deepEqual([...h.running.keys()], ['late']);
+    h.running.get('late')!.finish();
+    await h.loop.stop();
+  });
+
+  it('picks up announced work at once', async () => {
+    const h = harness();
+    h.loop.start();
+    await settle();
+    h.queue.push({ id: 'now' });
+    h.loop.notify();
+    await settle();
+    assert.deepEqual([...h.running.keys()], ['now']);
+    h.running.get('now')!.finish();
+    await h.loop.stop();
+  });
+
+  it('renews the leases of items in flight and aborts an item whose claim was lost', async () => {
+    const h = harness();
+    h.queue.push({ id: 'a' }, { id: 'b' });
+    h.loop.start();
+    await settle();
+    await h.clock.advance(100);
+    assert.deepEqual(h.renewed, [['a', 'b']]);
+    h.setHeld((ids) => ids.filter((id) => id !== 'b'));
+    const b = h.running.get('b')!;
+    await h.clock.advance(100);
+    assert.ok(b.signal.reason instanceof ClaimLostError);
+    assert.deepEqual([...h.running.keys()], ['a']);
+    assert.equal(h.running.get('a')!.signal.aborted, false);
+    h.running.get('a')!.finish();
+    await h.loop.stop();
+  });
+
+  it('keeps going when claiming fails', async () => {
+    let fail = true;
+    const h = harness({
+      claim: async () => {
+        if (fail) throw new Error('database down');
+        return [];
+      },
+    });
+    h.loop.start();
+    await settle();
+    fail = false;
+    await h.clock.advance(1000);
+    await h.loop.stop();
+    assert.equal(h.loop.active(), 0);
+  });
+
+  it('on stop lets items finish within the grace period, then aborts them; claims nothing more', async () => {
+    const h = harness();
+    h.queue.push({ id: 'slow' });
+    h.loop.start();
+    await settle();
+    const slow = h.running.get('slow')!;
+    let stopped = false;
+    const stopping = h.loop.stop().then(() => { stopped = true; });
+    h.queue.push({ id: 'never' });
+    h.loop.notify();
+    await h.clock.advance(4999);
+    assert.equal(slow.signal.aborted, false);
+    assert.equal(stopped, false);
+    await h.clock.advance(1);
+    await stopping;
+    assert.equal(slow.signal.aborted, true);
+    assert.equal(h.queue.length, 1, 'nothing claimed after stop');
+  });
+});
