@@ -60,21 +60,21 @@ export function uniqueSchema(prefix = 'hg_test'): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
 }
 
+/** A store config in a place of its own (a temp file, or a fresh schema), not opened yet. */
+export function createStoreConfig(driver: Driver): { config: StoreConfig; cleanup(): Promise<void> } {
+  if (driver === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'hookgate-store-'));
+    return { config: { driver: 'sqlite', path: join(dir, 'h.db'), sync: 'normal' }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const schema = uniqueSchema();
+  return { config: { driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 4 }, cleanup: () => dropSchema(schema) };
+}
+
 /** `leaseClock` replaces the manual clock for leases (tests of workers that run in real time). */
 export async function createStoreFixture(driver: Driver, options: { leaseClock?: Clock } = {}): Promise<StoreFixture> {
   const clock = createManualClock();
   const leaseClock = options.leaseClock ?? clock;
-  let config: StoreConfig;
-  let cleanup: () => Promise<void>;
-  if (driver === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'hookgate-store-'));
-    config = { driver: 'sqlite', path: join(dir, 'h.db'), sync: 'normal' };
-    cleanup = async () => rmSync(dir, { recursive: true, force: true });
-  } else {
-    const schema = uniqueSchema();
-    config = { driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 4 };
-    cleanup = () => dropSchema(schema);
-  }
+  const { config, cleanup } = createStoreConfig(driver);
   const opened: Store[] = [];
   const open = async (mode: StoreMode = 'serve'): Promise<Store> => {
     const s = await createStore(config, { mode, clock: leaseClock });
