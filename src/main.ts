@@ -68,6 +68,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       channels: config.channels,
       adapters: createChannelAdapters(config.channels, { now: clock.now }),
       owner: `${process.pid}:${ids.next()}`,
+      leaseMs: config.store.leaseSeconds * 1000,
       ...deps.deliveryOptions,
     })
     : undefined;
@@ -81,7 +82,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     clock,
     ids,
     retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
-  }, deps.runtime);
+  }, { leaseMs: config.store.leaseSeconds * 1000, ...deps.runtime });
   const policy = createPolicy({ config, ids, clock });
   const runTransform = createTransformRunner(loaded.transformsDir);
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.

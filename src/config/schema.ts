@@ -164,9 +164,13 @@ export const ChannelsSchema = z.strictObject({
     .optional(),
 });
 
+/** How long a claim (run, delivery, heartbeat turn) outlives a process that stopped renewing it. */
+const leaseSeconds = z.number().min(1).max(3600).default(30);
+
 export const StoreSchema = z.discriminatedUnion('driver', [
   z.strictObject({
     driver: z.literal('sqlite'),
+    leaseSeconds,
     /** Database file; relative paths resolve against the config file's directory. */
     path: nonEmpty.default('state/hookgate.db'),
     /** `full` survives power loss; `normal` only a process crash. */
@@ -174,6 +178,7 @@ export const StoreSchema = z.discriminatedUnion('driver', [
   }),
   z.strictObject({
     driver: z.literal('postgres'),
+    leaseSeconds,
     /** `postgres://user:pass@host:5432/db`; `${ENV}` substitution keeps the password out of the file. */
     url: nonEmpty,
     /** Schema holding Hookgate's tables (created if missing). @default 'public' */

@@ -64,10 +64,10 @@ export function uniqueSchema(prefix = 'hg_test'): string {
 export function createStoreConfig(driver: Driver): { config: StoreConfig; cleanup(): Promise<void> } {
   if (driver === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'hookgate-store-'));
-    return { config: { driver: 'sqlite', path: join(dir, 'h.db'), sync: 'normal' }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+    return { config: { driver: 'sqlite', path: join(dir, 'h.db'), sync: 'normal', leaseSeconds: 30 }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const schema = uniqueSchema();
-  return { config: { driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 4 }, cleanup: () => dropSchema(schema) };
+  return { config: { driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 4, leaseSeconds: 30 }, cleanup: () => dropSchema(schema) };
 }
 
 /** `leaseClock` replaces the manual clock for leases (tests of workers that run in real time). */
