@@ -26,6 +26,8 @@ export interface GatewayOptions {
   sync: 'full' | 'normal';
   /** Config sections beyond gateway, hooks and store (agents, models). */
   extra?: Record<string, unknown>;
+  /** Replaces the SQLite store section (PostgreSQL for the fleet part). */
+  store?: Record<string, unknown>;
   nodeFlags?: readonly string[];
 }
 
@@ -38,12 +40,12 @@ export interface StartedGateway {
 }
 
 /** Writes a gateway config into `dir` (state under `dir/state`) and returns its path. */
-function writeGatewayConfig(o: GatewayOptions, port: number, dbPath: string): string {
+export function writeGatewayConfig(o: GatewayOptions, port: number, dbPath: string): string {
   mkdirSync(o.dir, { recursive: true, mode: 0o700 });
   const config = {
     gateway: { bind: '127.0.0.1', port, logLevel: 'warn' },
     hooks: { enabled: true, token: o.token, path: '/hooks' },
-    store: { driver: 'sqlite', path: dbPath, sync: o.sync },
+    store: o.store ?? { driver: 'sqlite', path: dbPath, sync: o.sync },
     ...o.extra,
   };
   const path = join(o.dir, 'hookgate.json');
@@ -55,8 +57,13 @@ export async function startGateway(o: GatewayOptions): Promise<StartedGateway> {
   const port = await freePort();
   const dbPath = join(o.dir, 'state', 'hookgate.db');
   const config = writeGatewayConfig(o, port, dbPath);
+  return startGatewayWithConfig(config, port, dbPath, o.nodeFlags);
+}
+
+/** Starts a gateway on a config file already written (replicas share one store section). */
+export async function startGatewayWithConfig(config: string, port: number, dbPath: string, nodeFlags: readonly string[] = []): Promise<StartedGateway> {
   const t0 = performance.now();
-  const child = spawnNode('hookgate', [...(o.nodeFlags ?? []), gatewayEntry().path, 'serve', '--config', config], process.env);
+  const child = spawnNode('hookgate', [...nodeFlags, gatewayEntry().path, 'serve', '--config', config], process.env);
   await waitHealthy(child, port);
   return { child, port, startMs: performance.now() - t0, dbPath };
 }

@@ -121,7 +121,7 @@ function readRssKb(pid: number): number | undefined {
 }
 
 /** utime + stime of a process, in clock ticks (fields 14 and 15 of /proc/<pid>/stat). */
-function readCpuTicks(pid: number): number | undefined {
+export function readCpuTicks(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may contain spaces; fields are counted after its closing ')'.
@@ -133,7 +133,7 @@ function readCpuTicks(pid: number): number | undefined {
 }
 
 /** USER_HZ; 100 on every Linux build Node supports (getconf CLK_TCK). */
-const TICKS_PER_SECOND = 100;
+export const TICKS_PER_SECOND = 100;
 
 export interface ProcessSample {
   maxRssKb: number;
