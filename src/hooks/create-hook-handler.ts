@@ -1,6 +1,6 @@
 import type { Clock } from '../common/clock.js';
 import type { AgentRequest, Policy, WakeRequest } from '../policy/index.js';
-import type { ActionSource, NewRun, NewSystemEvent, Store } from '../store/index.js';
+import type { ActionSource, IngressStore, NewRun, NewSystemEvent } from '../store/index.js';
 import { parseAgentPayload } from './parse-agent-payload.js';
 import { parseWakePayload } from './parse-wake-payload.js';
 import { buildMappedRequest, type MappedHookCall } from './mappings/build-mapped-request.js';
@@ -26,28 +26,22 @@ const AGENT_SOURCE = source('agent');
  */
 export function createHookHandler(deps: {
   policy: Policy;
-  store: Store;
+  store: IngressStore;
   clock: Clock;
   /** User mappings, then presets. */
   mappings: readonly CompiledMapping[];
   runTransform: TransformRunner;
-  /** Called once an outcome is committed (the runtime starts work from here). */
-  onRecorded?: (outcome: HookOutcome) => void;
 }): HookHandler {
   const { policy, store } = deps;
-  const recorded = (outcome: HookOutcome): HookOutcome => {
-    deps.onRecorded?.(outcome);
-    return outcome;
-  };
   const recordWake = async (request: WakeRequest): Promise<HookOutcome> => {
     const event = policy.resolveWake(request);
     await store.addSystemEvent(event);
-    return recorded({ kind: 'wake', event });
+    return { kind: 'wake', event };
   };
   const recordRun = async (request: AgentRequest): Promise<HookOutcome> => {
     const run = policy.resolveAgentRun(request);
     await store.enqueueRun(run);
-    return recorded({ kind: 'agent', run });
+    return { kind: 'agent', run };
   };
   return async (call) => {
     switch (call.name) {
