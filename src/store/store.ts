@@ -1,7 +1,7 @@
 import type {
   AuthFailure, ClaimedDelivery, ClaimedRun, ClaimOptions, DeliveryAttemptResult, DeliveryRecord, DeliveryWithAttempts,
-  HeartbeatClaim, HeartbeatTurn, ListOptions, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
-  RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry, WorkSignal,
+  HeartbeatClaim, HeartbeatTurn, IdempotencyRecord, ListOptions, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
+  RecordedActions, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry, WorkSignal,
 } from './types.js';
 
 /**
@@ -13,6 +13,14 @@ export interface IngressStore {
   addSystemEvent(event: NewSystemEvent): Promise<void>;
   /** Records an agent run in state `queued`. */
   enqueueRun(run: NewRun): Promise<void>;
+  /**
+   * Records a request's actions (one or many wakes and runs) and its idempotency key in one
+   * transaction. Rejects with `DuplicateRequestError`, writing nothing, when the key was recorded
+   * before and its window has not passed (judged by the store's clock).
+   */
+  recordActions(actions: RecordedActions): Promise<void>;
+  /** The answer recorded with a key whose window has not passed, if any. */
+  findIdempotencyKey(hook: string, key: string): Promise<IdempotencyRecord | null>;
 }
 
 /** Reads for the CLI, the runtime's prompts and operators. Never blocks a writer. */

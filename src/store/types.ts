@@ -234,3 +234,23 @@ export interface AuthFailure {
   maxFailures: number;
   lockoutMs: number;
 }
+
+/** The answer given to a request that carried an idempotency key, kept for the key's window. */
+export interface IdempotencyRecord {
+  /** The hook the key is scoped to (`wake`, `agent`, or a mapping's name). */
+  hook: string;
+  key: string;
+  /** The HTTP status and JSON body the first request got. */
+  status: number;
+  body: string;
+  createdAt: number;
+  /** After this the key is forgotten and may be used again. */
+  expiresAt: number;
+}
+
+/** What one accepted request records, in one transaction: its actions and its idempotency key. */
+export interface RecordedActions {
+  events: readonly NewSystemEvent[];
+  runs: readonly NewRun[];
+  idempotency: IdempotencyRecord | null;
+}

@@ -4,7 +4,8 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../common/clock.js';
 import type { Store } from '../store.js';
-import type { WorkSignal } from '../types.js';
+import { DuplicateRequestError } from '../duplicate-request-error.js';
+import type { RecordedActions, WorkSignal } from '../types.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createSqliteDeliveryQueue } from './create-sqlite-delivery-queue.js';
 import { createSqliteHeartbeats } from './create-sqlite-heartbeats.js';
@@ -14,6 +15,7 @@ import { createSqliteRunQueue } from './create-sqlite-run-queue.js';
 import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
 import { MIGRATIONS } from './migrations.js';
 import { prepareStatements } from './prepare-statements.js';
+import { toIdempotency, type IdempotencyRow } from './rows.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 export interface SqliteStoreOptions {
@@ -83,6 +85,13 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     })();
   }
   const group = createGroupCommit(db);
+  // A savepoint inside the group's transaction: a duplicate key undoes this request alone.
+  const recordAll = db.transaction((a: RecordedActions) => {
+    const k = a.idempotency;
+    if (k !== null && st.claimIdempotencyKey.run({ ...k, now: clock.now() }).changes !== 1) throw new DuplicateRequestError(k.hook, k.key);
+    for (const e of a.events) st.addEvent(e, JSON.stringify(e.source));
+    for (const r of a.runs) st.addRun(r, JSON.stringify(r.source));
+  });
   const listeners = new Set<(signal: WorkSignal) => void>();
   let closed = false;
   const ctx: SqliteContext = {
@@ -117,6 +126,26 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       const source = JSON.stringify(r.source);
       await ctx.write(() => st.addRun(r, source));
       ctx.emit({ kind: 'runs' });
+    },
+    async recordActions(a) {
+      const outcome = await ctx.write(() => {
+        try {
+          recordAll(a);
+          return 'recorded' as const;
+        } catch (error) {
+          if (error instanceof DuplicateRequestError) return error;
+          throw error;
+        }
+      });
+      if (outcome instanceof DuplicateRequestError) throw outcome;
+      if (a.runs.length > 0) ctx.emit({ kind: 'runs' });
+      for (const agentId of new Set(a.events.filter((e) => e.mode === 'now').map((e) => e.agentId))) {
+        ctx.emit({ kind: 'heartbeat', agentId });
+      }
+    },
+    async findIdempotencyKey(hook, key) {
+      const row = st.selectIdempotencyKey.get(hook, key, clock.now()) as IdempotencyRow | undefined;
+      return row === undefined ? null : toIdempotency(row);
     },
     ...createSqliteReader(ctx),
     ...createSqliteRunQueue(ctx),

@@ -122,4 +122,16 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX auth_failures_locked ON auth_failures (locked_until) WHERE locked_until > 0;
   `,
+  `
+  CREATE TABLE idempotency_keys (
+    hook TEXT NOT NULL,
+    key TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (hook, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+  `,
 ];

@@ -14,6 +14,13 @@ export function prepareStatements(db: Database) {
       `INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient,
         model, thinking, timeout_seconds, source, created_at) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    claimIdempotencyKey: db.prepare(
+      `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at)
+        VALUES (@hook, @key, @status, @body, @createdAt, @expiresAt)
+        ON CONFLICT (hook, key) DO UPDATE SET status = excluded.status, body = excluded.body,
+        created_at = excluded.created_at, expires_at = excluded.expires_at WHERE idempotency_keys.expires_at <= @now`,
+    ),
+    selectIdempotencyKey: db.prepare('SELECT * FROM idempotency_keys WHERE hook = ? AND key = ? AND expires_at > ?'),
     selectEvents: db.prepare('SELECT * FROM system_events ORDER BY seq DESC LIMIT ?'),
     selectRuns: db.prepare('SELECT * FROM runs WHERE @state IS NULL OR state = @state ORDER BY seq DESC LIMIT @limit'),
     selectRun: db.prepare('SELECT * FROM runs WHERE id = ?'),

@@ -1,5 +1,5 @@
 import type {
-  ActionSource, DeliveryAttempt, DeliveryRecord, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry,
+  ActionSource, IdempotencyRecord, DeliveryAttempt, DeliveryRecord, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry,
 } from '../types.js';
 
 /** Row shapes as SQLite returns them, and their mapping to records. */
@@ -110,4 +110,15 @@ export const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
   status: r.status,
   error: r.error,
   outcome: r.outcome as DeliveryAttempt['outcome'],
+});
+
+export interface IdempotencyRow { hook: string; key: string; status: number; body: string; created_at: number; expires_at: number }
+
+export const toIdempotency = (r: IdempotencyRow): IdempotencyRecord => ({
+  hook: r.hook,
+  key: r.key,
+  status: r.status,
+  body: r.body,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
 });
