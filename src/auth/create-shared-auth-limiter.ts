@@ -1,5 +1,6 @@
 import type { Clock } from '../common/clock.js';
 import type { Log } from '../common/log.js';
+import { repeatEvery } from '../common/repeat-every.js';
 import type { AuthRateLimitConfig } from '../config/index.js';
 import type { LockoutStore, WorkSignals } from '../store/index.js';
 import type { AuthLimiter, LimiterState } from './create-auth-limiter.js';
@@ -76,17 +77,7 @@ export function createSharedAuthLimiter(deps: {
         if (signal.kind === 'lockout') remember(signal.client, signal.lockedUntil);
       });
       await refresh();
-      const every = deps.refreshMs ?? 1000;
-      void (async () => {
-        while (!halt.signal.aborted) {
-          try {
-            await clock.sleep(every, halt.signal);
-          } catch {
-            return;
-          }
-          await refresh();
-        }
-      })();
+      void repeatEvery(clock, deps.refreshMs ?? 1000, halt.signal, refresh);
     },
     stop() {
       unsubscribe();

@@ -1,6 +1,7 @@
 import type { Clock } from './clock.js';
 import { createCoalescedTask } from './create-coalesced-task.js';
 import type { Log } from './log.js';
+import { repeatEvery } from './repeat-every.js';
 
 export interface ClaimLoopOptions<T extends { id: string }> {
   /** Names the work in logs (`runs`, `deliveries`). */
@@ -86,18 +87,6 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
     active.set(item.id, { item, abort, done });
   };
 
-  const every = async (ms: number, fn: () => Promise<void> | void): Promise<void> => {
-    const signal = halt.signal;
-    while (!signal.aborted) {
-      try {
-        await o.clock.sleep(ms, signal);
-      } catch {
-        return;
-      }
-      await fn();
-    }
-  };
-
   const renew = async (): Promise<void> => {
     if (active.size === 0) return;
     const items = [...active.values()];
@@ -116,8 +105,8 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
       if (!stopped) return;
       stopped = false;
       halt = new AbortController();
-      void every(o.pollMs, () => loop.notify());
-      void every(o.renewEveryMs, renew);
+      void repeatEvery(o.clock, o.pollMs, halt.signal, () => loop.notify());
+      void repeatEvery(o.clock, o.renewEveryMs, halt.signal, renew);
       loop.notify();
     },
     notify() {

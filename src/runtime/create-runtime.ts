@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createClaimLoop } from '../common/create-claim-loop.js';
 import { parseDurationMs } from '../common/parse-duration.js';
+import { repeatEvery } from '../common/repeat-every.js';
 import { mainSessionKey, resolveDefaultAgentId } from '../policy/index.js';
 import type { ClaimedRun } from '../store/index.js';
 import { createHeartbeatScheduler, type HeartbeatScheduler } from './create-heartbeat-scheduler.js';
@@ -100,18 +101,6 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
     }
   };
 
-  const sweep = async (): Promise<void> => {
-    const everyMs = Math.max(1, Math.floor(leaseMs / 2));
-    while (!halt.signal.aborted) {
-      try {
-        await clock.sleep(everyMs, halt.signal);
-      } catch {
-        return;
-      }
-      await recover();
-    }
-  };
-
   let unsubscribe = (): void => undefined;
   const runtime: Runtime = {
     async start() {
@@ -120,7 +109,7 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
         else if (signal.kind === 'heartbeat' && schedulers.has(signal.agentId)) schedulerFor(signal.agentId).request();
       });
       await recover();
-      void sweep();
+      void repeatEvery(clock, Math.max(1, Math.floor(leaseMs / 2)), halt.signal, recover);
       for (const id of agentIds) schedulerFor(id).start();
       runs.start();
       for (const id of agentIds) {

@@ -1,3 +1,4 @@
+import { repeatEvery } from '../common/repeat-every.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import type { HeartbeatLease } from './run-heartbeat-turn.js';
 
@@ -16,23 +17,16 @@ export async function withHeartbeatLease<T>(
   if (claim === null) return undefined;
   const lost = new AbortController();
   const done = new AbortController();
-  const renewing = (async () => {
-    while (!done.signal.aborted) {
-      try {
-        await clock.sleep(Math.max(1, Math.floor(o.leaseMs / 3)), done.signal);
-      } catch {
-        return;
+  const renewing = repeatEvery(clock, Math.max(1, Math.floor(o.leaseMs / 3)), done.signal, async () => {
+    try {
+      if (!(await store.renewHeartbeat(claim, o.leaseMs))) {
+        lost.abort(new Error('heartbeat lease lost'));
+        done.abort();
       }
-      try {
-        if (!(await store.renewHeartbeat(claim, o.leaseMs))) {
-          lost.abort(new Error('heartbeat lease lost'));
-          return;
-        }
-      } catch (error) {
-        log.error('renewing a heartbeat lease failed', { agentId: o.agentId, err: error });
-      }
+    } catch (error) {
+      log.error('renewing a heartbeat lease failed', { agentId: o.agentId, err: error });
     }
-  })();
+  });
   try {
     return await turn({ claimId: claim.claimId, signal: AbortSignal.any([o.shutdown, lost.signal]) });
   } finally {
