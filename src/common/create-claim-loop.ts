@@ -18,8 +18,8 @@ export interface ClaimLoopOptions<T extends { id: string }> {
   pollMs: number;
   /** How often leases are renewed while items are in flight (a third of the lease, say). */
   renewEveryMs: number;
-  /** How long `stop()` lets items finish before aborting them. */
-  stopGraceMs: number;
+  /** How long `stop()` lets items finish before aborting them; `null`: never abort, wait for them. */
+  stopGraceMs: number | null;
   clock: Clock;
   log: Log;
 }
@@ -118,7 +118,7 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
       const inFlight = [...active.values()];
       const all = Promise.allSettled(inFlight.map((a) => a.done));
       const graceOver = new AbortController();
-      const grace = o.clock.sleep(o.stopGraceMs, graceOver.signal).then(() => {
+      const grace = o.stopGraceMs === null ? Promise.resolve() : o.clock.sleep(o.stopGraceMs, graceOver.signal).then(() => {
         for (const a of inFlight) a.abort.abort(new Error('shutting down'));
       }, () => undefined);
       // Leases stay renewed while items finish.

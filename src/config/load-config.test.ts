@@ -30,7 +30,7 @@ describe('safeParseConfig', () => {
     assert.equal(config.gateway.bind, '127.0.0.1');
     assert.equal(config.gateway.bodyTimeoutMs, 30_000);
     assert.equal(config.agents.defaults.timeoutSeconds, 600);
-    assert.deepEqual(config.store, { driver: 'sqlite', path: '/etc/hookgate/state/hookgate.db', sync: 'full' });
+    assert.deepEqual(config.store, { driver: 'sqlite', path: '/etc/hookgate/state/hookgate.db', sync: 'full', leaseSeconds: 30 });
     assert.equal(r.loaded.transformsDir, '/etc/hookgate/hooks/transforms');
   });
 

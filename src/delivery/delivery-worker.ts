@@ -62,13 +62,13 @@ export class DeliveryWorker implements DeliveryPort {
     this.#loop = createClaimLoop<ClaimedDelivery>({
       name: 'deliveries',
       claim: (limit) => store.claimDueDeliveries({ owner, now: this.#o.clock.now(), limit, leaseMs }),
-      execute: (d) => this.#process(d),
+      execute: (d, signal) => this.#process(d, signal),
       renew: (claims) => store.renewDeliveries(claims, leaseMs),
       concurrency: this.#o.concurrency,
       pollMs: this.#o.pollMs,
       renewEveryMs: Math.max(1, Math.floor(leaseMs / 3)),
       // A send in flight is never cut short: an abort could lose the record of a part the service accepted.
-      stopGraceMs: Number.MAX_SAFE_INTEGER,
+      stopGraceMs: null,
       clock: this.#o.clock,
       log: this.#o.log,
     });
@@ -100,7 +100,8 @@ export class DeliveryWorker implements DeliveryPort {
       .finally(() => this.#wakeups.delete(w));
   }
 
-  async #process(d: ClaimedDelivery): Promise<void> {
+  /** `lost` aborts when the claim was lost: no further part is sent (the new holder sends them). */
+  async #process(d: ClaimedDelivery, lost: AbortSignal): Promise<void> {
     const { store, log } = this.#o;
     const attempt = d.attempts + 1;
     const base = { claimId: d.claimId, deliveryId: d.id, attempt, status: null, resolvedChannel: d.resolvedChannel, resolvedTo: d.resolvedTo, partsSent: d.partsSent, nextAttemptAt: null, lastRoute: null };
@@ -119,6 +120,10 @@ export class DeliveryWorker implements DeliveryPort {
     let sent = d.partsSent;
     try {
       for (; sent < parts.length; sent++) {
+        if (lost.aborted) {
+          log.warn('delivery claim lost; leaving the rest to its new holder', { deliveryId: d.id, partsSent: sent });
+          return;
+        }
         await adapter.send(route.to, parts[sent]!, AbortSignal.timeout(timeoutMs));
         // Each accepted part is recorded, so a retry never sends it again.
         if (sent + 1 < parts.length) {
