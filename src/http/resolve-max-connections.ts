@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 
 /** Connections allowed when the open-file limit is high or unknown. */
-export const DEFAULT_MAX_CONNECTIONS = 1000;
+const DEFAULT_MAX_CONNECTIONS = 1000;
 /** File descriptors kept free for the store, logs, transform workers and outbound calls. */
-export const FD_MARGIN = 64;
+const FD_MARGIN = 64;
 
 /**
  * The process's soft limit on open files, from `/proc/self/limits` (Linux), or `undefined` where

@@ -14,7 +14,7 @@ export type TransformRunner = (spec: TransformSpec, input: TransformInput) => Pr
  */
 export type WorkerTransformRunner = TransformRunner & { close(): Promise<void> };
 
-export interface TransformRunnerOptions {
+interface TransformRunnerOptions {
   /** A worker with no call for this long is ended; the next call starts a fresh one. @default 60000 */
   idleMs?: number;
   /** How often the memory watchdog looks while calls are in flight. @default 100 */

@@ -7,7 +7,7 @@ import type { ProviderError } from './model-provider.js';
  * model base URL that refuses connections or does not resolve would otherwise hold a run slot for
  * `timeoutSeconds` (600 s by default). Three refused tries take well under 2 s.
  */
-export const QUICK_TRIES: Partial<Record<NetworkFailure, number>> = { dns: 2, refused: 3 };
+const QUICK_TRIES: Partial<Record<NetworkFailure, number>> = { dns: 2, refused: 3 };
 const QUICK_BACKOFF = { baseMs: 250, maxMs: 1000 };
 
 /**
