@@ -107,7 +107,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     log,
     isReady: () => ready,
   });
-  const http = createHttpServer(handler, { bodyTimeoutMs: config.gateway.bodyTimeoutMs });
+  const http = createHttpServer(handler, { bodyTimeoutMs: config.gateway.bodyTimeoutMs, maxConnections: config.gateway.maxConnections, log, now: clock.now });
   let port: number;
   let unsubscribe = (): void => undefined;
   try {

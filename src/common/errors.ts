@@ -1,3 +1,5 @@
+import { MAX_JSON_DEPTH } from './json-depth.js';
+
 /**
  * One catalog of every error code the gateway can answer with, its HTTP status and its public
  * message. Tests assert on `code`; the message is what a caller reads.
@@ -20,6 +22,11 @@ export const ERROR_CATALOG = {
   body_timeout: { status: 408, message: 'Request body was not received in time.' },
   invalid_json: { status: 400, message: 'Request body is not valid JSON.' },
   invalid_body: { status: 400, message: 'Request body must be a JSON object.' },
+  json_too_deep: { status: 400, message: `Request body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep.` },
+  too_many_bodies: {
+    status: 429,
+    message: 'Too many request bodies from this address are being received at once; retry after the delay.',
+  },
   invalid_payload: { status: 400, message: 'Payload is invalid.' },
   agent_not_allowed: { status: 400, message: 'This agentId is not allowed by hooks.allowedAgentIds.' },
   session_key_not_allowed: { status: 400, message: 'This sessionKey is not allowed.' },
@@ -29,6 +36,8 @@ export const ERROR_CATALOG = {
   transform_failed: { status: 500, message: 'The hook transform failed.' },
   internal_error: { status: 500, message: 'Internal error.' },
   unavailable: { status: 503, message: 'The gateway is shutting down or not ready.' },
+  over_capacity: { status: 503, message: 'The gateway is at its connection limit; retry after the delay.' },
+  store_unavailable: { status: 503, message: 'The gateway cannot record requests right now; retry after the delay.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -46,6 +46,8 @@ export const MappingSchema = z.strictObject({
       export: nonEmpty.optional(),
       /** Time the transform may take. @default 5000 */
       timeoutMs: z.number().int().min(1).max(600_000).optional(),
+      /** Memory cap of this mapping's transform worker: heap, and buffers through a watchdog. @default 128 */
+      maxMemoryMb: z.number().int().min(16).max(16_384).optional(),
     })
     .optional(),
 });
@@ -79,6 +81,8 @@ export const HooksSchema = z.strictObject({
     })
     .optional(),
   maxBodyBytes: z.number().int().min(1).max(64 * 1024 * 1024).default(256 * 1024),
+  /** Request bodies read at once from one client address; more get 429 `too_many_bodies`. */
+  maxBodiesPerClient: z.number().int().min(1).max(100_000).default(64),
   authRateLimit: AuthRateLimitSchema.prefault({}),
 });
 
@@ -90,6 +94,11 @@ export const GatewaySchema = z.strictObject({
   trustedProxies: z.array(nonEmpty).default([]),
   /** Time allowed to receive a request body before 408. */
   bodyTimeoutMs: z.number().int().min(1).default(30_000),
+  /**
+   * Open client connections; the excess is answered 503 `over_capacity` and closed. Default: 1000,
+   * or the open-file limit minus 64 when that is lower (resolved at startup).
+   */
+  maxConnections: z.number().int().min(1).max(1_000_000).optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 

@@ -1,11 +1,17 @@
 import { createServer, STATUS_CODES, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { createThrottledLog } from '../common/create-throttled-log.js';
 import { RequestError } from '../common/errors.js';
+import type { Log } from '../common/log.js';
 import type { RequestHandler } from './create-request-handler.js';
-import { errorJson } from './send-response.js';
+import { readOpenFileLimit, resolveMaxConnections } from './resolve-max-connections.js';
+import { errorJson, sendError } from './send-response.js';
 
 /** How long `close()` waits for in-flight requests before cutting their connections. */
 const CLOSE_GRACE_MS = 10_000;
+/** How long a connection over the limit may take to send the request it is answered 503 to. */
+const OVER_CAPACITY_GRACE_MS = 2_000;
+const OVER_CAPACITY_RETRY_AFTER_SECONDS = 1;
 
 export interface HttpServer {
   /** Starts listening; resolves with the bound port (useful with port 0). */
@@ -15,11 +21,55 @@ export interface HttpServer {
   readonly server: Server;
 }
 
-/** Binds a request handler to `node:http`, with bounded header and request times. */
-export function createHttpServer(handler: RequestHandler, options: { bodyTimeoutMs: number }): HttpServer {
-  const server = createServer((req, res) => handler(req, res));
+export interface HttpServerOptions {
+  bodyTimeoutMs: number;
+  /** `gateway.maxConnections`; unset: 1000, or the open-file limit minus a margin when lower. */
+  maxConnections?: number | undefined;
+  /** For accept failures (out of file descriptors), logged once per interval. */
+  log?: Log;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+/**
+ * Binds a request handler to `node:http`, with bounded header and request times and a bounded
+ * number of open connections: a connection past the limit gets its first request answered 503
+ * `over_capacity` with `Retry-After`, then is closed (or is closed after a short grace when it
+ * sends nothing), so the excess costs a descriptor for moments, not for as long as it likes.
+ */
+export function createHttpServer(handler: RequestHandler, options: HttpServerOptions): HttpServer {
+  const maxConnections = resolveMaxConnections(options.maxConnections, readOpenFileLimit());
+  const overCapacity = new WeakSet<Socket>();
+  let open = 0;
+  const admit = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], expectsContinue: boolean): void => {
+    if (!overCapacity.has(req.socket)) {
+      handler(req, res, expectsContinue);
+      return;
+    }
+    const error = new RequestError('over_capacity', { retryAfterSeconds: OVER_CAPACITY_RETRY_AFTER_SECONDS });
+    sendError(req, res, error, { bodyWithheld: expectsContinue, close: true });
+  };
+  const server = createServer((req, res) => admit(req, res, false));
   // Answer `Expect: 100-continue` ourselves, so a body we would refuse is never invited.
-  server.on('checkContinue', (req, res) => handler(req, res, true));
+  server.on('checkContinue', (req, res) => admit(req, res, true));
+  server.on('connection', (socket: Socket) => {
+    open++;
+    socket.once('close', () => open--);
+    if (open <= maxConnections) return;
+    overCapacity.add(socket);
+    const timer = setTimeout(() => socket.destroy(), OVER_CAPACITY_GRACE_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  });
+  // An accept that fails (EMFILE: out of file descriptors) is emitted on the server; unhandled,
+  // it would end the process. The client sees a reset; the gateway lives on.
+  const reportAcceptFailure = options.log === undefined ? undefined : createThrottledLog(options.log, 'error', 'accepting a connection failed', {
+    intervalMs: 10_000,
+    now: options.now ?? Date.now,
+  });
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    if (server.listening) reportAcceptFailure?.({ code: error.code, error: error.message });
+  });
   server.headersTimeout = 20_000;
   // Node's own deadline stays behind ours, so the 408 comes from the handler with our JSON body.
   server.requestTimeout = options.bodyTimeoutMs + 20_000;

@@ -2,10 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthLimiter } from '../auth/index.js';
 import { extractToken } from '../auth/index.js';
 import type { Clock } from '../common/clock.js';
+import { createThrottledLog } from '../common/create-throttled-log.js';
 import { RequestError } from '../common/errors.js';
+import { textExceedsJsonDepth } from '../common/json-depth.js';
 import type { Log } from '../common/log.js';
 import type { HooksConfig } from '../config/index.js';
 import type { HookHandler, HookOutcome, Payload } from '../hooks/index.js';
+import { isStoreUnavailable } from '../store/index.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
 import { sendError, sendJson } from './send-response.js';
 
@@ -25,9 +28,16 @@ export interface RequestHandlerDeps {
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse, expectsContinue?: boolean) => void;
 
 const HEALTH_OK = '{"ok":true}';
+/** What a client is told to wait when the store cannot write; and how often the outage is logged. */
+const STORE_RETRY_AFTER_SECONDS = 5;
+const STORE_LOG_INTERVAL_MS = 10_000;
+/** What a client reading too many bodies at once is told to wait. */
+const BODIES_RETRY_AFTER_SECONDS = 1;
 
 function parseJsonObject(raw: Buffer): Payload {
   if (raw.length === 0) throw new RequestError('invalid_json', { message: 'Request body is empty; send a JSON object.' });
+  // Refused before parsing: deeper values overflow the stack wherever they are serialised later.
+  if (textExceedsJsonDepth(raw)) throw new RequestError('json_too_deep');
   let value: unknown;
   try {
     value = JSON.parse(raw.toString('utf8'));
@@ -51,16 +61,29 @@ function outcomeResponse(outcome: HookOutcome): { status: number; body: string }
 
 /**
  * The ingress, in the order of DESIGN §3: method (405), token in query (400), lockout (429),
- * token (401), body cap and deadline (413/408), JSON (400), hook (400/404), durable record, answer.
+ * token (401), bodies in flight from this client (429), body cap and deadline (413/408), JSON and
+ * its depth (400), hook (400/404), durable record (503 when the store cannot write), answer.
  */
 export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   const base = deps.hooks.path;
   const prefix = `${base}/`;
   const enabled = deps.hooks.enabled;
   const limits = { maxBytes: deps.hooks.maxBodyBytes, timeoutMs: deps.bodyTimeoutMs };
+  const maxBodiesPerClient = deps.hooks.maxBodiesPerClient;
+  /** Bodies being read per client address; an address leaves the map when its count is back to 0. */
+  const reading = new Map<string, number>();
+  const reportStoreOutage = createThrottledLog(deps.log, 'error', 'store cannot write; answering 503 store_unavailable', {
+    intervalMs: STORE_LOG_INTERVAL_MS,
+    now: deps.clock.now,
+  });
 
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown, bodyWithheld = false): void => {
     if (error instanceof ClientGoneError) return;
+    if (!(error instanceof RequestError) && isStoreUnavailable(error)) {
+      reportStoreOutage({ code: (error as { code?: unknown }).code, error: (error as Error).message });
+      sendError(req, res, new RequestError('store_unavailable', { retryAfterSeconds: STORE_RETRY_AFTER_SECONDS }), { bodyWithheld });
+      return;
+    }
     if (error instanceof RequestError) {
       if (error.status >= 500) deps.log.error('request failed', { code: error.code, err: error.cause ?? error });
       else deps.log.debug('request rejected', { code: error.code, status: error.status });
@@ -71,7 +94,21 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     sendError(req, res, new RequestError('internal_error'), { bodyWithheld });
   };
 
-  const handleHook = async (req: IncomingMessage, res: ServerResponse, name: string, expectsContinue: boolean) => {
+  const readCounted = async (req: IncomingMessage, client: string): Promise<Buffer> => {
+    reading.set(client, (reading.get(client) ?? 0) + 1);
+    try {
+      return await readBody(req, limits);
+    } finally {
+      const left = (reading.get(client) ?? 1) - 1;
+      if (left === 0) reading.delete(client);
+      else reading.set(client, left);
+    }
+  };
+  const handleHook = async (req: IncomingMessage, res: ServerResponse, name: string, client: string, expectsContinue: boolean) => {
+    if ((reading.get(client) ?? 0) >= maxBodiesPerClient) {
+      fail(req, res, new RequestError('too_many_bodies', { retryAfterSeconds: BODIES_RETRY_AFTER_SECONDS }), expectsContinue);
+      return;
+    }
     if (expectsContinue) {
       // Refuse a declared oversize body before inviting it.
       const tooLarge = checkDeclaredLength(req, limits.maxBytes);
@@ -82,7 +119,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       res.writeContinue();
     }
     try {
-      const raw = await readBody(req, limits);
+      const raw = await readCounted(req, client);
       const outcome = await deps.handleHook({ name, payload: parseJsonObject(raw), headers: req.headers, url: req.url ?? '' });
       const { status, body } = outcomeResponse(outcome);
       if (status === 204) {
@@ -138,6 +175,6 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     // One trailing slash is tolerated: `/hooks/wake/` is `/hooks/wake`.
     let name = path.slice(prefix.length);
     if (name.endsWith('/')) name = name.slice(0, -1);
-    void handleHook(req, res, name, expectsContinue);
+    void handleHook(req, res, name, client, expectsContinue);
   };
 }

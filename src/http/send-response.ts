@@ -36,17 +36,18 @@ function errorHeaders(error: RequestError): OutgoingHttpHeaders {
  * rejection before the body was read), the answer is written with `Connection: close` and the
  * rest of the body is read and discarded (bounded in time and bytes) before the socket closes:
  * closing a socket with unread data makes the kernel send RST, and the client would see a reset
- * instead of our status.
+ * instead of our status. `close` ends the connection after the answer even when the body was read.
  */
 export function sendError(
   req: IncomingMessage,
   res: ServerResponse,
   error: RequestError,
-  options: { bodyWithheld?: boolean } = {},
+  options: { bodyWithheld?: boolean; close?: boolean } = {},
 ): void {
   const body = errorJson(error);
   const headers = errorHeaders(error);
   if (req.complete || req.readableEnded) {
+    if (options.close === true) headers['connection'] = 'close';
     sendJson(res, error.status, body, headers);
     return;
   }

@@ -219,12 +219,14 @@ describe('buildMappedRequest: transforms', () => {
   it('calls the transform with payload, credential-free headers, url and path', async () => {
     const { run, calls } = fakeRunner(undefined);
     const payload = { n: 1 };
-    await buildOne(withTransform({ transform: { module: 'sub/shape.ts', export: 'toAction', timeoutMs: 321 } }), payload, run, {
+    await buildOne(withTransform({ transform: { module: 'sub/shape.ts', export: 'toAction', timeoutMs: 321, maxMemoryMb: 64 } }), payload, run, {
       headers: { authorization: 'Bearer s3cret', 'x-hookgate-token': 's3cret', 'x-github-event': 'push' },
       url: '/hooks/m?x=1',
     });
     assert.equal(calls.length, 1);
-    assert.deepEqual(calls[0]?.spec, { file: join(DIR, 'sub', 'shape.ts'), exportName: 'toAction', timeoutMs: 321 });
+    assert.deepEqual({ ...calls[0]?.spec, key: undefined }, {
+      key: undefined, file: join(DIR, 'sub', 'shape.ts'), exportName: 'toAction', timeoutMs: 321, maxMemoryMb: 64, maxResultBytes: 256 * 1024,
+    });
     assert.deepEqual(calls[0]?.input, { payload, headers: { 'x-github-event': 'push' }, url: '/hooks/m?x=1', path: 'm' });
   });
 

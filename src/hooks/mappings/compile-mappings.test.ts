@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { HooksSchema, type HooksConfig } from '../../config/index.js';
 import {
-  compileMappings, DEFAULT_TRANSFORM_TIMEOUT_MS, isPlainRelative, matchMapping, RESERVED_HOOK_NAMES, trimSlashes,
+  compileMappings, DEFAULT_TRANSFORM_MAX_MEMORY_MB, DEFAULT_TRANSFORM_TIMEOUT_MS, isPlainRelative, matchMapping, RESERVED_HOOK_NAMES, trimSlashes,
 } from './compile-mappings.js';
 
 const DIR = join('/srv', 'hookgate', 'hooks', 'transforms');
@@ -138,17 +138,32 @@ describe('compileMappings', () => {
     assert.deepEqual(compiled.map((m) => m.matchPath), ['a', 'b', 'gmail']);
   });
 
-  it('resolves a transform inside the transforms directory with the default export and timeout', () => {
+  it('resolves a transform inside the transforms directory with the default export, timeout, memory cap and result cap', () => {
     const [m] = compileMappings(hooks({ mappings: [{ match: { path: 'a' }, transform: { module: 'sub/shape.ts' } }] }), DIR);
-    assert.deepEqual(m?.transform, { file: join(DIR, 'sub', 'shape.ts'), exportName: 'default', timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS });
+    assert.deepEqual(m?.transform, {
+      key: 'mappings[0]',
+      file: join(DIR, 'sub', 'shape.ts'),
+      exportName: 'default',
+      timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS,
+      maxMemoryMb: DEFAULT_TRANSFORM_MAX_MEMORY_MB,
+      maxResultBytes: 256 * 1024,
+    });
     assert.equal(DEFAULT_TRANSFORM_TIMEOUT_MS, 5000);
+    assert.equal(DEFAULT_TRANSFORM_MAX_MEMORY_MB, 128);
   });
 
-  it('keeps a named export and timeout', () => {
+  it('keeps a named export, timeout and memory cap, keys the worker by mapping id and caps results at maxBodyBytes', () => {
     const [m] = compileMappings(hooks({
-      mappings: [{ match: { path: 'a' }, transform: { module: 'shape.js', export: 'toAction', timeoutMs: 250 } }],
+      maxBodyBytes: 4096,
+      mappings: [{ id: 'shape', match: { path: 'a' }, transform: { module: 'shape.js', export: 'toAction', timeoutMs: 250, maxMemoryMb: 32 } }],
     }), DIR);
-    assert.deepEqual(m?.transform, { file: join(DIR, 'shape.js'), exportName: 'toAction', timeoutMs: 250 });
+    assert.deepEqual(m?.transform, {
+      key: 'shape', file: join(DIR, 'shape.js'), exportName: 'toAction', timeoutMs: 250, maxMemoryMb: 32, maxResultBytes: 4096,
+    });
+  });
+
+  it('refuses a transform memory cap below 16 MB', () => {
+    assert.throws(() => hooks({ mappings: [{ match: { path: 'a' }, transform: { module: 'shape.js', maxMemoryMb: 8 } }] }));
   });
 
   it('has no transform and no shape check for a plain user mapping', () => {

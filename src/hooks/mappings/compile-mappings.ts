@@ -3,6 +3,7 @@ import type { Issue } from '../../common/errors.js';
 import { trimSlashes, type HooksConfig, type MappingConfig } from '../../config/index.js';
 
 export { isPlainRelative, RESERVED_HOOK_NAMES, trimSlashes } from '../../config/index.js';
+import type { TransformSpec } from '../transforms/transform-types.js';
 import { createPresets } from './presets.js';
 
 /** A mapping ready to match: normalised match values, where it came from, its transform file. */
@@ -12,14 +13,16 @@ export interface CompiledMapping {
   mapping: MappingConfig;
   matchPath: string | undefined;
   matchSource: string | undefined;
-  transform: { file: string; exportName: string; timeoutMs: number } | undefined;
+  transform: TransformSpec | undefined;
   validate: ((payload: Record<string, unknown>) => Issue[]) | undefined;
 }
 
 /** Time a transform may take before the request fails. @default 5000 */
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 5_000;
+/** Memory cap of a mapping's transform worker. @default 128 */
+export const DEFAULT_TRANSFORM_MAX_MEMORY_MB = 128;
 
-function compile(mapping: MappingConfig, id: string, transformsDir: string, validate?: CompiledMapping['validate']): CompiledMapping {
+function compile(mapping: MappingConfig, id: string, hooks: HooksConfig, transformsDir: string, validate?: CompiledMapping['validate']): CompiledMapping {
   const t = mapping.transform;
   return {
     id,
@@ -27,9 +30,12 @@ function compile(mapping: MappingConfig, id: string, transformsDir: string, vali
     matchPath: mapping.match?.path === undefined ? undefined : trimSlashes(mapping.match.path),
     matchSource: mapping.match?.source,
     transform: t === undefined ? undefined : {
+      key: id,
       file: resolve(transformsDir, t.module),
       exportName: t.export ?? 'default',
       timeoutMs: t.timeoutMs ?? DEFAULT_TRANSFORM_TIMEOUT_MS,
+      maxMemoryMb: t.maxMemoryMb ?? DEFAULT_TRANSFORM_MAX_MEMORY_MB,
+      maxResultBytes: hooks.maxBodyBytes,
     },
     validate,
   };
@@ -37,8 +43,8 @@ function compile(mapping: MappingConfig, id: string, transformsDir: string, vali
 
 /** User mappings first, in order, then the enabled presets. */
 export function compileMappings(hooks: HooksConfig, transformsDir: string): CompiledMapping[] {
-  const user = hooks.mappings.map((m, i) => compile(m, m.id ?? `mappings[${i}]`, transformsDir));
-  const presets = createPresets(hooks).map((p) => compile(p.mapping, p.mapping.id ?? 'preset', transformsDir, p.validate));
+  const user = hooks.mappings.map((m, i) => compile(m, m.id ?? `mappings[${i}]`, hooks, transformsDir));
+  const presets = createPresets(hooks).map((p) => compile(p.mapping, p.mapping.id ?? 'preset', hooks, transformsDir, p.validate));
   return [...user, ...presets];
 }
 

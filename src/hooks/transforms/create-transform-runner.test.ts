@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createTransformRunner, TransformError, type TransformInput, type WorkerTransformRunner } from './create-transform-runner.js';
+import { createTransformRunner, TransformError, type TransformInput, type TransformSpec, type WorkerTransformRunner } from './create-transform-runner.js';
 
 const INPUT: TransformInput = {
   payload: { n: 2, who: 'kestrel' },
@@ -33,8 +33,20 @@ function setMtime(file: string, seconds: number): void {
   utimesSync(file, t, t);
 }
 
-function call(rel: string, options: { exportName?: string; timeoutMs?: number; input?: TransformInput } = {}): Promise<unknown> {
-  return run({ file: join(root, rel), exportName: options.exportName ?? 'default', timeoutMs: options.timeoutMs ?? TIMEOUT_MS }, options.input ?? INPUT);
+/** A spec the way a compiled mapping carries it; each module gets its own worker unless `key` says otherwise. */
+function spec(file: string, options: { key?: string; exportName?: string; timeoutMs?: number; maxMemoryMb?: number; maxResultBytes?: number } = {}): TransformSpec {
+  return {
+    key: options.key ?? file,
+    file,
+    exportName: options.exportName ?? 'default',
+    timeoutMs: options.timeoutMs ?? TIMEOUT_MS,
+    maxMemoryMb: options.maxMemoryMb ?? 128,
+    maxResultBytes: options.maxResultBytes ?? 256 * 1024,
+  };
+}
+
+function call(rel: string, options: Parameters<typeof spec>[1] & { input?: TransformInput } = {}): Promise<unknown> {
+  return run(spec(join(root, rel), { key: 'shared', ...options }), options.input ?? INPUT);
 }
 
 async function assertTransformError(promise: Promise<unknown>, pattern: RegExp): Promise<TransformError> {
@@ -184,7 +196,7 @@ describe('createTransformRunner: JavaScript modules', () => {
     write('through-link.js', 'export default () => ({ message: "linked root" });');
     const viaLink = createTransformRunner(linked);
     try {
-      const result = await viaLink({ file: join(linked, 'through-link.js'), exportName: 'default', timeoutMs: TIMEOUT_MS }, INPUT);
+      const result = await viaLink(spec(join(linked, 'through-link.js')), INPUT);
       assert.deepEqual(result, { message: 'linked root' });
     } finally {
       await viaLink.close();

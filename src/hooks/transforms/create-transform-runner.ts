@@ -1,5 +1,5 @@
-import { Worker } from 'node:worker_threads';
-import { TransformError, type TransformAnswer, type TransformInput, type TransformSpec } from './transform-types.js';
+import { startTransformWorker, type TransformWorker } from './start-transform-worker.js';
+import type { TransformInput, TransformSpec } from './transform-types.js';
 
 export { TransformError } from './transform-types.js';
 export type { TransformInput, TransformSpec } from './transform-types.js';
@@ -8,76 +8,91 @@ export type { TransformInput, TransformSpec } from './transform-types.js';
 export type TransformRunner = (spec: TransformSpec, input: TransformInput) => Promise<unknown>;
 
 /**
- * A runner backed by a worker thread, which `close()` ends. Call it before the process should
- * exit: once the worker registered the TypeScript loader, its loader thread keeps the process
- * alive even though the worker itself is unref'd.
+ * A runner backed by worker threads, which `close()` ends. Call it before the process should
+ * exit: once a worker registered the TypeScript loader, its loader thread keeps the process alive
+ * even though the worker itself is unref'd.
  */
 export type WorkerTransformRunner = TransformRunner & { close(): Promise<void> };
 
-interface Pending {
-  /** The worker the call went to: only its failure fails the call. */
-  worker: Worker;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-  timer: NodeJS.Timeout;
+interface TransformRunnerOptions {
+  /** A worker with no call for this long is ended; the next call starts a fresh one. @default 60000 */
+  idleMs?: number;
+  /** How often the memory watchdog looks while calls are in flight. @default 100 */
+  watchdogMs?: number;
+  /** Resident memory of the process, for the watchdog. @default process.memoryUsage.rss */
+  rss?: () => number;
 }
 
 /**
- * Runs transforms in a worker thread, started on the first call. A call that does not settle
- * within its `timeoutMs` fails, and the worker is replaced: that is the only way to stop a
- * transform stuck in a synchronous loop. Calls in flight on the replaced worker fail with it.
+ * Runs transforms in a pool of worker threads, one per `spec.key` (one per mapping), started on
+ * first use and ended when idle: a mapping whose transform is stuck, loops or allocates without
+ * bound fails only its own calls, while every other mapping keeps answering. A call that does not
+ * settle within its `timeoutMs` fails and its worker is replaced. Each worker's heap is capped at
+ * the mapping's `maxMemoryMb`; a watchdog ends a worker whose buffers pass the cap, or that is
+ * stuck in synchronous code while the process grows by more than the cap. The number of workers
+ * is bounded by the number of mappings with a transform.
  */
-export function createTransformRunner(transformsDir: string): WorkerTransformRunner {
-  let worker: Worker | undefined;
-  let nextId = 1;
-  const pending = new Map<number, Pending>();
+export function createTransformRunner(transformsDir: string, options: TransformRunnerOptions = {}): WorkerTransformRunner {
+  const idleMs = options.idleMs ?? 60_000;
+  const rss = options.rss ?? (() => process.memoryUsage.rss());
+  const workers = new Map<string, TransformWorker>();
+  const idleTimers = new Map<string, NodeJS.Timeout>();
+  let watchdog: NodeJS.Timeout | undefined;
 
-  const failAll = (w: Worker, reason: string): void => {
-    if (worker === w) worker = undefined;
-    for (const [id, p] of pending) {
-      if (p.worker !== w) continue;
-      clearTimeout(p.timer);
-      p.reject(new TransformError(reason));
-      pending.delete(id);
+  const watch = (): void => {
+    const busy = [...workers.values()].filter((w) => w.busy);
+    if (busy.length === 0) {
+      clearInterval(watchdog);
+      watchdog = undefined;
+      return;
     }
+    const now = rss();
+    for (const w of busy) w.checkMemory(now);
+  };
+  const settled = (key: string, worker: TransformWorker): void => {
+    if (worker.busy || workers.get(key) !== worker) return;
+    const timer = setTimeout(() => {
+      idleTimers.delete(key);
+      if (!worker.busy && workers.get(key) === worker) void worker.end('transform worker ended while idle');
+    }, idleMs);
+    timer.unref();
+    idleTimers.set(key, timer);
   };
 
-  const start = (): Worker => {
-    const w = new Worker(new URL('./transform-worker.js', import.meta.url), { workerData: { transformsDir } });
-    w.unref();
-    w.on('message', (answer: TransformAnswer) => {
-      const p = pending.get(answer.id);
-      if (p === undefined) return;
-      pending.delete(answer.id);
-      clearTimeout(p.timer);
-      if (answer.ok) p.resolve(answer.result);
-      else p.reject(new TransformError(answer.message, answer.cause === undefined ? undefined : { cause: answer.cause }));
-    });
-    w.on('error', (error) => failAll(w, `transform worker failed: ${error.message}`));
-    w.on('exit', (code) => failAll(w, `transform worker exited (code ${code})`));
-    return w;
-  };
-
-  const run = ((spec: TransformSpec, input: TransformInput): Promise<unknown> => {
-    worker ??= start();
-    const w = worker;
-    const id = nextId++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        pending.delete(id);
-        reject(new TransformError(`transform timed out after ${spec.timeoutMs} ms: ${spec.file}`));
-        // The worker may be stuck in a loop: replace it.
-        failAll(w, 'transform worker restarted after another transform timed out');
-        void w.terminate();
-      }, spec.timeoutMs);
-      pending.set(id, { worker: w, resolve, reject, timer });
-      w.postMessage({ id, file: spec.file, exportName: spec.exportName, input });
-    });
+  const run = (async (spec: TransformSpec, input: TransformInput): Promise<unknown> => {
+    let worker = workers.get(spec.key);
+    if (worker === undefined || !worker.alive) {
+      worker = startTransformWorker({
+        transformsDir,
+        maxMemoryMb: spec.maxMemoryMb,
+        rss,
+        onGone: (gone) => {
+          if (workers.get(spec.key) === gone) workers.delete(spec.key);
+        },
+      });
+      workers.set(spec.key, worker);
+    }
+    clearTimeout(idleTimers.get(spec.key));
+    idleTimers.delete(spec.key);
+    if (watchdog === undefined) {
+      watchdog = setInterval(watch, options.watchdogMs ?? 100);
+      watchdog.unref();
+    }
+    const current = worker;
+    try {
+      return await current.call(spec, input);
+    } finally {
+      settled(spec.key, current);
+    }
   }) as WorkerTransformRunner;
+
   run.close = async () => {
-    const w = worker;
-    worker = undefined;
-    if (w !== undefined) await w.terminate();
+    clearInterval(watchdog);
+    for (const t of idleTimers.values()) clearTimeout(t);
+    idleTimers.clear();
+    const all = [...workers.values()];
+    workers.clear();
+    await Promise.all(all.map((w) => w.end('transform runner closed')));
   };
   return run;
 }

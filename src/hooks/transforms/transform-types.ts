@@ -9,7 +9,7 @@ export interface TransformInput {
   path: string;
 }
 
-/** A transform failed to load, threw, returned something unusable, or timed out. */
+/** A transform failed to load, threw, returned something unusable, timed out or broke its bounds. */
 export class TransformError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -18,9 +18,15 @@ export class TransformError extends Error {
 }
 
 export interface TransformSpec {
+  /** Which worker runs it: one per mapping, so one slow or broken mapping never stalls another. */
+  key: string;
   file: string;
   exportName: string;
   timeoutMs: number;
+  /** Memory cap of the worker (heap, and buffers through the watchdog). */
+  maxMemoryMb: number;
+  /** Largest result, as JSON, accepted back (`hooks.maxBodyBytes`). */
+  maxResultBytes: number;
 }
 
 /** A call to the transform worker. */
@@ -29,10 +35,20 @@ export interface TransformCall {
   file: string;
   exportName: string;
   input: TransformInput;
+  maxResultBytes: number;
 }
 
-/** The worker's answer. */
+/** The worker's answer to one call. */
 export type TransformAnswer =
-  | { id: number; ok: true; result: unknown }
+  | { kind: 'answer'; id: number; ok: true; result: unknown }
   /** `cause`: name and message of the error the transform threw (errors do not cross threads whole). */
-  | { id: number; ok: false; message: string; cause?: { name: string; message: string } };
+  | { kind: 'answer'; id: number; ok: false; message: string; cause?: { name: string; message: string } };
+
+/** Sent by a worker every few tenths of a second while it has calls in flight. */
+export interface MemoryReport {
+  kind: 'memory';
+  /** Memory outside the JS heap held by the worker's isolate: buffers and array buffers. */
+  externalBytes: number;
+}
+
+export type WorkerMessage = TransformAnswer | MemoryReport;

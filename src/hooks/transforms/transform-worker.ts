@@ -1,33 +1,58 @@
 /**
  * The transform worker thread: loads and calls transforms off the gateway's event loop, so a
- * transform that loops forever or calls `process.exit` cannot stall or end the gateway.
+ * transform that loops forever or calls `process.exit` cannot stall or end the gateway. The
+ * process-wide calls are taken away before any transform loads; while calls are in flight the
+ * worker reports its buffer memory, which its heap limit does not cover.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { callTransform } from './call-transform.js';
-import type { TransformAnswer, TransformCall } from './transform-types.js';
+import { checkTransformResult } from './check-transform-result.js';
+import { guardWorkerProcess } from './guard-worker-process.js';
+import type { MemoryReport, TransformAnswer, TransformCall } from './transform-types.js';
+
+/** How often memory is reported while a call runs; the gateway treats silence as a stuck worker. */
+const REPORT_MS = 100;
 
 const { transformsDir } = workerData as { transformsDir: string };
 const port = parentPort!;
+guardWorkerProcess();
+
+let inFlight = 0;
+let reporter: NodeJS.Timeout | undefined;
+const report = (): void => {
+  const message: MemoryReport = { kind: 'memory', externalBytes: process.memoryUsage().external };
+  port.postMessage(message);
+};
+
+async function answer(call: TransformCall): Promise<TransformAnswer> {
+  try {
+    const result = await callTransform(transformsDir, call.file, call.exportName, call.input);
+    const refused = checkTransformResult(result, call.maxResultBytes);
+    return refused === null ? { kind: 'answer', id: call.id, ok: true, result } : { kind: 'answer', id: call.id, ok: false, message: refused };
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return {
+      kind: 'answer',
+      id: call.id,
+      ok: false,
+      message: (error as Error)?.message ?? String(error),
+      ...(cause instanceof Error ? { cause: { name: cause.name, message: cause.message } } : {}),
+    };
+  }
+}
 
 port.on('message', (call: TransformCall) => {
-  void (async () => {
-    let answer: TransformAnswer;
+  if (inFlight++ === 0) {
+    report();
+    reporter = setInterval(report, REPORT_MS);
+  }
+  void answer(call).then((message) => {
+    if (--inFlight === 0) clearInterval(reporter);
     try {
-      answer = { id: call.id, ok: true, result: await callTransform(transformsDir, call.file, call.exportName, call.input) };
-    } catch (error) {
-      const cause = (error as { cause?: unknown }).cause;
-      answer = {
-        id: call.id,
-        ok: false,
-        message: (error as Error)?.message ?? String(error),
-        ...(cause instanceof Error ? { cause: { name: cause.name, message: cause.message } } : {}),
-      };
-    }
-    try {
-      port.postMessage(answer);
+      port.postMessage(message);
     } catch (error) {
       // A result that cannot cross threads (a function, a class instance with methods…).
-      port.postMessage({ id: call.id, ok: false, message: `transform returned a value that is not plain data: ${(error as Error).message}` });
+      port.postMessage({ kind: 'answer', id: call.id, ok: false, message: `transform returned a value that is not plain data: ${(error as Error).message}` });
     }
-  })();
+  });
 });

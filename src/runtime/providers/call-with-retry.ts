@@ -1,5 +1,5 @@
-import { computeRetryDelayMs } from '../../common/retry.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type ModelProvider } from './model-provider.js';
+import { providerRetryDelayMs } from './provider-retry-delay.js';
 
 export interface RetryDeps {
   now: () => number;
@@ -8,9 +8,10 @@ export interface RetryDeps {
 }
 
 /**
- * Calls the provider, retrying retryable failures (network, 429, 5xx) with backoff that honours
- * `Retry-After`, for as long as the deadline leaves room for the wait. Other failures, and the
- * last retryable one, are thrown as they are.
+ * Calls the provider, retrying transient failures (429, 5xx, timeouts, resets) with backoff that
+ * honours `Retry-After`, for as long as the deadline leaves room for the wait. A refused or
+ * unresolved host gets a few quick tries only; TLS failures, 401/403/404 and other 4xx fail at
+ * once. The last error is thrown as it is, or, when the quick tries ran out, with their count.
  */
 export async function callWithRetry(
   provider: ModelProvider,
@@ -18,16 +19,31 @@ export async function callWithRetry(
   deadlineMs: number,
   deps: RetryDeps,
 ): Promise<CompletionResult> {
+  const tries = new Map<string, number>();
   for (let attempt = 1; ; attempt++) {
     try {
       return await provider.complete(request);
     } catch (error) {
-      if (!(error instanceof ProviderError) || !error.retryable || request.signal.aborted) throw error;
-      const delay = computeRetryDelayMs(attempt, error.retryAfterMs, deps.random);
+      if (!(error instanceof ProviderError) || request.signal.aborted) throw error;
+      const kind = error.network ?? `http ${error.status ?? ''}`;
+      const triesOfKind = (tries.get(kind) ?? 0) + 1;
+      tries.set(kind, triesOfKind);
+      const delay = providerRetryDelayMs(error, attempt, triesOfKind, deps.random);
+      if (delay === null) throw error.retryable ? gaveUp(error, triesOfKind) : error;
       if (deps.now() + delay >= deadlineMs) throw error;
       await deps.sleep(delay, request.signal);
     }
   }
+}
+
+/** The same failure, saying it was tried more than once and is not retried further. */
+function gaveUp(error: ProviderError, tries: number): ProviderError {
+  return new ProviderError(`${error.message} (gave up after ${tries} attempts)`, {
+    retryable: false,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.network === undefined ? {} : { network: error.network }),
+    cause: error,
+  });
 }
 
 /** A sleep that ends early (rejecting) when the signal aborts. */

@@ -1,5 +1,6 @@
 import { HookgateError } from '../../common/errors.js';
 import type { ThinkingLevel } from '../../config/index.js';
+import type { NetworkFailure } from './classify-network-error.js';
 
 export interface ChatMessage {
   role: 'user' | 'assistant';
@@ -35,21 +36,24 @@ export interface ModelProvider {
 }
 
 /**
- * A failure reported by (or on the way to) a model API. `retryable` for network errors, 429 and
- * 5xx; `retryAfterMs` carries the server's hint when it gave one.
+ * A failure reported by (or on the way to) a model API. `retryable` for transient failures (429,
+ * 5xx, timeouts, resets, and refused or unresolved hosts for a few quick tries); `retryAfterMs`
+ * carries the server's hint when it gave one; `network` says what failed before any HTTP answer.
  */
 export class ProviderError extends HookgateError {
   readonly status: number | undefined;
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
+  readonly network: NetworkFailure | undefined;
   constructor(
     message: string,
-    options: { status?: number; retryable: boolean; retryAfterMs?: number; cause?: unknown },
+    options: { status?: number; retryable: boolean; retryAfterMs?: number; network?: NetworkFailure; cause?: unknown },
   ) {
     super('provider_error', message, { cause: options.cause });
     this.name = 'ProviderError';
     this.status = options.status;
     this.retryable = options.retryable;
     this.retryAfterMs = options.retryAfterMs;
+    this.network = options.network;
   }
 }

@@ -1,5 +1,6 @@
 import { parseRetryAfterMs } from '../../common/retry.js';
 import { sendRequest, type HttpResponse } from '../../common/send-request.js';
+import { classifyNetworkError, NETWORK_FAILURE_TEXT } from './classify-network-error.js';
 import { ProviderError } from './model-provider.js';
 
 /** Reads `error.message` (OpenAI, Anthropic) or a top-level `message` from an error body. */
@@ -18,7 +19,9 @@ function errorMessage(body: unknown, fallback: string): string {
 
 /**
  * POSTs JSON and returns the parsed JSON answer. Non-2xx answers become a `ProviderError` carrying
- * the provider's own message; 408, 409, 429 and 5xx are retryable, with `Retry-After` read.
+ * the provider's own message; 408, 409, 429 and 5xx are retryable, with `Retry-After` read; 401,
+ * 403, 404 and other 4xx are not. A failure before any answer is classified (DNS, refused, TLS…):
+ * TLS and URL failures are not retryable, the rest are (the retry loop bounds DNS and refused).
  */
 export async function postJson(
   url: string,
@@ -35,7 +38,13 @@ export async function postJson(
     });
   } catch (error) {
     if (options.signal.aborted) throw error;
-    throw new ProviderError(`${options.provider}: request failed: ${(error as Error).message}`, { retryable: true, cause: error });
+    const { failure, code } = classifyNetworkError(error);
+    const detail = `${(error as Error).message}${code === undefined || (error as Error).message.includes(code) ? '' : ` (${code})`}`;
+    throw new ProviderError(`${options.provider}: ${NETWORK_FAILURE_TEXT[failure]}: ${detail}`, {
+      retryable: failure !== 'tls' && failure !== 'config',
+      network: failure,
+      cause: error,
+    });
   }
   const { text } = res;
   let parsed: unknown;

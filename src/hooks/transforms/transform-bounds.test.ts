@@ -1,0 +1,160 @@
+/**
+ * The transform pool's bounds: memory caps (heap and buffers), one worker per mapping so a stuck or
+ * broken transform fails only its own calls, results capped in size and depth, and the process-wide
+ * calls a transform must not reach. Each bound is exercised by a transform that breaks it.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTransformRunner, TransformError, type TransformInput, type TransformSpec, type WorkerTransformRunner } from './create-transform-runner.js';
+
+const INPUT: TransformInput = { payload: { n: 1 }, headers: {}, url: '/hooks/x', path: 'x' };
+/** Long enough that only the bound under test, never the timeout, can end these calls. */
+const LONG_MS = 60_000;
+
+let root: string;
+let run: WorkerTransformRunner;
+
+function write(rel: string, source: string): string {
+  const file = join(root, rel);
+  writeFileSync(file, source);
+  return file;
+}
+
+function spec(key: string, rel: string, options: Partial<TransformSpec> = {}): TransformSpec {
+  return { key, file: join(root, rel), exportName: 'default', timeoutMs: LONG_MS, maxMemoryMb: 128, maxResultBytes: 256 * 1024, ...options };
+}
+
+async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
+  let caught: unknown;
+  try {
+    await promise;
+  } catch (error) {
+    caught = error;
+  }
+  assert.ok(caught instanceof TransformError, `a TransformError, got ${String(caught)}`);
+  assert.match(caught.message, pattern);
+}
+
+/** Calls `fast` at `key` one after another until `done` settles; every call must answer. */
+async function keepCalling(key: string, done: Promise<unknown>): Promise<number> {
+  let settled = false;
+  void done.then(() => (settled = true), () => (settled = true));
+  let answered = 0;
+  while (!settled || answered < 3) {
+    assert.deepEqual(await run(spec(key, 'fast.js'), INPUT), { message: 'fast' });
+    answered++;
+  }
+  return answered;
+}
+
+before(() => {
+  root = mkdtempSync(join(tmpdir(), 'hookgate-transform-bounds-'));
+  mkdirSync(root, { recursive: true });
+  write('fast.js', 'export default () => ({ message: "fast" });');
+  run = createTransformRunner(root);
+});
+after(async () => {
+  await run.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('transform memory caps', () => {
+  it('ends a transform holding Buffer.allocUnsafe in a synchronous loop, while another mapping keeps answering', async () => {
+    write('buffers-sync.js', 'export default () => { const keep = []; for (;;) keep.push(Buffer.allocUnsafe(1 << 20).fill(1)); };');
+    const hog = run(spec('hog', 'buffers-sync.js', { maxMemoryMb: 32 }), INPUT);
+    const [answered] = await Promise.all([keepCalling('other', hog), refused(hog, /over its 32 MB cap \(transform\.maxMemoryMb\)/)]);
+    assert.ok(answered >= 3);
+  });
+
+  it('ends a transform piling up buffers between awaits, from the buffers it reports', async () => {
+    write('buffers-async.js', [
+      'export default async () => {',
+      '  const keep = [];',
+      '  for (;;) { keep.push(Buffer.allocUnsafe(4 << 20)); await new Promise((r) => setTimeout(r, 1)); }',
+      '};',
+    ].join('\n'));
+    await refused(run(spec('async-hog', 'buffers-async.js', { maxMemoryMb: 32 }), INPUT), /MB of buffers, over its 32 MB cap/);
+  });
+
+  it('ends a transform whose JS heap passes its cap', async () => {
+    write('heap.js', 'export default () => { const keep = []; for (;;) keep.push({ n: keep.length, pad: new Array(64).fill(keep.length) }); };');
+    await refused(run(spec('heap-hog', 'heap.js', { maxMemoryMb: 32 }), INPUT), /heap passed its 32 MB cap/);
+  });
+
+  it('starts a fresh worker for the mapping after one was ended', async () => {
+    write('recovers.js', 'export default () => ({ message: "fresh" });');
+    assert.deepEqual(await run(spec('hog', 'recovers.js'), INPUT), { message: 'fresh' });
+  });
+});
+
+describe('one worker per mapping', () => {
+  it('fails only the stuck mapping\'s calls while another mapping\'s fast transform keeps answering', async () => {
+    write('stuck.js', 'export default () => { for (;;) {} };');
+    const stuck = refused(run(spec('stuck', 'stuck.js', { timeoutMs: 1500 }), INPUT), /timed out after 1500 ms/);
+    // A call queued behind the stuck one on the same worker is that mapping's own call: it fails too.
+    const alsoStuck = refused(run(spec('stuck', 'fast.js', { timeoutMs: LONG_MS }), INPUT), /restarted after another call to it timed out/);
+    const answered = await keepCalling('fast', stuck);
+    assert.ok(answered >= 3);
+    await stuck;
+    await alsoStuck;
+  });
+});
+
+describe('transform results', () => {
+  it('refuses a result larger than maxResultBytes as JSON', async () => {
+    write('big.js', 'export default () => ({ message: "x".repeat(2000) });');
+    await refused(run(spec('big', 'big.js', { maxResultBytes: 1024 }), INPUT), /more than the 1024 allowed \(hooks\.maxBodyBytes\)/);
+  });
+
+  it('accepts a result just under the cap', async () => {
+    write('fits.js', 'export default () => ({ message: "x".repeat(900) });');
+    assert.deepEqual(await run(spec('fits', 'fits.js', { maxResultBytes: 1024 }), INPUT), { message: 'x'.repeat(900) });
+  });
+
+  it('refuses a result nested 5,000 levels deep', async () => {
+    write('deep.js', 'export default () => { let v = {}; for (let i = 0; i < 5000; i++) v = { v }; return { message: "deep", v }; };');
+    await refused(run(spec('deep', 'deep.js'), INPUT), /nests deeper than 100 levels/);
+  });
+
+  it('refuses a result a transform posts past the checks on the worker port itself', async () => {
+    write('forged.js', [
+      'import { parentPort } from "node:worker_threads";',
+      'export default () => { parentPort.postMessage({ kind: "answer", id: 1, ok: true, result: { message: "y".repeat(5000) } }); return new Promise(() => {}); };',
+    ].join('\n'));
+    await refused(run(spec('forged', 'forged.js', { maxResultBytes: 1024, timeoutMs: 5000 }), INPUT), /more than the 1024 allowed/);
+  });
+});
+
+describe('process-wide calls are out of a transform\'s reach', () => {
+  const attempts: Array<[string, string, RegExp]> = [
+    ['process.kill(process.pid, "SIGKILL")', 'export default () => { process.kill(process.pid, "SIGKILL"); };', /process\.kill is not available/],
+    ['process.kill of the parent with SIGTERM', 'export default () => { process.kill(process.ppid, "SIGTERM"); };', /process\.kill is not available/],
+    ['process._kill', 'export default () => { process._kill(process.pid, 9); };', /process\._kill is not available/],
+    ['restoring process.kill', 'export default () => { delete process.kill; process.kill(process.pid, 9); };', /Cannot delete property 'kill'/],
+    ['process.abort', 'export default () => { process.abort(); };', /process\.abort is not available/],
+    ['child_process by import', 'import { execSync } from "node:child_process";\nexport default () => { execSync(`kill -9 ${process.pid}`); };', /child_process\.execSync is not available/],
+    ['child_process by dynamic import', 'export default async () => { const cp = await import("child_process"); cp.spawnSync("kill", ["-9", String(process.pid)]); };', /child_process\.spawnSync is not available/],
+    ['child_process by require', 'import { createRequire } from "node:module";\nexport default () => { createRequire(import.meta.url)("child_process").execFileSync("kill", ["-9", String(process.pid)]); };', /child_process\.execFileSync is not available/],
+    ['child_process by getBuiltinModule', 'export default () => { process.getBuiltinModule("node:child_process").exec(`kill -9 ${process.pid}`); };', /child_process\.exec is not available/],
+    ['process.binding("spawn_sync")', 'export default () => { process.binding("spawn_sync"); };', /process\.binding is not available/],
+    ['a nested worker', 'import { Worker } from "node:worker_threads";\nexport default () => { new Worker("process.kill(process.pid, 9)", { eval: true }); };', /worker_threads\.Worker is not available/],
+    ['the inspector', 'import { Session } from "node:inspector";\nexport default () => { new Session().connectToMainThread(); };', /inspector\.Session is not available/],
+    ['process._debugProcess', 'export default () => { process._debugProcess(process.pid); };', /process\._debugProcess is not available/],
+  ];
+  for (const [name, source, pattern] of attempts) {
+    it(`refuses ${name} and the process lives on`, async () => {
+      const file = `attempt-${name.replace(/[^a-z]+/gi, '-')}.js`;
+      write(file, source);
+      await refused(run(spec(`attempt:${name}`, file, { timeoutMs: 10_000 }), INPUT), pattern);
+      assert.deepEqual(await run(spec('after-attempt', 'fast.js'), INPUT), { message: 'fast' });
+    });
+  }
+
+  it('still lets process.exit end only the worker', async () => {
+    write('exits.js', 'export default () => { process.exit(7); };');
+    await refused(run(spec('exits', 'exits.js'), INPUT), /worker exited \(code 7\)/);
+  });
+});

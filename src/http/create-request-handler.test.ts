@@ -1,0 +1,168 @@
+/**
+ * The request handler's bounds, over loopback HTTP with a stand-in hook handler: a store that
+ * cannot write answers 503 `store_unavailable` and logs once per interval; bodies read at once per
+ * client are capped; deep JSON is refused before parsing.
+ */
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { createAuthLimiter, createTokenVerifier } from '../auth/index.js';
+import { createLog } from '../common/log.js';
+import { HooksSchema } from '../config/index.js';
+import type { HookHandler } from '../hooks/index.js';
+import { createHttpServer, type HttpServer } from './create-http-server.js';
+import { createRequestHandler } from './create-request-handler.js';
+import { createClientAddressResolver } from './resolve-client-address.js';
+
+const TOKEN = 'handler-test-token';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  json: { ok?: boolean; code?: string } | undefined;
+}
+
+/** POSTs to the handler's server; `hold` keeps the body unfinished until it resolves. */
+function post(port: number, path: string, body: string, hold?: Promise<void>): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: '127.0.0.1', port, path, method: 'POST', agent: false,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: text === '' ? undefined : JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    if (hold === undefined) {
+      req.end(body);
+      return;
+    }
+    req.write(body.slice(0, 1));
+    void hold.then(() => req.end(body.slice(1)));
+  });
+}
+
+describe('createRequestHandler bounds', () => {
+  let dir: string;
+  let server: HttpServer;
+  let port: number;
+  const logLines: Array<Record<string, unknown>> = [];
+  let handleHook: HookHandler = async () => ({ kind: 'skip' });
+  let held: Array<() => void> = [];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'hookgate-handler-'));
+    const handler = createRequestHandler({
+      hooks: HooksSchema.parse({ enabled: true, token: TOKEN, maxBodiesPerClient: 2 }),
+      bodyTimeoutMs: 10_000,
+      verifyToken: createTokenVerifier(TOKEN),
+      limiter: createAuthLimiter({ maxFailures: 20, windowSeconds: 60, lockoutSeconds: 60, maxClients: 100 }),
+      clientAddress: createClientAddressResolver([]),
+      handleHook: (call) => handleHook(call),
+      // A clock that never moves: every outage line after the first falls in the same interval.
+      clock: { now: () => 1_000_000, sleep: async () => undefined },
+      log: createLog({ level: 'debug', write: (l) => logLines.push(JSON.parse(l) as Record<string, unknown>) }),
+      isReady: () => true,
+    });
+    server = createHttpServer(handler, { bodyTimeoutMs: 10_000 });
+    port = await server.listen(0, '127.0.0.1');
+  });
+  afterEach(() => {
+    for (const release of held) release();
+    held = [];
+  });
+  after(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers 503 store_unavailable with Retry-After while SQLite is locked by another connection, logging once', async () => {
+    const path = join(dir, 'locked.db');
+    const holder = new Database(path);
+    holder.pragma('journal_mode = WAL');
+    holder.exec('CREATE TABLE events (id INTEGER PRIMARY KEY, text TEXT)');
+    const writer = new Database(path, { timeout: 0 });
+    const insert = writer.prepare('INSERT INTO events (text) VALUES (?)');
+    handleHook = async (call) => {
+      insert.run(String(call.payload['text']));
+      return { kind: 'skip' };
+    };
+    holder.exec('BEGIN IMMEDIATE');
+    const before = logLines.length;
+    try {
+      for (let i = 0; i < 20; i++) {
+        const res = await post(port, '/hooks/wake', JSON.stringify({ text: `event ${i}` }));
+        assert.equal(res.status, 503);
+        assert.equal(res.json?.code, 'store_unavailable');
+        assert.equal(res.headers['retry-after'], '5');
+      }
+    } finally {
+      holder.exec('ROLLBACK');
+    }
+    const outage = logLines.slice(before).filter((l) => l['level'] === 'error');
+    assert.equal(outage.length, 1, JSON.stringify(outage));
+    assert.equal(outage[0]!['code'], 'SQLITE_BUSY');
+    assert.equal(outage[0]!['stack'], undefined);
+    // The lock is gone: the same write goes through.
+    assert.equal((await post(port, '/hooks/wake', JSON.stringify({ text: 'after' }))).status, 204);
+    holder.close();
+    writer.close();
+  });
+
+  it('answers 503 store_unavailable when PostgreSQL is shutting down', async () => {
+    handleHook = async () => {
+      const e = new pg.DatabaseError('terminating connection due to administrator command', 60, 'error');
+      e.code = '57P01';
+      throw e;
+    };
+    const res = await post(port, '/hooks/agent', JSON.stringify({ message: 'hello' }));
+    assert.equal(res.status, 503);
+    assert.equal(res.json?.code, 'store_unavailable');
+  });
+
+  it('still answers 500 internal_error for a failure that is not the store being unavailable', async () => {
+    handleHook = async () => {
+      throw new Database.SqliteError('UNIQUE constraint failed: events.id', 'SQLITE_CONSTRAINT_PRIMARYKEY');
+    };
+    const res = await post(port, '/hooks/wake', JSON.stringify({ text: 'x' }));
+    assert.equal(res.status, 500);
+    assert.equal(res.json?.code, 'internal_error');
+  });
+
+  it('answers 429 too_many_bodies to a client reading more bodies at once than maxBodiesPerClient', async () => {
+    handleHook = async () => ({ kind: 'skip' });
+    const release = new Promise<void>((resolve) => held.push(resolve));
+    const slow = [post(port, '/hooks/wake', '{"text":"slow 1"}', release), post(port, '/hooks/wake', '{"text":"slow 2"}', release)];
+    // Both slow bodies are being read once the server has answered something after them.
+    let third: Answer | undefined;
+    for (let i = 0; i < 100 && third?.status !== 429; i++) {
+      third = await post(port, '/hooks/wake', '{"text":"third"}');
+      if (third.status !== 429) assert.equal(third.status, 204, 'answered normally until the slow two are being read');
+    }
+    assert.ok(third !== undefined);
+    assert.equal(third.status, 429);
+    assert.equal(third.json?.code, 'too_many_bodies');
+    assert.equal(third.headers['retry-after'], '1');
+    for (const r of held) r();
+    for (const res of await Promise.all(slow)) assert.equal(res.status, 204);
+    assert.equal((await post(port, '/hooks/wake', '{"text":"fourth"}')).status, 204);
+  });
+
+  it('refuses JSON nested 5,000 levels deep with 400 json_too_deep before the hook sees it', async () => {
+    let called = false;
+    handleHook = async () => {
+      called = true;
+      return { kind: 'skip' };
+    };
+    const res = await post(port, '/hooks/wake', `{"text":"x","deep":${'['.repeat(5000)}${']'.repeat(5000)}}`);
+    assert.equal(res.status, 400);
+    assert.equal(res.json?.code, 'json_too_deep');
+    assert.equal(called, false);
+  });
+});

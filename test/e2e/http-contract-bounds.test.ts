@@ -1,0 +1,104 @@
+/**
+ * Ingress bounds end to end: deep JSON is a 400 on every route (the mapped-hook case used to be a
+ * 500 from a JSON.stringify overflow), and connections past `gateway.maxConnections` are answered
+ * 503 `over_capacity` and closed while the connections within the limit keep working.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { assertError } from '../helpers/assert-response.js';
+import { post, rawExchange } from '../helpers/http-client.js';
+import { startTestGateway, type TestGateway } from '../helpers/in-process-gateway.js';
+import { baseConfig, HOOK_TOKEN } from '../helpers/temp-config.js';
+
+/** `{"text": ..., "deep": [[[…]]]}` with the array nested `depth` levels. */
+function deepBody(depth: number): string {
+  return `{"text":"deep payload","message":"deep payload","deep":${'['.repeat(depth)}"bottom"${']'.repeat(depth)}}`;
+}
+
+describe('ingress: deep JSON is a 400 everywhere', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway(baseConfig({
+      hooks: {
+        enabled: true,
+        token: HOOK_TOKEN,
+        mappings: [
+          // The whole payload rendered into the message: JSON.stringify of everything.
+          { id: 'templated', match: { path: 'templated' }, action: 'agent', messageTemplate: 'Got {{payload}}', deliver: false, wakeMode: 'next-heartbeat' },
+          // No template: the default message is the payload as JSON.
+          { id: 'plain', match: { path: 'plain' }, action: 'wake', wakeMode: 'next-heartbeat' },
+        ],
+      },
+    }));
+  });
+  after(() => gw.stop());
+
+  for (const path of ['/hooks/wake', '/hooks/agent', '/hooks/templated', '/hooks/plain']) {
+    it(`refuses a 5,000-deep payload at ${path} with 400 json_too_deep`, async () => {
+      const res = await post(gw.port, path, deepBody(5000));
+      assertError(res, 400, 'json_too_deep');
+    });
+  }
+
+  it('still accepts a payload nested 90 levels deep on a templated mapping', async () => {
+    const res = await post(gw.port, '/hooks/templated', deepBody(90));
+    assert.equal(res.status, 202, res.text);
+  });
+
+  it('keeps answering after refusing deep payloads', async () => {
+    const res = await post(gw.port, '/hooks/wake', { text: 'still here', mode: 'next-heartbeat' });
+    assert.equal(res.status, 200, res.text);
+  });
+});
+
+describe('ingress: gateway.maxConnections', () => {
+  let gw: TestGateway;
+  const idle: Socket[] = [];
+  before(async () => {
+    gw = await startTestGateway(baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', maxConnections: 3 } }));
+  });
+  after(async () => {
+    for (const s of idle) s.destroy();
+    await gw.stop();
+  });
+
+  const wake = (): string => {
+    const body = JSON.stringify({ text: 'over the limit?', mode: 'next-heartbeat' });
+    return `POST /hooks/wake HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  };
+
+  it('answers a connection past the limit 503 over_capacity with Retry-After, then closes it', async () => {
+    for (let i = 0; i < 3; i++) {
+      const s = connect({ host: '127.0.0.1', port: gw.port });
+      await new Promise<void>((resolve, reject) => s.once('connect', resolve).once('error', reject));
+      idle.push(s);
+    }
+    const res = await rawExchange(gw.port, wake());
+    assertError(res, 503, 'over_capacity');
+    assert.equal(res.headers['retry-after'], '1');
+    assert.equal(res.headers['connection'], 'close');
+  });
+
+  it('serves new connections again once one of the idle ones is gone', async () => {
+    idle.pop()!.destroy();
+    let status = 0;
+    // The server learns of the closed socket asynchronously; a request racing it may still be refused.
+    for (let i = 0; i < 50 && status !== 200; i++) status = (await rawExchange(gw.port, wake())).status;
+    assert.equal(status, 200);
+  });
+
+  it('keeps serving requests on connections within the limit', async () => {
+    const s = idle[0]!;
+    const answer = new Promise<string>((resolve) => {
+      let text = '';
+      s.on('data', (c: Buffer) => {
+        text += c.toString();
+        if (text.includes('"ok":true')) resolve(text);
+      });
+    });
+    s.write(wake());
+    assert.match(await answer, /^HTTP\/1\.1 200 /);
+  });
+});
