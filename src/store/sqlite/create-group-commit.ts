@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { isStoreUnavailable } from '../is-store-unavailable.js';
 
 /** Batches writes from one event-loop turn into one transaction: one fsync per batch. */
 export interface GroupCommit {
@@ -18,7 +19,8 @@ interface Pending {
 /**
  * Creates a group committer. Writes submitted while the event loop runs callbacks are committed
  * together in a `setImmediate` callback, so concurrent requests share one commit. If the batch
- * fails, each write is retried in its own transaction, so one bad write fails alone.
+ * fails, each write is retried in its own transaction, so one bad write fails alone, unless the
+ * store cannot write at all (locked, full, read-only): then the whole batch fails at once.
  */
 export function createGroupCommit(db: Database, schedule: (fn: () => void) => void = setImmediate): GroupCommit {
   let queue: Pending[] = [];
@@ -38,7 +40,12 @@ export function createGroupCommit(db: Database, schedule: (fn: () => void) => vo
     queue = [];
     try {
       runAll(batch);
-    } catch {
+    } catch (error) {
+      // Locked, full or read-only: every write would fail the same way, each after its own wait.
+      if (isStoreUnavailable(error)) {
+        for (const p of batch) p.reject(error);
+        return;
+      }
       for (const p of batch) {
         try {
           runOne(p);

@@ -96,4 +96,31 @@ describe('createGroupCommit', () => {
     assert.equal(scheduled.length, 2, 'the next turn schedules its own flush');
     db.close();
   });
+
+  it('fails a whole batch at once when the database is locked, instead of waiting write by write', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hookgate-gc-'));
+    const path = join(dir, 'g.db');
+    const db = new Database(path);
+    const other = new Database(path);
+    try {
+      db.pragma('busy_timeout = 0');
+      db.exec('CREATE TABLE t (v INTEGER)');
+      other.exec('BEGIN IMMEDIATE');
+      let tries = 0;
+      const group = createGroupCommit(db);
+      const insert = db.prepare('INSERT INTO t VALUES (?)');
+      const results = await Promise.allSettled([1, 2, 3].map((v) => group.submit(() => {
+        tries++;
+        return insert.run(v);
+      })));
+      assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+      assert.match(String((results[0] as PromiseRejectedResult).reason.code), /^SQLITE_BUSY/);
+      assert.ok(tries <= 1, `the batch met the lock once and no write was retried alone (${tries} tries)`);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

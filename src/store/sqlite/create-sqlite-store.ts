@@ -63,7 +63,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   let db: Database.Database;
   try {
     db = new Database(options.path, { readonly: mode === 'read', fileMustExist: mode !== 'serve' });
-    db.pragma('busy_timeout = 5000');
+    // better-sqlite3 waits synchronously: a long busy wait would freeze every request. The serving
+    // gateway is the database's only regular writer, so a lock held by a CLI command is brief.
+    db.pragma(`busy_timeout = ${mode === 'serve' ? 200 : 5000}`);
     if (mode === 'serve') {
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.sync === 'normal' ? 'NORMAL' : 'FULL'}`);
