@@ -43,6 +43,8 @@ export interface StoreReader {
   /** Deliveries, newest first, each with its attempts. */
   listDeliveries(options?: ListOptions & { state?: DeliveryRecord['state'] }): Promise<DeliveryWithAttempts[]>;
   getDelivery(id: string): Promise<DeliveryWithAttempts | null>;
+  /** The delivery a run's reply became, if any. */
+  getRunDelivery(runId: string): Promise<DeliveryRecord | null>;
 }
 
 /**

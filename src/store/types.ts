@@ -223,6 +223,8 @@ export interface RecoveryResult {
 /** Kinds of new work a store announces, to this process and (PostgreSQL) every replica. */
 export type WorkSignal =
   | { kind: 'runs' }
+  /** A run reached its terminal state, or its delivery did. */
+  | { kind: 'finished'; runId: string }
   | { kind: 'deliveries' }
   | { kind: 'heartbeat'; agentId: string }
   | { kind: 'lockout'; client: string; lockedUntil: number };

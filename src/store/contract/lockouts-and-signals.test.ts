@@ -77,12 +77,23 @@ describeEachDriver('store contract: lockouts and work signals', (driver) => {
     s.off();
   });
 
-  it('announces a finished run\'s delivery and its summary\'s heartbeat', async () => {
+  it('announces a finished run, its delivery and its summary\'s heartbeat, then its delivery\'s end', async () => {
     await store.enqueueRun(newRun('s'));
     const [c] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 1000 });
     const s = collect();
-    await store.completeRun(completion(c!));
-    await s.until((seen) => seen.some((x) => x.kind === 'deliveries') && seen.some((x) => x.kind === 'heartbeat'));
+    const done = completion(c!);
+    await store.completeRun(done);
+    await s.until((seen) => seen.some((x) => x.kind === 'deliveries') && seen.some((x) => x.kind === 'heartbeat')
+      && seen.some((x) => x.kind === 'finished' && x.runId === c!.id));
+    assert.equal((await store.getRunDelivery(c!.id))?.id, done.delivery!.id);
+    assert.equal(await store.getRunDelivery('nope'), null);
+    s.seen.length = 0;
+    const [d] = await store.claimDueDeliveries({ owner: 'w', limit: 1, leaseMs: 1000, now: f.clock.now() });
+    await store.recordDeliveryAttempt({
+      claimId: d!.claimId, deliveryId: d!.id, attempt: 1, at: 20, status: 200, error: null, outcome: 'sent',
+      resolvedChannel: 'telegram', resolvedTo: '42', partsSent: 1, nextAttemptAt: null, lastRoute: null,
+    });
+    await s.until((seen) => seen.some((x) => x.kind === 'finished' && x.runId === c!.id));
     s.off();
   });
 

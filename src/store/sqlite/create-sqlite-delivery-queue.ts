@@ -33,9 +33,9 @@ export function createSqliteDeliveryQueue({ st, write, now, emit, newClaimId }: 
       return write(() =>
         st.progressDelivery.run(p.partsSent, p.resolvedChannel, p.resolvedTo, p.at, p.deliveryId, p.claimId).changes === 1);
     },
-    recordDeliveryAttempt(r) {
+    async recordDeliveryAttempt(r) {
       const state = r.outcome === 'retry' ? 'pending' : r.outcome;
-      return write(() => {
+      const runId = await write(() => {
         const done = st.finishAttempt.run({
           id: r.deliveryId, claimId: r.claimId, state, error: r.error, at: r.at, resolvedChannel: r.resolvedChannel,
           resolvedTo: r.resolvedTo, partsSent: r.partsSent, nextAttemptAt: r.nextAttemptAt,
@@ -47,8 +47,11 @@ export function createSqliteDeliveryQueue({ st, write, now, emit, newClaimId }: 
           const l = r.lastRoute;
           st.setLastRoute.run(l.sessionKey, l.agentId, l.channel, l.to, r.at, r.at);
         }
-        return true;
+        return (st.selectDelivery.get(r.deliveryId) as DeliveryRow).run_id;
       });
+      if (runId === false) return false;
+      if (runId !== null && state !== 'pending') emit({ kind: 'finished', runId });
+      return true;
     },
     async requeueDelivery(id, at) {
       const requeued = await write(() => st.requeueDelivery.run(at, at, id).changes === 1);

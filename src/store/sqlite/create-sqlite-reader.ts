@@ -48,6 +48,10 @@ export function createSqliteReader({ st }: Pick<SqliteContext, 'st'>): StoreRead
     async listDeliveries(o) {
       return (st.selectDeliveries.all({ state: o?.state ?? null, limit: limitOf(o) }) as DeliveryRow[]).map(withAttempts);
     },
+    async getRunDelivery(runId) {
+      const row = st.selectRunDelivery.get(runId) as DeliveryRow | undefined;
+      return row === undefined ? null : toDelivery(row);
+    },
     async getDelivery(id) {
       const row = st.selectDelivery.get(id) as DeliveryRow | undefined;
       return row === undefined ? null : withAttempts(row);

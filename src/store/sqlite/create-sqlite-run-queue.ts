@@ -43,6 +43,7 @@ export function createSqliteRunQueue({ st, write, now, emit, newClaimId }: Sqlit
       if (done) {
         // A finished run may unblock the next run of its session.
         emit({ kind: 'runs' });
+        emit({ kind: 'finished', runId: c.runId });
         if (c.delivery !== null) emit({ kind: 'deliveries' });
         if (c.summary.mode === 'now') emit({ kind: 'heartbeat', agentId: c.summary.agentId });
       }

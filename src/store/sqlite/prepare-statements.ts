@@ -120,6 +120,7 @@ export function prepareStatements(db: Database) {
     ),
     selectDeliveries: db.prepare('SELECT * FROM deliveries WHERE @state IS NULL OR state = @state ORDER BY seq DESC LIMIT @limit'),
     selectDelivery: db.prepare('SELECT * FROM deliveries WHERE id = ?'),
+    selectRunDelivery: db.prepare('SELECT * FROM deliveries WHERE run_id = ? ORDER BY seq LIMIT 1'),
     selectAttempts: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq'),
     selectDueDeliveries: db.prepare(
       `SELECT * FROM deliveries WHERE state = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= @now)

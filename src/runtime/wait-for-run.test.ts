@@ -1,0 +1,60 @@
+import { it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../test/helpers/store-fixture.js';
+import { completion, newRun } from '../../test/helpers/store-records.js';
+import { waitForRun } from './wait-for-run.js';
+
+describeEachDriver('waitForRun', (driver) => {
+  let f: StoreFixture;
+  beforeEach(async () => {
+    f = await createStoreFixture(driver);
+  });
+  afterEach(() => f.dispose());
+
+  const finish = async (o: Parameters<typeof completion>[1] = {}) => {
+    const [c] = await f.store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000 });
+    await f.store.completeRun(completion(c!, o));
+    return c!;
+  };
+
+  it('answers once the run failed, with its category and no text', async () => {
+    const r = newRun('s');
+    await f.store.enqueueRun(r);
+    const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 10_000);
+    await finish({ state: 'failed', reply: null, error: 'Incorrect API key provided: sk-…', delivery: null, transcript: [] });
+    await f.clock.advance(500);
+    assert.deepEqual(await waiting, { runId: r.id, status: 'failed', delivered: false, error: 'failed', reply: null });
+  });
+
+  it('waits for the reply to be delivered, then says so', async () => {
+    const r = newRun('s');
+    await f.store.enqueueRun(r);
+    const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 10_000);
+    await finish();
+    await f.clock.advance(500);
+    const [d] = await f.store.claimDueDeliveries({ owner: 'w', limit: 1, leaseMs: 1000, now: f.clock.now() });
+    await f.store.recordDeliveryAttempt({
+      claimId: d!.claimId, deliveryId: d!.id, attempt: 1, at: 1, status: 200, error: null, outcome: 'sent',
+      resolvedChannel: 'telegram', resolvedTo: '42', partsSent: 1, nextAttemptAt: null, lastRoute: null,
+    });
+    await f.clock.advance(500);
+    assert.deepEqual(await waiting, { runId: r.id, status: 'succeeded', delivered: true, error: null, reply: 'done' });
+  });
+
+  it('gives up at the deadline with the run still under way, leaving it alone', async () => {
+    const r = newRun('s');
+    await f.store.enqueueRun(r);
+    const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 2000);
+    await f.clock.advance(2500);
+    assert.deepEqual(await waiting, { runId: r.id, status: 'queued', delivered: false, error: 'wait_timeout', reply: null });
+    assert.equal((await f.store.getRun(r.id))?.state, 'queued');
+  });
+
+  it('does not wait for a delivery the run never asked for', async () => {
+    const r = newRun('s', { deliver: false });
+    await f.store.enqueueRun(r);
+    await finish({ delivery: null });
+    const result = await waitForRun({ store: f.store, clock: f.clock }, r.id, 10_000);
+    assert.deepEqual(result, { runId: r.id, status: 'succeeded', delivered: false, error: null, reply: 'done' });
+  });
+});
