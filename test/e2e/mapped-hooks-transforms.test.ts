@@ -121,7 +121,7 @@ function assertGenericFailure(res: HttpResult, ...secrets: string[]): void {
 
 /** Log lines at level error that mention `needle`. */
 function errorLogsWith(needle: string): string[] {
-  return gw.logLines.filter((line) => (JSON.parse(line) as { level?: unknown }).level === 'error' && line.includes(needle));
+  return gw.logLines.filter((line) => (JSON.parse(line) as { level?: unknown }).level === 50 && line.includes(needle));
 }
 
 describe('mapped hooks: transform results', () => {
