@@ -10,9 +10,9 @@ import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
-import type { LoadedConfig } from './config/index.js';
+import { CHANNEL_NAMES, restartOnlyChanges, type LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
-import { createClientAddressResolver, createHttpServer, createRequestHandler } from './http/index.js';
+import { createClientAddressResolver, createHttpServer, createRequestHandler, type IngressSettings } from './http/index.js';
 import { createPolicy } from './policy/index.js';
 import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
 import { abortableSleep, createModelRegistry, createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
@@ -24,6 +24,11 @@ export interface Gateway {
   port: number;
   store: Store;
   runtime: Runtime;
+  /**
+   * Applies a new, already checked config to what can change while running (hooks, mappings,
+   * tokens, channels); returns the changed keys that need a restart to take effect.
+   */
+  reload(next: LoadedConfig): string[];
   /** Stops accepting, finishes in-flight requests, flushes and closes the store. */
   close(): Promise<void>;
 }
@@ -60,6 +65,9 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   for (const w of loaded.warnings) log.warn('config warning', { path: w.path, warning: w.message });
   const store = openStore(loaded);
   let ready = false;
+  // Swapped in place on reload: the delivery worker reads both on every delivery.
+  const channels = { ...config.channels };
+  const adapters = createChannelAdapters(config.channels, { now: clock.now });
 
   const deliveryWorker = deps.delivery === undefined
     ? new DeliveryWorker({
@@ -67,8 +75,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       log,
       now: clock.now,
       random: Math.random,
-      channels: config.channels,
-      adapters: createChannelAdapters(config.channels, { now: clock.now }),
+      channels,
+      adapters,
       owner: `${process.pid}:${ids.next()}`,
       ...deps.deliveryOptions,
     })
@@ -84,25 +92,29 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     ids,
     retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
   }, { orphanedAtStartup: config.store.driver === 'sqlite', ...deps.runtime });
-  const policy = createPolicy({ config, ids, clock });
   const runTransform = createTransformRunner(loaded.transformsDir);
-  const handler = createRequestHandler({
-    hooks: config.hooks,
+  const buildIngress = (l: LoadedConfig): IngressSettings => ({
+    hooks: l.config.hooks,
     bodyTimeoutMs: config.gateway.bodyTimeoutMs,
-    verifyToken: createTokenVerifier(config.hooks.token ?? ''),
-    limiter: createAuthLimiter(config.hooks.authRateLimit),
-    clientAddress: createClientAddressResolver(config.gateway.trustedProxies),
+    verifyToken: createTokenVerifier(l.config.hooks.token ?? ''),
     handleHook: createHookHandler({
-      policy,
+      policy: createPolicy({ config: l.config, ids, clock }),
       store,
       clock,
-      mappings: compileMappings(config.hooks, loaded.transformsDir),
+      mappings: compileMappings(l.config.hooks, loaded.transformsDir),
       runTransform,
       onRecorded: (outcome) => {
         if (outcome.kind === 'agent') runtime.notifyRunQueued();
         else if (outcome.kind === 'wake' && outcome.event.mode === 'now') runtime.requestHeartbeat(outcome.event.agentId);
       },
     }),
+  });
+  let ingress = buildIngress(loaded);
+  let current = loaded;
+  const handler = createRequestHandler({
+    settings: () => ingress,
+    limiter: createAuthLimiter(config.hooks.authRateLimit),
+    clientAddress: createClientAddressResolver(config.gateway.trustedProxies),
     clock,
     log,
     isReady: () => ready,
@@ -133,6 +145,19 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     port,
     store,
     runtime,
+    reload(next) {
+      const restart = restartOnlyChanges(current.config, next.config);
+      if (next.transformsDir !== loaded.transformsDir) restart.push('hooks.transformsDir');
+      ingress = buildIngress(next);
+      for (const name of CHANNEL_NAMES) {
+        if (next.config.channels[name] === undefined) delete channels[name];
+        else Object.assign(channels, { [name]: next.config.channels[name] });
+      }
+      adapters.clear();
+      for (const [name, adapter] of createChannelAdapters(next.config.channels, { now: clock.now })) adapters.set(name, adapter);
+      current = next;
+      return restart;
+    },
     close() {
       closing ??= (async () => {
         ready = false;

@@ -4,6 +4,7 @@ import type { NewSystemEvent, RunOutcomeState, RunRecord } from '../store/index.
 import { buildRunMessage, buildRunSummary } from './build-prompts.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
 import { callModelTurn, TurnTimeoutError } from './call-model-turn.js';
+import { classifyRunError, type RunErrorCategory } from './classify-run-error.js';
 import { resolveAgentProfile } from './resolve-agent-profile.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import { createBoundaryId, looksLikeInjection } from './wrap-external-content.js';
@@ -44,6 +45,7 @@ export async function executeRun(deps: RuntimeDeps, run: RunRecord, owner: strin
   let reply: string | null = null;
   let error: string | null = null;
   let modelUsed: string | null = null;
+  let category: RunErrorCategory | null = null;
   try {
     const model = deps.models.resolve(run.model ?? profile.model);
     modelUsed = model.ref;
@@ -59,6 +61,7 @@ export async function executeRun(deps: RuntimeDeps, run: RunRecord, owner: strin
     state = 'succeeded';
   } catch (err) {
     state = err instanceof TurnTimeoutError ? 'timed_out' : 'failed';
+    category = classifyRunError(err);
     error = state === 'timed_out' ? `timed out after ${run.timeoutSeconds} s` : (err as Error).message;
   }
   if (shutdown.aborted && state !== 'succeeded') {
@@ -93,7 +96,8 @@ export async function executeRun(deps: RuntimeDeps, run: RunRecord, owner: strin
     log.warn('run finished on a stale claim; outcome discarded', { runId: run.id });
     return { state, recorded };
   }
-  log.info('run finished', { runId: run.id, state, model: modelUsed, ms: at - started });
+  if (state === 'succeeded') log.info('run finished', { runId: run.id, state, model: modelUsed, ms: at - started });
+  else log.warn('run failed', { runId: run.id, hook: run.source.hook, state, category, error, model: modelUsed, ms: at - started });
   if (delivery !== null) deps.delivery.deliver(delivery);
   return { state, recorded };
 }

@@ -62,4 +62,25 @@ describe('log hygiene', () => {
     assert.ok(!all.includes(TOKEN), 'no token in the log');
     assert.ok(!all.includes(SECRET_PAYLOAD), 'no payload text in the log');
   });
+
+  it('writes one info access line per hook request, accepted or refused, with what happened', () => {
+    const access = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'hook request');
+    assert.equal(access.length, 10, 'one line per request');
+    assert.deepEqual(access.filter((l) => !(l['level'] === 30 && l['method'] === 'POST' && l['client'] === '127.0.0.1' && typeof l['ms'] === 'number')), []);
+    assert.deepEqual(access.map((l) => [l['hook'], l['status'], l['code']]), [
+      ['wake', 200, null],
+      ['agent', 202, null],
+      ['agent', 400, 'invalid_payload'],
+      ['wake', 400, 'invalid_json'],
+      ['boom', 500, 'transform_failed'],
+      ['wake', 400, 'token_in_query'],
+      ['wake', 401, 'unauthorized'],
+      ['wake', 401, 'unauthorized'],
+      ['wake', 401, 'unauthorized'],
+      ['wake', 429, 'rate_limited'],
+    ]);
+    assert.match(String(access[0]!['eventId']), /^[0-9a-f-]{36}$/);
+    assert.match(String(access[1]!['runId']), /^[0-9a-f-]{36}$/);
+    assert.equal(access[5]!['path'], '/hooks/wake', 'the path is logged without its query');
+  });
 });

@@ -12,7 +12,11 @@ export type TransformRunner = (spec: TransformSpec, input: TransformInput) => Pr
  * exit: once the worker registered the TypeScript loader, its loader thread keeps the process
  * alive even though the worker itself is unref'd.
  */
-export type WorkerTransformRunner = TransformRunner & { close(): Promise<void> };
+export type WorkerTransformRunner = TransformRunner & {
+  /** Loads the module without calling it: the problem with the export `spec` names, or `null`. */
+  probe(spec: TransformSpec): Promise<string | null>;
+  close(): Promise<void>;
+};
 
 interface Pending {
   /** The worker the call went to: only its failure fails the call. */
@@ -58,7 +62,7 @@ export function createTransformRunner(transformsDir: string): WorkerTransformRun
     return w;
   };
 
-  const run = ((spec: TransformSpec, input: TransformInput): Promise<unknown> => {
+  const send = (spec: TransformSpec, input: TransformInput | null): Promise<unknown> => {
     worker ??= start();
     const w = worker;
     const id = nextId++;
@@ -71,9 +75,13 @@ export function createTransformRunner(transformsDir: string): WorkerTransformRun
         void w.terminate();
       }, spec.timeoutMs);
       pending.set(id, { worker: w, resolve, reject, timer });
-      w.postMessage({ id, file: spec.file, exportName: spec.exportName, input });
+      w.postMessage(input === null
+        ? { id, probe: true, file: spec.file, exportName: spec.exportName }
+        : { id, file: spec.file, exportName: spec.exportName, input });
     });
-  }) as WorkerTransformRunner;
+  };
+  const run = ((spec: TransformSpec, input: TransformInput): Promise<unknown> => send(spec, input)) as WorkerTransformRunner;
+  run.probe = async (spec) => (await send(spec, null)) as string | null;
   run.close = async () => {
     const w = worker;
     worker = undefined;

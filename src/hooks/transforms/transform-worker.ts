@@ -3,7 +3,7 @@
  * transform that loops forever or calls `process.exit` cannot stall or end the gateway.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { callTransform } from './call-transform.js';
+import { callTransform, probeTransform } from './call-transform.js';
 import type { TransformAnswer, TransformCall } from './transform-types.js';
 
 const { transformsDir } = workerData as { transformsDir: string };
@@ -13,7 +13,10 @@ port.on('message', (call: TransformCall) => {
   void (async () => {
     let answer: TransformAnswer;
     try {
-      answer = { id: call.id, ok: true, result: await callTransform(transformsDir, call.file, call.exportName, call.input) };
+      const result = call.probe === true
+        ? await probeTransform(transformsDir, call.file, call.exportName)
+        : await callTransform(transformsDir, call.file, call.exportName, call.input);
+      answer = { id: call.id, ok: true, result };
     } catch (error) {
       const cause = (error as { cause?: unknown }).cause;
       answer = {

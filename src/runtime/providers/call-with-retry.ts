@@ -1,3 +1,4 @@
+import type { Log } from '../../common/log.js';
 import { computeRetryDelayMs } from '../../common/retry.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type ModelProvider } from './model-provider.js';
 
@@ -5,6 +6,8 @@ export interface RetryDeps {
   now: () => number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   random: () => number;
+  /** Where each retry is announced (`warn`, with the attempt and the wait). */
+  log?: Log;
 }
 
 /**
@@ -25,6 +28,9 @@ export async function callWithRetry(
       if (!(error instanceof ProviderError) || !error.retryable || request.signal.aborted) throw error;
       const delay = computeRetryDelayMs(attempt, error.retryAfterMs, deps.random);
       if (deps.now() + delay >= deadlineMs) throw error;
+      deps.log?.warn('model call failed; will retry', {
+        model: request.model, attempt, waitMs: delay, status: error.status ?? null, error: error.message,
+      });
       await deps.sleep(delay, request.signal);
     }
   }
