@@ -20,54 +20,59 @@ const source = (hook: string): ActionSource => ({ hook, external: true, allowUns
 const WAKE_SOURCE = source('wake');
 const AGENT_SOURCE = source('agent');
 
-/**
- * Builds the action for `/wake`, `/agent` or a mapped name, applies policy, and records it: the
- * returned promise resolves only after the store has committed, so the caller may acknowledge.
- */
-export function createHookHandler(deps: {
+/** What building an action needs: everything but the store. */
+export interface HookActionDeps {
   policy: Policy;
-  store: Store;
   clock: Clock;
   /** User mappings, then presets. */
   mappings: readonly CompiledMapping[];
   runTransform: TransformRunner;
+}
+
+/**
+ * Builds the action a hook call stands for, policy applied and every default filled, without
+ * recording it: the gateway records what this returns; `hookgate mappings test` only prints it.
+ */
+export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall): Promise<HookOutcome> {
+  const { policy } = deps;
+  const wake = (request: WakeRequest): HookOutcome => ({ kind: 'wake', event: policy.resolveWake(request) });
+  const run = (request: AgentRequest): HookOutcome => ({ kind: 'agent', run: policy.resolveAgentRun(request) });
+  switch (call.name) {
+    case 'wake': {
+      const payload = parseWakePayload(call.payload);
+      return wake({ text: payload.text, mode: payload.mode, source: WAKE_SOURCE });
+    }
+    case 'agent':
+      return run({ ...parseAgentPayload(call.payload), sessionKeyOrigin: 'request', source: AGENT_SOURCE });
+    default: {
+      const mapped = await buildMappedRequest(deps.mappings, deps.runTransform, call, deps.clock.now());
+      switch (mapped.kind) {
+        case 'wake':
+          return wake(mapped.request);
+        case 'agent':
+          return run(mapped.request);
+        case 'skip':
+          return { kind: 'skip' };
+      }
+    }
+  }
+}
+
+/**
+ * Builds the action for `/wake`, `/agent` or a mapped name, applies policy, and records it: the
+ * returned promise resolves only after the store has committed, so the caller may acknowledge.
+ */
+export function createHookHandler(deps: HookActionDeps & {
+  store: Store;
   /** Called once an outcome is committed (the runtime starts work from here). */
   onRecorded?: (outcome: HookOutcome) => void;
 }): HookHandler {
-  const { policy, store } = deps;
-  const recorded = (outcome: HookOutcome): HookOutcome => {
-    deps.onRecorded?.(outcome);
-    return outcome;
-  };
-  const recordWake = async (request: WakeRequest): Promise<HookOutcome> => {
-    const event = policy.resolveWake(request);
-    await store.addSystemEvent(event);
-    return recorded({ kind: 'wake', event });
-  };
-  const recordRun = async (request: AgentRequest): Promise<HookOutcome> => {
-    const run = policy.resolveAgentRun(request);
-    await store.enqueueRun(run);
-    return recorded({ kind: 'agent', run });
-  };
+  const { store } = deps;
   return async (call) => {
-    switch (call.name) {
-      case 'wake': {
-        const wake = parseWakePayload(call.payload);
-        return recordWake({ text: wake.text, mode: wake.mode, source: WAKE_SOURCE });
-      }
-      case 'agent':
-        return recordRun({ ...parseAgentPayload(call.payload), sessionKeyOrigin: 'request', source: AGENT_SOURCE });
-      default: {
-        const mapped = await buildMappedRequest(deps.mappings, deps.runTransform, call, deps.clock.now());
-        switch (mapped.kind) {
-          case 'wake':
-            return recordWake(mapped.request);
-          case 'agent':
-            return recordRun(mapped.request);
-          case 'skip':
-            return { kind: 'skip' };
-        }
-      }
-    }
+    const outcome = await buildHookAction(deps, call);
+    if (outcome.kind === 'wake') await store.addSystemEvent(outcome.event);
+    else if (outcome.kind === 'agent') await store.enqueueRun(outcome.run);
+    if (outcome.kind !== 'skip') deps.onRecorded?.(outcome);
+    return outcome;
   };
 }
