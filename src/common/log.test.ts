@@ -102,6 +102,14 @@ describe('createLog', () => {
     assert.equal(summary['level'], 50);
   });
 
+  it('keeps apart lines with one message but different errors', () => {
+    const c = capture({ now: () => 0, repeatIntervalMs: 1_000 });
+    c.log.error('request failed', { err: new Error('transform a threw') });
+    c.log.error('request failed', { err: new Error('transform b threw') });
+    c.log.error('request failed', { err: new Error('transform a threw') });
+    assert.deepEqual(c.lines.map((l) => (l['err'] as Record<string, unknown>)['message']), ['transform a threw', 'transform b threw']);
+  });
+
   it('never holds back info lines or different messages', () => {
     const c = capture({ now: () => 0, repeatIntervalMs: 1_000 });
     for (let i = 0; i < 3; i++) c.log.info('request');

@@ -67,12 +67,22 @@ export interface LogOptions {
 
 type Level = Exclude<LogLevel, 'silent'>;
 
+/**
+ * What makes two lines with one message the same failure: the error's message and code. Two
+ * different transforms failing are two kinds; one transform failing a thousand times is one.
+ */
+function errorKey(fields: LogFields): string {
+  const err = fields['err'];
+  const e = err !== null && typeof err === 'object' ? (err as LogFields) : {};
+  return JSON.stringify([e['message'] ?? null, e['code'] ?? fields['code'] ?? null, fields['error'] ?? null]);
+}
+
 function wrap(p: pino.Logger, limiter: RepeatLimiter | null, now: () => number, flush: () => void): Log {
   const emit = (level: Level, msg: string, fields?: LogFields): void => {
     if (!p.isLevelEnabled(level)) return;
     const obj = redactKeys(fields ?? {}, 0, new WeakSet()) as LogFields;
     if (limiter !== null && (level === 'warn' || level === 'error')) {
-      const d = limiter.take(`${level}\u0000${msg}`, now());
+      const d = limiter.take(`${level}\u0000${msg}\u0000${errorKey(obj)}`, now());
       if (d.kind === 'drop') return;
       if (d.kind === 'summary') {
         p[level]({ ...obj, repeated: d.count }, `${msg} (repeated ${d.count} times)`);
@@ -102,6 +112,8 @@ export function createLog(options: LogOptions = {}): Log {
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: [...REDACT_PATHS], censor: CENSOR },
+    // Errors are already plain objects (redactKeys); pino's own err serializer would re-wrap them.
+    serializers: { err: (value: unknown) => value },
   }, destination ?? { write: (line: string) => sink!(line) });
   const root = options.bindings === undefined ? p : p.child(redactKeys(options.bindings, 0, new WeakSet()) as LogFields);
   const intervalMs = options.repeatIntervalMs ?? 10_000;

@@ -190,7 +190,8 @@ describe('mapped hooks: what a transform sees', () => {
       headers: { 'X-GitHub-Event': 'push', 'X-Mixed-Case': 'Value' },
     }));
     assert.deepEqual(s.payload, payload);
-    assert.equal(s.url, '/hooks/echo-input?delivery=42');
+    // `url` is a URL (OpenClaw's shape); JSON.stringify writes its href, on the request's host.
+    assert.equal(s.url, `http://127.0.0.1:${gw.port}/hooks/echo-input?delivery=42`);
     assert.equal(s.path, 'echo-input');
     assert.equal(s.headers['x-github-event'], 'push');
     assert.equal(s.headers['x-mixed-case'], 'Value');

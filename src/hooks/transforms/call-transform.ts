@@ -70,9 +70,10 @@ export function pickTransformExport(mod: Record<string, unknown>, exportName: st
   if (typeof fallback === 'function') return { fn: fallback as (ctx: TransformContext) => unknown };
   const exported = Object.keys(mod).filter((k) => typeof mod[k] === 'function');
   const has = exported.length === 0 ? 'it exports no function' : `its functions: ${exported.join(', ')}`;
-  return exportName === DEFAULT_EXPORT
-    ? { problem: `exports neither a default function nor a function named "transform" (${has})` }
-    : { problem: `export "${exportName}" is not a function (${has})` };
+  if (exportName !== DEFAULT_EXPORT || mod[DEFAULT_EXPORT] !== undefined) {
+    return { problem: `export "${exportName}" is not a function (${has})` };
+  }
+  return { problem: `exports neither a default function nor a function named "transform" (${has})` };
 }
 
 /** `input.url` as a `URL`, on the request's own host when it names a valid one. */

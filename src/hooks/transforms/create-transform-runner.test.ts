@@ -153,7 +153,7 @@ describe('createTransformRunner: JavaScript modules', () => {
 
   it('refuses an export that is not a function', async () => {
     write('not-fn.js', 'export default { message: "object" };\nexport const answer = 42;');
-    await assertTransformError(call('not-fn.js'), /neither a default function nor a function named "transform"/);
+    await assertTransformError(call('not-fn.js'), /export "default" is not a function/);
     await assertTransformError(call('not-fn.js', { exportName: 'answer' }), /"answer" is not a function/);
     await assertTransformError(call('not-fn.js', { exportName: 'missing' }), /"missing" is not a function/);
   });
