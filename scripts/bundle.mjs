@@ -18,4 +18,6 @@ await build({
   // Native addon and the loader-thread compiler stay regular dependencies.
   external: ['better-sqlite3', 'amaro'],
   logLevel: 'warning',
+  // CommonJS dependencies bundled into ESM (pino) call require() for Node built-ins.
+  banner: { js: "import { createRequire as __hookgateCreateRequire } from 'node:module'; const require = __hookgateCreateRequire(import.meta.url);" },
 });

@@ -10,9 +10,9 @@ import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
-import type { LoadedConfig } from './config/index.js';
+import { CHANNEL_NAMES, restartOnlyChanges, type LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
-import { createClientAddressResolver, createHttpServer, createRequestHandler } from './http/index.js';
+import { createClientAddressResolver, createHttpServer, createRequestHandler, type IngressSettings } from './http/index.js';
 import { createPolicy } from './policy/index.js';
 import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
 import { abortableSleep, createModelRegistry, createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
@@ -24,6 +24,11 @@ export interface Gateway {
   port: number;
   store: Store;
   runtime: Runtime;
+  /**
+   * Applies a new, already checked config to what can change while running (hooks, mappings,
+   * tokens, channels); returns the changed keys that need a restart to take effect.
+   */
+  reload(next: LoadedConfig): string[];
   /** Stops accepting, finishes in-flight requests, flushes and closes the store. */
   close(): Promise<void>;
 }
@@ -58,6 +63,9 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   // touches anything.
   const store = await openStore(loaded, { mode: 'serve' });
   let ready = false;
+  // Swapped in place on reload: the delivery worker reads both on every delivery.
+  const channels = { ...config.channels };
+  const adapters = createChannelAdapters(config.channels, { now: clock.now });
 
   const deliveryWorker = deps.delivery === undefined
     ? new DeliveryWorker({
@@ -65,8 +73,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       log,
       clock,
       random: Math.random,
-      channels: config.channels,
-      adapters: createChannelAdapters(config.channels, { now: clock.now }),
+      channels,
+      adapters,
       owner: `${process.pid}:${ids.next()}`,
       leaseMs: config.store.leaseSeconds * 1000,
       ...deps.deliveryOptions,
@@ -83,26 +91,30 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     ids,
     retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
   }, { leaseMs: config.store.leaseSeconds * 1000, ...deps.runtime });
-  const policy = createPolicy({ config, ids, clock });
   const runTransform = createTransformRunner(loaded.transformsDir);
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
   const localLimiter = createAuthLimiter(config.hooks.authRateLimit);
   const sharedLimiter: SharedAuthLimiter | undefined = store.shared
     ? createSharedAuthLimiter({ local: localLimiter, store, options: config.hooks.authRateLimit, clock, log })
     : undefined;
-  const handler = createRequestHandler({
-    hooks: config.hooks,
+  const buildIngress = (l: LoadedConfig): IngressSettings => ({
+    hooks: l.config.hooks,
     bodyTimeoutMs: config.gateway.bodyTimeoutMs,
-    verifyToken: createTokenVerifier(config.hooks.token ?? ''),
-    limiter: sharedLimiter ?? localLimiter,
-    clientAddress: createClientAddressResolver(config.gateway.trustedProxies),
+    verifyToken: createTokenVerifier(l.config.hooks.token ?? ''),
     handleHook: createHookHandler({
-      policy,
+      policy: createPolicy({ config: l.config, ids, clock }),
       store,
       clock,
-      mappings: compileMappings(config.hooks, loaded.transformsDir),
+      mappings: compileMappings(l.config.hooks, loaded.transformsDir),
       runTransform,
     }),
+  });
+  let ingress = buildIngress(loaded);
+  let current = loaded;
+  const handler = createRequestHandler({
+    settings: () => ingress,
+    limiter: sharedLimiter ?? localLimiter,
+    clientAddress: createClientAddressResolver(config.gateway.trustedProxies),
     clock,
     log,
     isReady: () => ready,
@@ -143,6 +155,19 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     port,
     store,
     runtime,
+    reload(next) {
+      const restart = restartOnlyChanges(current.config, next.config);
+      if (next.transformsDir !== loaded.transformsDir) restart.push('hooks.transformsDir');
+      ingress = buildIngress(next);
+      for (const name of CHANNEL_NAMES) {
+        if (next.config.channels[name] === undefined) delete channels[name];
+        else Object.assign(channels, { [name]: next.config.channels[name] });
+      }
+      adapters.clear();
+      for (const [name, adapter] of createChannelAdapters(next.config.channels, { now: clock.now })) adapters.set(name, adapter);
+      current = next;
+      return restart;
+    },
     close() {
       closing ??= (async () => {
         ready = false;

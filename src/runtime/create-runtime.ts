@@ -90,7 +90,9 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
         log.warn('recovered interrupted runs', { requeued: r.requeued, failed: r.abandoned.map((run) => run.id) });
       }
       for (const run of r.abandoned) {
-        await finishRun(deps, run, { state: 'failed', reply: null, error: 'interrupted', modelUsed: null, content: '', started: clock.now() });
+        await finishRun(deps, run, {
+          state: 'failed', reply: null, error: 'interrupted', category: 'interrupted', modelUsed: null, content: '', started: clock.now(),
+        });
       }
       for (const agentId of await store.recoverExpiredHeartbeats()) {
         log.warn('heartbeat lease expired with its turn unfinished; running it again', { agentId });
