@@ -15,7 +15,7 @@ import { createSqliteRunQueue } from './create-sqlite-run-queue.js';
 import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
 import { MIGRATIONS } from './migrations.js';
 import { prepareStatements } from './prepare-statements.js';
-import { toIdempotency, type IdempotencyRow } from './rows.js';
+import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 export interface SqliteStoreOptions {
