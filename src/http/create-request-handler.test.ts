@@ -108,7 +108,7 @@ describe('createRequestHandler bounds', () => {
     } finally {
       holder.exec('ROLLBACK');
     }
-    const outage = logLines.slice(before).filter((l) => l['level'] === 'error');
+    const outage = logLines.slice(before).filter((l) => l['level'] === 50);
     assert.equal(outage.length, 1, JSON.stringify(outage));
     assert.equal(outage[0]!['code'], 'SQLITE_BUSY');
     assert.equal(outage[0]!['stack'], undefined);
