@@ -3,6 +3,7 @@ import type { StoreConfig } from '../config/index.js';
 import { createPostgresStore } from './postgres/create-postgres-store.js';
 import { createSqliteStore } from './sqlite/create-sqlite-store.js';
 import type { Store } from './store.js';
+import type { StoreObserver } from './store-stats.js';
 
 /**
  * How a process uses the store:
@@ -20,14 +21,18 @@ export interface CreateStoreOptions {
    * database's clock, so replicas with skewed clocks agree.
    */
   clock?: Clock;
+  /** Sees the store's group commits (metrics). */
+  observer?: StoreObserver;
 }
 
 /** Opens the store a config names. No caller checks the driver: every difference lives here. */
 export async function createStore(config: StoreConfig, options: CreateStoreOptions): Promise<Store> {
   switch (config.driver) {
     case 'sqlite':
-      return createSqliteStore({ path: config.path, sync: config.sync, mode: options.mode, ...(options.clock ? { clock: options.clock } : {}) });
+      return createSqliteStore({ path: config.path, sync: config.sync, mode: options.mode, ...(options.clock ? { clock: options.clock } : {}),
+        ...(options.observer ? { observer: options.observer } : {}) });
     case 'postgres':
-      return createPostgresStore({ url: config.url, schema: config.schema, poolSize: config.poolSize, mode: options.mode, ...(options.clock ? { clock: options.clock } : {}) });
+      return createPostgresStore({ url: config.url, schema: config.schema, poolSize: config.poolSize, mode: options.mode, ...(options.clock ? { clock: options.clock } : {}),
+        ...(options.observer ? { observer: options.observer } : {}) });
   }
 }

@@ -1,7 +1,9 @@
 /** Durable state: the store's roles, its record types, and the factory for its implementations. */
 export type {
-  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RunQueue, Store, StoreReader, WorkSignals,
+  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RunQueue, Store, StoreReader, StoreStats, WorkSignals,
 } from './store.js';
+export { RUN_STATES } from './store-stats.js';
+export type { CommitObservation, QueueStats, RunCounts, StoreObserver, StoreSize } from './store-stats.js';
 export type * from './types.js';
 export { createStore, type CreateStoreOptions, type StoreMode } from './create-store.js';
 export { StoreLockedError, StoreMissingError } from './sqlite/lock-database.js';

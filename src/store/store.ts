@@ -3,6 +3,7 @@ import type {
   HeartbeatClaim, HeartbeatTurn, IdempotencyRecord, ListOptions, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
   RecordedActions, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry, WorkSignal,
 } from './types.js';
+import type { QueueStats, RunCounts, StoreSize } from './store-stats.js';
 
 /**
  * What the ingress writes. Every write resolves only once it is committed, so the caller may
@@ -133,11 +134,22 @@ export interface WorkSignals {
   subscribe(listener: (signal: WorkSignal) => void): () => void;
 }
 
+/** What operators watch: queue depths, counts, size, and whether the store can write now. */
+export interface StoreStats {
+  /** Queue depths and oldest waiting items; cheap (indexed), for metrics scrapes. */
+  readQueueStats(): Promise<QueueStats>;
+  /** Every run counted by state; scans the runs, so for the CLI rather than every scrape. */
+  countRuns(): Promise<RunCounts>;
+  readStoreSize(): Promise<StoreSize>;
+  /** Makes one small durable write (a readiness probe); rejects with the driver's error when the store cannot write. */
+  probeWrite(): Promise<void>;
+}
+
 /**
  * Durable state of the gateway, as the roles its consumers use. Implementations: SQLite (one
  * process per database, enforced by a lock) and PostgreSQL (a fleet sharing one state).
  */
-export interface Store extends IngressStore, StoreReader, RunQueue, HeartbeatQueue, DeliveryQueue, LockoutStore, WorkSignals {
+export interface Store extends IngressStore, StoreReader, RunQueue, HeartbeatQueue, DeliveryQueue, LockoutStore, WorkSignals, StoreStats {
   /** Whether several processes share this store (auth lockouts are then kept in it). */
   readonly shared: boolean;
   /** Flushes pending writes and releases the database (and its lock). */

@@ -1,4 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
+import type { StoreObserver } from '../store-stats.js';
 import type { NewDelivery, NewRun, NewSystemEvent, WorkSignal } from '../types.js';
 import { encodeSignal } from './pg-context.js';
 
@@ -91,18 +93,21 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
  * after that commit. While batches are in flight the next one gathers. A failed batch is retried
  * write by write, so one bad write fails alone.
  */
-export function createPgGroupCommit(pool: pg.Pool, channel: string): PgGroupCommit {
+export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: StoreObserver): PgGroupCommit {
   let queue: Pending[] = [];
   let scheduled = false;
   let inFlight = 0;
   const settled = new Set<Promise<void>>();
 
   const run = async (batch: Pending[]): Promise<void> => {
+    const started = performance.now();
     try {
       const { text, values } = batchStatement(batch.map((p) => p.write), channel);
       await pool.query(text, values);
+      observer?.onCommit({ writes: batch.length, seconds: (performance.now() - started) / 1000, ok: true });
       for (const p of batch) p.resolve();
     } catch (error) {
+      observer?.onCommit({ writes: batch.length, seconds: (performance.now() - started) / 1000, ok: false });
       if (batch.length === 1) {
         batch[0]!.reject(error);
         return;

@@ -10,6 +10,8 @@ import { createPgListener, type PgListener } from './create-pg-listener.js';
 import { createPgLockouts } from './create-pg-lockouts.js';
 import { createPgReader } from './create-pg-reader.js';
 import { createPgRunQueue } from './create-pg-run-queue.js';
+import { createPgStats } from './create-pg-stats.js';
+import type { StoreObserver } from '../store-stats.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import type { PgContext } from './pg-context.js';
@@ -25,6 +27,8 @@ export interface PostgresStoreOptions {
   mode: 'serve' | 'read' | 'write';
   /** Replaces the database's clock for leases (tests only). */
   clock?: Clock;
+  /** Sees each ingress group commit (metrics). */
+  observer?: StoreObserver;
 }
 
 const INT8_OID = 20;
@@ -112,7 +116,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       }
     },
   };
-  const group = createPgGroupCommit(pool, ctx.channel);
+  const group = createPgGroupCommit(pool, ctx.channel, options.observer);
   let closed = false;
 
   return {
@@ -123,6 +127,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createPgHeartbeats(ctx),
     ...createPgDeliveryQueue(ctx, group),
     ...createPgLockouts(ctx),
+    ...createPgStats(ctx),
     subscribe(l) {
       listeners.add(l);
       return () => listeners.delete(l);

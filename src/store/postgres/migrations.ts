@@ -128,4 +128,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
   `,
+  `
+  CREATE TABLE write_probe (id integer PRIMARY KEY CHECK (id = 1), at bigint NOT NULL);
+  `,
 ];

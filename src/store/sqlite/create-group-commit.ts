@@ -1,5 +1,7 @@
 import type { Database } from 'better-sqlite3';
+import { performance } from 'node:perf_hooks';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
+import type { StoreObserver } from '../store-stats.js';
 
 /** Batches writes from one event-loop turn into one transaction: one fsync per batch. */
 export interface GroupCommit {
@@ -22,16 +24,16 @@ interface Pending {
  * fails, each write is retried in its own transaction, so one bad write fails alone, unless the
  * store cannot write at all (locked, full, read-only): then the whole batch fails at once.
  */
-export function createGroupCommit(db: Database, schedule: (fn: () => void) => void = setImmediate): GroupCommit {
+export function createGroupCommit(db: Database, schedule: (fn: () => void) => void = setImmediate, observer?: StoreObserver): GroupCommit {
   let queue: Pending[] = [];
   let scheduled = false;
 
-  const runAll = db.transaction((batch: Pending[]) => {
+  const runAll = observed(db.transaction((batch: Pending[]) => {
     for (const p of batch) p.result = p.write();
-  });
-  const runOne = db.transaction((p: Pending) => {
+  }), (batch) => batch.length, observer);
+  const runOne = observed(db.transaction((p: Pending) => {
     p.result = p.write();
-  });
+  }), () => 1, observer);
 
   const flush = (): void => {
     scheduled = false;
@@ -71,5 +73,20 @@ export function createGroupCommit(db: Database, schedule: (fn: () => void) => vo
       });
     },
     flush,
+  };
+}
+
+/** Reports each commit's size, time and outcome to the observer, if any. */
+function observed<A>(commit: (arg: A) => void, sizeOf: (arg: A) => number, observer: StoreObserver | undefined): (arg: A) => void {
+  if (observer === undefined) return commit;
+  return (arg) => {
+    const started = performance.now();
+    let ok = false;
+    try {
+      commit(arg);
+      ok = true;
+    } finally {
+      observer.onCommit({ writes: sizeOf(arg), seconds: (performance.now() - started) / 1000, ok });
+    }
   };
 }

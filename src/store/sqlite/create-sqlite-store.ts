@@ -12,6 +12,8 @@ import { createSqliteHeartbeats } from './create-sqlite-heartbeats.js';
 import { createSqliteLockouts } from './create-sqlite-lockouts.js';
 import { createSqliteReader } from './create-sqlite-reader.js';
 import { createSqliteRunQueue } from './create-sqlite-run-queue.js';
+import { createSqliteStats } from './create-sqlite-stats.js';
+import type { StoreObserver } from '../store-stats.js';
 import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
 import { MIGRATIONS } from './migrations.js';
 import { prepareStatements } from './prepare-statements.js';
@@ -31,6 +33,8 @@ export interface SqliteStoreOptions {
   mode?: 'serve' | 'read' | 'write';
   /** Lease clock. @default the system clock */
   clock?: Clock;
+  /** Sees each group commit (metrics). */
+  observer?: StoreObserver;
 }
 
 function migrate(db: Database.Database): void {
@@ -86,7 +90,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       st.expireHeartbeatLeases.run();
     })();
   }
-  const group = createGroupCommit(db);
+  const group = createGroupCommit(db, setImmediate, options.observer);
   // A savepoint inside the group's transaction: a duplicate key undoes this request alone.
   const recordAll = db.transaction((a: RecordedActions) => {
     const k = a.idempotency;
@@ -154,6 +158,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createSqliteHeartbeats(ctx),
     ...createSqliteDeliveryQueue(ctx),
     ...createSqliteLockouts(ctx),
+    ...createSqliteStats(ctx, options.path),
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -134,4 +134,7 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
   `,
+  `
+  CREATE TABLE write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL);
+  `,
 ];

@@ -1,0 +1,64 @@
+import type { StoreStats } from '../store.js';
+import { RUN_STATES, type RunCounts } from '../store-stats.js';
+import type { RunState } from '../types.js';
+import type { PgContext } from './pg-context.js';
+
+interface QueueRow {
+  queued_runs: number;
+  running_runs: number;
+  pending_events: number;
+  pending_deliveries: number;
+  oldest_run: number | null;
+  oldest_event: number | null;
+  oldest_delivery: number | null;
+}
+
+/**
+ * Queue depths, run counts, size and the write probe for PostgreSQL. The depths read the partial
+ * indexes on open work; the size is `pg_total_relation_size` (table, indexes and TOAST) of each
+ * table in the store's schema.
+ */
+export function createPgStats(ctx: Pick<PgContext, 'pool' | 'checkWritable'>): StoreStats {
+  const { pool } = ctx;
+  return {
+    async readQueueStats() {
+      const { rows } = await pool.query(`SELECT
+        (SELECT count(*)::int FROM runs WHERE state = 'queued') AS queued_runs,
+        (SELECT count(*)::int FROM runs WHERE state = 'running') AS running_runs,
+        (SELECT count(*)::int FROM system_events WHERE consumed_at IS NULL) AS pending_events,
+        (SELECT count(*)::int FROM deliveries WHERE state = 'pending') AS pending_deliveries,
+        (SELECT created_at FROM runs WHERE state = 'queued' ORDER BY seq LIMIT 1) AS oldest_run,
+        (SELECT min(created_at) FROM system_events WHERE consumed_at IS NULL) AS oldest_event,
+        (SELECT created_at FROM deliveries WHERE state = 'pending' ORDER BY seq LIMIT 1) AS oldest_delivery`);
+      const r = rows[0] as QueueRow;
+      return {
+        queuedRuns: r.queued_runs,
+        runningRuns: r.running_runs,
+        pendingEvents: r.pending_events,
+        pendingDeliveries: r.pending_deliveries,
+        oldestQueuedRunAt: r.oldest_run,
+        oldestPendingEventAt: r.oldest_event,
+        oldestPendingDeliveryAt: r.oldest_delivery,
+      };
+    },
+    async countRuns() {
+      const counts = Object.fromEntries(RUN_STATES.map((s) => [s, 0])) as RunCounts;
+      const { rows } = await pool.query('SELECT state, count(*)::int AS n FROM runs GROUP BY state');
+      for (const row of rows as Array<{ state: RunState; n: number }>) {
+        if (Object.hasOwn(counts, row.state)) counts[row.state] = row.n;
+      }
+      return counts;
+    },
+    async readStoreSize() {
+      const { rows } = await pool.query(`SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') ORDER BY c.relname`);
+      const parts = (rows as Array<{ name: string; bytes: number }>).map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
+      return { totalBytes: parts.reduce((sum, p) => sum + p.bytes, 0), parts };
+    },
+    async probeWrite() {
+      ctx.checkWritable();
+      await pool.query('INSERT INTO write_probe (id, at) VALUES (1, hookgate_now_ms()) ON CONFLICT (id) DO UPDATE SET at = excluded.at');
+    },
+  };
+}

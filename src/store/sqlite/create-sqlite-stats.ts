@@ -1,0 +1,73 @@
+import { statSync } from 'node:fs';
+import type { StoreStats } from '../store.js';
+import { RUN_STATES, type RunCounts } from '../store-stats.js';
+import type { RunState } from '../types.js';
+import type { SqliteContext } from './sqlite-context.js';
+
+interface QueueRow {
+  queued_runs: number;
+  running_runs: number;
+  pending_events: number;
+  pending_deliveries: number;
+  oldest_run: number | null;
+  oldest_event: number | null;
+  oldest_delivery: number | null;
+}
+
+/** A file's size, 0 when it does not exist (no WAL between checkpoints and closes). */
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Queue depths, run counts, size and the write probe for SQLite. The depths read the partial
+ * indexes on open work, so a scrape costs the size of the queues, not of the history.
+ */
+export function createSqliteStats({ db, write, now }: Pick<SqliteContext, 'db' | 'write' | 'now'>, path: string): StoreStats {
+  const queue = db.prepare(`SELECT
+    (SELECT count(*) FROM runs WHERE state = 'queued') AS queued_runs,
+    (SELECT count(*) FROM runs WHERE state = 'running') AS running_runs,
+    (SELECT count(*) FROM system_events WHERE consumed_at IS NULL) AS pending_events,
+    (SELECT count(*) FROM deliveries WHERE state = 'pending') AS pending_deliveries,
+    (SELECT created_at FROM runs WHERE state = 'queued' ORDER BY seq LIMIT 1) AS oldest_run,
+    (SELECT min(created_at) FROM system_events WHERE consumed_at IS NULL) AS oldest_event,
+    (SELECT created_at FROM deliveries WHERE state = 'pending' ORDER BY seq LIMIT 1) AS oldest_delivery`);
+  const byState = db.prepare('SELECT state, count(*) AS n FROM runs GROUP BY state');
+  const probe = db.prepare('INSERT INTO write_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at');
+  return {
+    async readQueueStats() {
+      const r = queue.get() as QueueRow;
+      return {
+        queuedRuns: r.queued_runs,
+        runningRuns: r.running_runs,
+        pendingEvents: r.pending_events,
+        pendingDeliveries: r.pending_deliveries,
+        oldestQueuedRunAt: r.oldest_run,
+        oldestPendingEventAt: r.oldest_event,
+        oldestPendingDeliveryAt: r.oldest_delivery,
+      };
+    },
+    async countRuns() {
+      const counts = Object.fromEntries(RUN_STATES.map((s) => [s, 0])) as RunCounts;
+      for (const row of byState.all() as Array<{ state: RunState; n: number }>) {
+        if (Object.hasOwn(counts, row.state)) counts[row.state] = row.n;
+      }
+      return counts;
+    },
+    async readStoreSize() {
+      const parts = [
+        { name: 'database', bytes: sizeOf(path) },
+        { name: 'wal', bytes: sizeOf(`${path}-wal`) },
+      ];
+      return { totalBytes: parts.reduce((sum, p) => sum + p.bytes, 0), parts };
+    },
+    async probeWrite() {
+      // Through the group commit, like every real write: it fails the way they would.
+      await write(() => probe.run(now()));
+    },
+  };
+}
