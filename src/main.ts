@@ -12,11 +12,16 @@ import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
 import { CHANNEL_NAMES, restartOnlyChanges, type LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
-import { createClientAddressResolver, createHttpServer, createRequestHandler, type IngressSettings } from './http/index.js';
+import {
+  createClientAddressResolver, createHttpServer, createMetricsRoute, createReadinessRoute, createRequestHandler, type IngressSettings,
+} from './http/index.js';
+import {
+  createHookLabeler, createMetrics, createReadiness, observeAuthLimiter, observeModelRegistry, observeStore, type ReadinessDeps,
+} from './ops/index.js';
 import { createPolicy } from './policy/index.js';
 import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
 import { abortableSleep, createModelRegistry, createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
-import { createStore, type Store, type StoreMode } from './store/index.js';
+import { createStore, type Store, type StoreMode, type StoreObserver } from './store/index.js';
 
 /** A running gateway. */
 export interface Gateway {
@@ -45,11 +50,13 @@ export interface GatewayDeps {
   deliveryOptions?: Partial<Pick<DeliveryWorkerOptions, 'maxAttempts' | 'maxAgeMs' | 'backoffBaseMs' | 'backoffMaxMs' | 'pollMs' | 'timeoutMs'>>;
   /** Runtime tuning (tests shorten leases and windows). */
   runtime?: RuntimeOptions;
+  /** Readiness probe tuning (tests turn the cache off). */
+  readiness?: Pick<ReadinessDeps, 'cacheMs' | 'timeoutMs'>;
 }
 
 /** Opens the store for a config: `serve` for the gateway, `read`/`write` for CLI commands beside it. */
-export function openStore(loaded: LoadedConfig, options: { mode: StoreMode }): Promise<Store> {
-  return createStore(loaded.config.store, { mode: options.mode });
+export function openStore(loaded: LoadedConfig, options: { mode: StoreMode; observer?: StoreObserver }): Promise<Store> {
+  return createStore(loaded.config.store, options);
 }
 
 /** Starts the gateway for a validated config. */
@@ -59,9 +66,15 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIds(clock.now);
   for (const w of loaded.warnings) log.warn('config warning', { path: w.path, warning: w.message });
+  // Metrics before the store, which reports its commits to them; queue depths are read at scrape time.
+  const metrics = createMetrics({
+    now: clock.now,
+    sample: async () => ({ queues: await store.readQueueStats(), size: await store.readStoreSize() }),
+    onSampleError: (err) => log.warn('reading queue depths for /metrics failed', { err }),
+  });
   // The store first: a second gateway on the same SQLite database is refused here, before it
   // touches anything.
-  const store = await openStore(loaded, { mode: 'serve' });
+  const store = observeStore(await openStore(loaded, { mode: 'serve', observer: metrics.store }), metrics, clock.now);
   let ready = false;
   // Swapped in place on reload: the delivery worker reads both on every delivery.
   const channels = { ...config.channels };
@@ -84,7 +97,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     config,
     configDir: loaded.dir,
     store,
-    models: createModelRegistry(config, clock.now),
+    models: observeModelRegistry(createModelRegistry(config, clock.now), metrics),
     delivery: deps.delivery ?? deliveryWorker!,
     log,
     clock,
@@ -111,13 +124,31 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   });
   let ingress = buildIngress(loaded);
   let current = loaded;
+  const limiter = observeAuthLimiter(sharedLimiter ?? localLimiter, metrics);
+  const clientAddress = createClientAddressResolver(config.gateway.trustedProxies);
+  const hookLabel = createHookLabeler(() => ingress.hooks);
+  const readiness = createReadiness({
+    probeWrite: () => store.probeWrite(),
+    isStarted: () => ready,
+    loops: [{ name: 'runs', isAlive: () => runtime.isAlive() }, ...(deliveryWorker === undefined ? [] : [{ name: 'deliveries', isAlive: () => deliveryWorker.isAlive() }])],
+    clock,
+    ...deps.readiness,
+  });
   const handler = createRequestHandler({
     settings: () => ingress,
-    limiter: sharedLimiter ?? localLimiter,
-    clientAddress: createClientAddressResolver(config.gateway.trustedProxies),
+    limiter,
+    clientAddress,
     clock,
     log,
     isReady: () => ready,
+    routes: new Map([
+      ['/readyz', createReadinessRoute(readiness)],
+      ['/metrics', createMetricsRoute({
+        render: metrics.render, contentType: metrics.contentType, token: config.gateway.auth.token, public: config.gateway.metrics.public,
+        limiter, clientAddress, clock, log,
+      })],
+    ]),
+    observe: (hook, status) => metrics.recordRequest(hookLabel(hook), status),
   });
   const http = createHttpServer(handler, { bodyTimeoutMs: config.gateway.bodyTimeoutMs, maxConnections: config.gateway.maxConnections, log, now: clock.now });
   let port: number;

@@ -33,7 +33,16 @@ export interface ClaimLoop {
   stop(): Promise<void>;
   /** Items in flight. */
   active(): number;
+  /**
+   * Whether the loop runs and finished a pass (claimed, or found itself full) recently: within
+   * `STALL_POLLS` polls, and at least `MIN_STALL_MS`. A claim that hangs or a poll that died is not.
+   */
+  isAlive(): boolean;
 }
+
+/** Polls a loop may miss before it counts as stalled; and the least time that takes. */
+const STALL_POLLS = 5;
+const MIN_STALL_MS = 10_000;
 
 export class ClaimLostError extends Error {
   constructor(id: string) {
@@ -73,7 +82,14 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
       for (const item of claimed) launch(item);
     }
   };
-  const pumpOnce = createCoalescedTask(pump);
+  let lastPassAt = 0;
+  const pumpOnce = createCoalescedTask(async () => {
+    try {
+      await pump();
+    } finally {
+      lastPassAt = o.clock.now();
+    }
+  });
 
   const launch = (item: T): void => {
     const abort = new AbortController();
@@ -104,6 +120,7 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
     start() {
       if (!stopped) return;
       stopped = false;
+      lastPassAt = o.clock.now();
       halt = new AbortController();
       void repeatEvery(o.clock, o.pollMs, halt.signal, () => loop.notify());
       void repeatEvery(o.clock, o.renewEveryMs, halt.signal, renew);
@@ -128,6 +145,7 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
       halt.abort();
     },
     active: () => active.size,
+    isAlive: () => !stopped && o.clock.now() - lastPassAt <= Math.max(STALL_POLLS * o.pollMs, MIN_STALL_MS),
   };
   return loop;
 }

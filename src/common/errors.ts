@@ -38,6 +38,8 @@ export const ERROR_CATALOG = {
   unavailable: { status: 503, message: 'The gateway is shutting down or not ready.' },
   over_capacity: { status: 503, message: 'The gateway is at its connection limit; retry after the delay.' },
   store_unavailable: { status: 503, message: 'The gateway cannot record requests right now; retry after the delay.' },
+  worker_stalled: { status: 503, message: 'A background worker (runs or deliveries) has stopped making progress.' },
+  metrics_unauthorized: { status: 401, message: 'Missing or invalid gateway token (gateway.auth.token) for /metrics.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

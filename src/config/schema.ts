@@ -100,6 +100,8 @@ export const GatewaySchema = z.strictObject({
    */
   maxConnections: z.number().int().min(1).max(1_000_000).optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** `GET /metrics`; `public: true` serves it without the gateway token. */
+  metrics: z.strictObject({ public: z.boolean().default(false) }).prefault({}),
 });
 
 const ModelEntrySchema = z.strictObject({ alias: nonEmpty.optional() });

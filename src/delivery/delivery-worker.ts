@@ -92,6 +92,11 @@ export class DeliveryWorker implements DeliveryPort {
     this.#loop.notify();
   }
 
+  /** Whether the delivery loop is running and not stalled (readiness). */
+  isAlive(): boolean {
+    return this.#loop.isAlive();
+  }
+
   /** Wakes the worker when a retry falls due (the poll would find it too, later). */
   #wakeAt(at: number): void {
     const w = new AbortController();

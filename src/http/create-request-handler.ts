@@ -30,6 +30,10 @@ export interface RequestHandlerDeps {
   log: Log;
   /** False until the store is open, and again while shutting down. */
   isReady: () => boolean;
+  /** Other exact paths served beside `/healthz` (`/readyz`, `/metrics`). */
+  routes?: ReadonlyMap<string, RequestHandler>;
+  /** Sees each hook request once answered (or abandoned: `status` null), for metrics. */
+  observe?: (hook: string | null, status: number | null) => void;
 }
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse, expectsContinue?: boolean) => void;
@@ -151,11 +155,17 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       sendJson(res, ready ? 200 : 503, ready ? HEALTH_OK : '{"ok":false,"code":"unavailable"}');
       return;
     }
+    const route = deps.routes?.get(path);
+    if (route !== undefined) {
+      route(req, res, expectsContinue);
+      return;
+    }
     const settings = deps.settings();
     const prefix = `${settings.hooks.path}/`;
     const client = deps.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
     const entry: AccessEntry = { method: req.method ?? '', path, hook: null, client, code: null };
     logAccessOnClose(res, entry, { log: deps.log, now: deps.clock.now, startedAt: deps.clock.now() });
+    if (deps.observe !== undefined) res.once('close', () => deps.observe!(entry.hook, res.headersSent ? res.statusCode : null));
     if (!settings.hooks.enabled || !path.startsWith(prefix)) {
       fail(req, res, entry, new RequestError('not_found'), expectsContinue);
       return;

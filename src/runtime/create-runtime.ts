@@ -30,6 +30,8 @@ export interface Runtime {
   notifyRunQueued(): void;
   /** A `now` wake (or a run with `wakeMode: now`) asks for a heartbeat of this agent. */
   requestHeartbeat(agentId: string): void;
+  /** Whether the run loop is running and not stalled (readiness). */
+  isAlive(): boolean;
   stop(): Promise<void>;
 }
 
@@ -120,6 +122,7 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
     },
     notifyRunQueued: () => runs.notify(),
     requestHeartbeat: (agentId) => schedulerFor(agentId).request(),
+    isAlive: () => runs.isAlive(),
     async stop() {
       unsubscribe();
       halt.abort();

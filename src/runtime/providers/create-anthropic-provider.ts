@@ -1,5 +1,5 @@
 import type { ThinkingLevel } from '../../config/index.js';
-import { ProviderError, type CompletionRequest, type ModelProvider, type ProviderOptions } from './model-provider.js';
+import { ProviderError, readUsage, type CompletionRequest, type ModelProvider, type ProviderOptions } from './model-provider.js';
 import { postJson } from './post-json.js';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -16,6 +16,7 @@ const THINKING_BUDGET: Record<ThinkingLevel, number | undefined> = {
 interface MessagesResponse {
   model?: unknown;
   content?: Array<{ type?: unknown; text?: unknown }>;
+  usage?: unknown;
 }
 
 /** Anthropic Messages API (`POST {baseUrl}/v1/messages`, `x-api-key`, `anthropic-version`). */
@@ -39,7 +40,8 @@ export function createAnthropicProvider(options: ProviderOptions): ModelProvider
         .map((b) => b.text as string)
         .join('');
       if (text === '') throw new ProviderError('anthropic: response has no text content', { retryable: false });
-      return { text, model: typeof res.model === 'string' ? res.model : req.model };
+      const usage = readUsage(res.usage, 'input_tokens', 'output_tokens');
+      return { text, model: typeof res.model === 'string' ? res.model : req.model, ...(usage === undefined ? {} : { usage }) };
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { ThinkingLevel } from '../../config/index.js';
-import { ProviderError, type CompletionRequest, type ModelProvider, type ProviderOptions } from './model-provider.js';
+import { ProviderError, readUsage, type CompletionRequest, type ModelProvider, type ProviderOptions } from './model-provider.js';
 import { postJson } from './post-json.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -12,6 +12,7 @@ const REASONING_EFFORT: Record<ThinkingLevel, string | undefined> = {
 interface ChatCompletion {
   model?: unknown;
   choices?: Array<{ message?: { content?: unknown; refusal?: unknown } }>;
+  usage?: unknown;
 }
 
 /**
@@ -37,7 +38,8 @@ export function createOpenAiProvider(options: ProviderOptions): ModelProvider {
         const refusal = typeof message?.refusal === 'string' ? `: ${message.refusal}` : '';
         throw new ProviderError(`openai: response has no message content${refusal}`, { retryable: false });
       }
-      return { text: content, model: typeof res.model === 'string' ? res.model : req.model };
+      const usage = readUsage(res.usage, 'prompt_tokens', 'completion_tokens');
+      return { text: content, model: typeof res.model === 'string' ? res.model : req.model, ...(usage === undefined ? {} : { usage }) };
     },
   };
 }

@@ -20,6 +20,21 @@ export interface CompletionResult {
   text: string;
   /** The model the provider says answered. */
   model: string;
+  /** Tokens the provider says the call used, when it says. */
+  usage?: TokenUsage;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Reads two token counts from a response's `usage` object; `undefined` unless both are numbers. */
+export function readUsage(usage: unknown, input: string, output: string): TokenUsage | undefined {
+  if (usage === null || typeof usage !== 'object') return undefined;
+  const i = (usage as Record<string, unknown>)[input];
+  const o = (usage as Record<string, unknown>)[output];
+  return typeof i === 'number' && typeof o === 'number' && i >= 0 && o >= 0 ? { inputTokens: i, outputTokens: o } : undefined;
 }
 
 /** How a provider is reached: `models.providers.<id>` minus `api`, plus the clock. */

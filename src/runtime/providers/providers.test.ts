@@ -38,7 +38,7 @@ describe('openai provider against a fake Chat Completions server', () => {
   it('sends system + messages with the bearer key and reads the reply', async () => {
     const p = createOpenAiProvider({ baseUrl: `${fake.url}/v1`, apiKey: 'sk-test', now: Date.now });
     const r = await p.complete(request());
-    assert.deepEqual(r, { text: 'echo:hello', model: 'm-1' });
+    assert.deepEqual(r, { text: 'echo:hello', model: 'm-1', usage: { inputTokens: 10, outputTokens: 5 } });
     const sent = fake.requests.at(-1)!.body as Record<string, unknown>;
     assert.deepEqual(sent['messages'], [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello' }]);
     assert.equal(sent['reasoning_effort'], undefined);
@@ -104,7 +104,7 @@ describe('anthropic provider against a fake Messages server', () => {
   it('sends x-api-key, anthropic-version, system and messages, and joins the text blocks', async () => {
     const p = createAnthropicProvider({ baseUrl: fake.url, apiKey: 'ak-test', now: Date.now });
     const r = await p.complete(request());
-    assert.deepEqual(r, { text: 'claude:hello', model: 'm-1' });
+    assert.deepEqual(r, { text: 'claude:hello', model: 'm-1', usage: { inputTokens: 12, outputTokens: 6 } });
     const req = fake.requests.at(-1)!;
     assert.equal(req.headers['anthropic-version'], '2023-06-01');
     const body = req.body as Record<string, unknown>;

@@ -1,6 +1,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
+import { PG_MIGRATIONS } from './migrations.js';
 import { createManualClock } from '../../../test/helpers/manual-clock.js';
 import { dropSchema, POSTGRES_URL, postgresUnavailable, uniqueSchema } from '../../../test/helpers/store-fixture.js';
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
@@ -44,7 +45,7 @@ describe('createPostgresStore', async () => {
     await client.connect();
     const { rows } = await client.query(`SELECT version FROM "${schema}".hookgate_schema`);
     await client.end();
-    assert.deepEqual(rows, [{ version: 1 }]);
+    assert.deepEqual(rows, [{ version: PG_MIGRATIONS.length }]);
   });
 
   it('refuses to read or write a schema no gateway has migrated, saying so', async () => {

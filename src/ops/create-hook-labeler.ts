@@ -1,0 +1,28 @@
+import type { HooksConfig } from '../config/index.js';
+import { compileMappings } from '../hooks/index.js';
+
+/** Label of requests that named no hook (a path outside `hooks.path`). */
+export const NO_HOOK = '_none';
+/** Label of hook names no mapping names: they come from callers, so they would grow without bound. */
+export const OTHER_HOOK = '_other';
+
+/**
+ * Turns a request's hook name into a metrics label: `wake`, `agent` and each mapping's
+ * `match.path` keep their name; anything else (an unknown name, a name only a catch-all mapping
+ * takes) is `_other`. Reads the hooks config on every call, so a reload's mappings count at once.
+ */
+export function createHookLabeler(hooks: () => HooksConfig): (name: string | null) => string {
+  const known = new WeakMap<HooksConfig, ReadonlySet<string>>();
+  const namesOf = (h: HooksConfig): ReadonlySet<string> => {
+    let names = known.get(h);
+    if (names === undefined) {
+      names = new Set(['wake', 'agent', ...compileMappings(h, '.').flatMap((m) => (m.matchPath === undefined ? [] : [m.matchPath]))]);
+      known.set(h, names);
+    }
+    return names;
+  };
+  return (name) => {
+    if (name === null) return NO_HOOK;
+    return namesOf(hooks()).has(name) ? name : OTHER_HOOK;
+  };
+}

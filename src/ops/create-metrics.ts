@@ -1,0 +1,150 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { QueueStats, RunOutcomeState, StoreObserver, StoreSize } from '../store/index.js';
+
+/** What one delivery attempt ended as. */
+export type DeliveryOutcome = 'sent' | 'retry' | 'failed' | 'skipped';
+
+/** Token counts a provider reported for one call. */
+export interface TokenCounts {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** The gateway's Prometheus metrics: one registry per gateway, so several can run in one process. */
+export interface GatewayMetrics {
+  /** One answered hook request; `hook` is already a bounded label (see `createHookLabeler`). */
+  recordRequest(hook: string, status: number | null): void;
+  authFailure(): void;
+  lockout(): void;
+  /** Sees the store's group commits. */
+  readonly store: StoreObserver;
+  /** A run reached a terminal state; `seconds` from its claim, when known. */
+  runFinished(state: RunOutcomeState, seconds: number | null): void;
+  modelCall(provider: string, model: string, outcome: 'ok' | 'error', usage: TokenCounts | undefined): void;
+  deliveryAttempt(channel: string, outcome: DeliveryOutcome): void;
+  /** The Prometheus text exposition, with queue depths sampled now (or from the short cache). */
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+export interface MetricsDeps {
+  /** Queue depths and store size, read at scrape time. */
+  sample: () => Promise<{ queues: QueueStats; size: StoreSize }>;
+  now: () => number;
+  /** How long a sample serves scrapes. @default 2000 */
+  cacheMs?: number;
+  /** Called when sampling fails (the previous values stay). */
+  onSampleError?: (error: unknown) => void;
+}
+
+/** Distinct values one free-form label (a model id) may take before the rest count as `_other`. */
+const MAX_LABEL_VALUES = 50;
+
+function boundedLabel(): (value: string) => string {
+  const seen = new Set<string>();
+  return (value) => {
+    if (seen.has(value)) return value;
+    if (seen.size >= MAX_LABEL_VALUES) return '_other';
+    seen.add(value);
+    return value;
+  };
+}
+
+const age = (now: number, at: number | null): number => (at === null ? 0 : Math.max(0, (now - at) / 1000));
+
+/** Creates the metrics of one gateway, with Node's default process metrics in the same registry. */
+export function createMetrics(deps: MetricsDeps): GatewayMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry });
+  const cacheMs = deps.cacheMs ?? 2000;
+  const modelLabel = boundedLabel();
+
+  const requests = new Counter({ name: 'hookgate_requests_total', help: 'Hook requests answered, by hook and HTTP status.', labelNames: ['hook', 'status'], registers });
+  const authFailures = new Counter({ name: 'hookgate_auth_failures_total', help: 'Failed authentication attempts (hooks, signatures, gateway token).', registers });
+  const lockouts = new Counter({ name: 'hookgate_auth_lockouts_total', help: 'Client addresses locked out after repeated authentication failures.', registers });
+  const commitSize = new Histogram({
+    name: 'hookgate_store_commit_batch_size', help: 'Writes per group commit.', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers,
+  });
+  const commitSeconds = new Histogram({
+    name: 'hookgate_store_commit_duration_seconds', help: 'Time of one group commit (one transaction, one fsync).',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers,
+  });
+  const commitFailures = new Counter({ name: 'hookgate_store_commit_failures_total', help: 'Group commits that failed.', registers });
+  const runsFinished = new Counter({ name: 'hookgate_runs_finished_total', help: 'Agent runs that reached a terminal state, by state.', labelNames: ['state'], registers });
+  const runSeconds = new Histogram({
+    name: 'hookgate_run_duration_seconds', help: 'Agent run time from claim to recorded outcome, by terminal state.', labelNames: ['state'],
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600], registers,
+  });
+  const modelCalls = new Counter({
+    name: 'hookgate_model_calls_total', help: 'Model API calls (each retry counts), by provider, model and outcome.', labelNames: ['provider', 'model', 'outcome'], registers,
+  });
+  const modelTokens = new Counter({
+    name: 'hookgate_model_tokens_total', help: 'Tokens the providers reported, by provider, model and direction (input, output).',
+    labelNames: ['provider', 'model', 'direction'], registers,
+  });
+  const deliveries = new Counter({
+    name: 'hookgate_delivery_attempts_total', help: 'Delivery attempts, by channel and outcome (sent, retry, failed, skipped).', labelNames: ['channel', 'outcome'], registers,
+  });
+  const depth = new Gauge({ name: 'hookgate_queue_depth', help: 'Work waiting in the store: runs queued and running, events and deliveries pending.', labelNames: ['queue'], registers });
+  const oldest = new Gauge({ name: 'hookgate_queue_oldest_age_seconds', help: 'Age of the oldest waiting item per queue (0 when empty).', labelNames: ['queue'], registers });
+  const size = new Gauge({ name: 'hookgate_store_size_bytes', help: 'Space the store takes on disk, by part (SQLite files or PostgreSQL tables).', labelNames: ['part'], registers });
+
+  let sampledAt = -Infinity;
+  let sampling: Promise<void> | undefined;
+  const refresh = async (): Promise<void> => {
+    const now = deps.now();
+    if (now - sampledAt < cacheMs) return;
+    sampling ??= (async () => {
+      try {
+        const s = await deps.sample();
+        const q = s.queues;
+        depth.set({ queue: 'runs_queued' }, q.queuedRuns);
+        depth.set({ queue: 'runs_running' }, q.runningRuns);
+        depth.set({ queue: 'events_pending' }, q.pendingEvents);
+        depth.set({ queue: 'deliveries_pending' }, q.pendingDeliveries);
+        oldest.set({ queue: 'runs' }, age(now, q.oldestQueuedRunAt));
+        oldest.set({ queue: 'events' }, age(now, q.oldestPendingEventAt));
+        oldest.set({ queue: 'deliveries' }, age(now, q.oldestPendingDeliveryAt));
+        size.reset();
+        for (const p of s.size.parts) size.set({ part: p.name }, p.bytes);
+        sampledAt = now;
+      } catch (error) {
+        deps.onSampleError?.(error);
+      } finally {
+        sampling = undefined;
+      }
+    })();
+    await sampling;
+  };
+
+  return {
+    recordRequest: (hook, status) => requests.inc({ hook, status: status === null ? 'none' : String(status) }),
+    authFailure: () => authFailures.inc(),
+    lockout: () => lockouts.inc(),
+    store: {
+      onCommit(c) {
+        commitSize.observe(c.writes);
+        commitSeconds.observe(c.seconds);
+        if (!c.ok) commitFailures.inc();
+      },
+    },
+    runFinished(state, seconds) {
+      runsFinished.inc({ state });
+      if (seconds !== null) runSeconds.observe({ state }, seconds);
+    },
+    modelCall(provider, model, outcome, usage) {
+      const m = modelLabel(model);
+      modelCalls.inc({ provider, model: m, outcome });
+      if (usage === undefined) return;
+      modelTokens.inc({ provider, model: m, direction: 'input' }, usage.inputTokens);
+      modelTokens.inc({ provider, model: m, direction: 'output' }, usage.outputTokens);
+    },
+    deliveryAttempt: (channel, outcome) => deliveries.inc({ channel, outcome }),
+    async render() {
+      await refresh();
+      return registry.metrics();
+    },
+    contentType: registry.contentType,
+  };
+}
