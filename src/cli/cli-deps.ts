@@ -9,6 +9,8 @@ export interface CliDeps {
   stderr: (text: string) => void;
   startGateway: (loaded: LoadedConfig, options: { log: Log }) => Promise<RunningGateway>;
   openStore: (loaded: LoadedConfig, options: { mode: StoreMode }) => Promise<Store>;
+  /** The time ages are measured against. @default Date.now */
+  now?: () => number;
 }
 
 /** What `serve` holds while the gateway runs. */

@@ -8,7 +8,8 @@ Commands:
   send HOOK          post a payload to the running gateway (wake, agent or a mapped name)
   mappings test HOOK show the action a mapping builds from a payload (nothing is stored)
   events             list system events, newest first
-  runs               list agent runs, newest first (state, timings, model, reply or error)
+  runs               list agent runs, newest first (--state STATE: only those), with a count per state
+  status             queue depths, oldest pending ages, runs by state, store size
   sessions           list sessions, most recently active first
   session KEY        show a session's transcript and pending events
   deliveries         list deliveries, newest first (--failed: only failed ones)
@@ -75,12 +76,24 @@ Lists system events, newest first.
 
 Options:
 ${LIST}`,
-  runs: `Usage: hookgate runs [--json] [-n N] [--config FILE]
+  runs: `Usage: hookgate runs [--state STATE] [--json] [-n N] [--config FILE]
 
-Lists agent runs, newest first: state, timings, agent, session, model, reply or error.
+Lists agent runs, newest first: state, timings, agent, session, model, reply or error; then one
+line counting every run in the store by state.
 
 Options:
-${LIST}`,
+${LIST}  --state STATE      only runs in this state: queued, running, succeeded, failed, timed_out
+`,
+  status: `Usage: hookgate status [--json] [--config FILE]
+
+Reads the store beside a running gateway (or without one) and prints its queue depths (runs queued
+and running, events and deliveries pending) with the age of the oldest waiting item, every run
+counted by state, and the store's size (SQLite: database and WAL files; PostgreSQL: each table
+with its indexes).
+
+Options:
+${CONFIG}  --json             print JSON
+`,
   sessions: `Usage: hookgate sessions [--json] [-n N] [--config FILE]
 
 Lists sessions, most recently active first.

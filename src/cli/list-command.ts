@@ -1,7 +1,8 @@
-import type { RunRecord, SystemEventRecord } from '../store/index.js';
+import type { RunRecord, RunState, SystemEventRecord } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
 import { openStoreOrReport } from './open-store-or-report.js';
 import { clip, iso } from './format.js';
+import { runCountsLine } from './run-counts-line.js';
 
 function eventLine(e: SystemEventRecord): string {
   const status = e.consumedAt === null ? 'pending' : 'consumed';
@@ -19,11 +20,14 @@ function runLine(r: RunRecord): string {
   return head + tail;
 }
 
-/** `hookgate events` / `hookgate runs`: reads the store offline, newest first. */
+/**
+ * `hookgate events` / `hookgate runs`: reads the store offline, newest first. Runs can be limited
+ * to one state; their text listing ends with every run counted by state.
+ */
 export async function listCommand(
   what: 'events' | 'runs',
   configPath: string,
-  options: { json: boolean; limit: number },
+  options: { json: boolean; limit: number; state?: RunState },
   deps: CliDeps,
 ): Promise<number> {
   const store = await openStoreOrReport(configPath, deps);
@@ -35,15 +39,15 @@ export async function listCommand(
   try {
     const items = what === 'events'
       ? await store.listSystemEvents({ limit: options.limit })
-      : await store.listRuns({ limit: options.limit });
+      : await store.listRuns({ limit: options.limit, ...(options.state === undefined ? {} : { state: options.state }) });
     if (options.json) {
       deps.stdout(`${JSON.stringify(items, null, 2)}\n`);
-    } else if (items.length === 0) {
-      deps.stdout(`No ${what} yet.\n`);
     } else {
       const lines = what === 'events'
         ? (items as SystemEventRecord[]).map(eventLine)
         : (items as RunRecord[]).map(runLine);
+      if (lines.length === 0) lines.push(options.state === undefined ? `No ${what} yet.` : `No runs in state ${options.state}.`);
+      if (what === 'runs') lines.push(runCountsLine(await store.countRuns()));
       deps.stdout(`${lines.join('\n')}\n`);
     }
   } finally {

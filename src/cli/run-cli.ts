@@ -10,6 +10,8 @@ import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
 import { listCommand } from './list-command.js';
 import { deliveriesCommand, retryCommand } from './deliveries-command.js';
 import { serveCommand } from './serve-command.js';
+import { statusCommand } from './status-command.js';
+import { RUN_STATES, type RunState } from '../store/index.js';
 import { sessionCommand, sessionsCommand } from './sessions-command.js';
 
 export { USAGE } from './command-help.js';
@@ -35,6 +37,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
         limit: { type: 'string', short: 'n' },
         help: { type: 'boolean', short: 'h', default: false },
         failed: { type: 'boolean', default: false },
+        state: { type: 'string' },
         version: { type: 'boolean', short: 'V', default: false },
         data: { type: 'string' },
         file: { type: 'string' },
@@ -82,6 +85,13 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
     deps.stderr('hookgate: --limit must be a positive integer\n');
     return EXIT_USAGE;
   }
+  const state = values.state as RunState | undefined;
+  if (state !== undefined && (command !== 'runs' || !RUN_STATES.includes(state))) {
+    deps.stderr(command !== 'runs'
+      ? `hookgate: --state applies to "runs" only\n\n${COMMAND_HELP[command]}`
+      : `hookgate: --state must be one of ${RUN_STATES.join(', ')}\n\n${COMMAND_HELP['runs']}`);
+    return EXIT_USAGE;
+  }
   switch (command) {
     case 'serve':
       return serveCommand(configPath, {
@@ -107,7 +117,9 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
       return checkCommand(configPath, deps);
     case 'events':
     case 'runs':
-      return listCommand(command, configPath, { json: values.json, limit }, deps);
+      return listCommand(command, configPath, { json: values.json, limit, ...(state === undefined ? {} : { state }) }, deps);
+    case 'status':
+      return statusCommand(configPath, { json: values.json }, deps);
     case 'sessions':
       return sessionsCommand(configPath, { json: values.json, limit }, deps);
     case 'session':

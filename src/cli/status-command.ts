@@ -1,0 +1,70 @@
+import type { QueueStats, RunCounts, StoreSize } from '../store/index.js';
+import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
+import { iso } from './format.js';
+import { loadOrReport } from './load-or-report.js';
+import { openStoreOrReport } from './open-store-or-report.js';
+import { runCountsLine } from './run-counts-line.js';
+
+/** `1.5 MiB`: bytes in the largest binary unit that keeps the number at or above 1. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** `2h 03m`, `4m 12s`, `9s`: an age for people, to the second. */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  return `${Math.floor(s / 86_400)}d ${String(Math.floor((s % 86_400) / 3600)).padStart(2, '0')}h`;
+}
+
+function queueLine(name: string, count: number, oldestAt: number | null, now: number): string {
+  const oldest = oldestAt === null ? '' : `  oldest ${formatAge(now - oldestAt)} (since ${iso(oldestAt)})`;
+  return `  ${name.padEnd(19)}${String(count).padStart(7)}${oldest}`;
+}
+
+/** The report `hookgate status` prints. */
+export function formatStatus(s: { where: string; queues: QueueStats; runs: RunCounts; size: StoreSize }, now: number): string {
+  const q = s.queues;
+  const parts = s.size.parts.map((p) => `${p.name} ${formatBytes(p.bytes)}`).join(', ');
+  return [
+    'Queues:',
+    queueLine('runs queued', q.queuedRuns, q.oldestQueuedRunAt, now),
+    queueLine('runs running', q.runningRuns, null, now),
+    queueLine('events pending', q.pendingEvents, q.oldestPendingEventAt, now),
+    queueLine('deliveries pending', q.pendingDeliveries, q.oldestPendingDeliveryAt, now),
+    runCountsLine(s.runs),
+    `Store: ${s.where}, ${formatBytes(s.size.totalBytes)} (${parts})`,
+    '',
+  ].join('\n');
+}
+
+/** `hookgate status`: queue depths, oldest pending ages, runs by state and store size, read beside a running gateway. */
+export async function statusCommand(configPath: string, options: { json: boolean }, deps: CliDeps): Promise<number> {
+  const loaded = loadOrReport(configPath, deps);
+  if (loaded === null) return EXIT_FAILURE;
+  const sc = loaded.config.store;
+  const where = sc.driver === 'sqlite' ? `sqlite ${sc.path}` : `postgres schema ${sc.schema}`;
+  const store = await openStoreOrReport(configPath, deps);
+  if (store === 'failed') return EXIT_FAILURE;
+  if (store === 'empty') {
+    deps.stdout(options.json ? 'null\n' : `No store yet (${where}): no gateway has run with this config.\n`);
+    return EXIT_OK;
+  }
+  try {
+    const now = deps.now?.() ?? Date.now();
+    const report = { where, queues: await store.readQueueStats(), runs: await store.countRuns(), size: await store.readStoreSize() };
+    deps.stdout(options.json ? `${JSON.stringify({ at: now, ...report }, null, 2)}\n` : formatStatus(report, now));
+  } finally {
+    await store.close();
+  }
+  return EXIT_OK;
+}
