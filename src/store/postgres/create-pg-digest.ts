@@ -19,7 +19,7 @@ export function createPgDigest({ pool }: Pick<PgContext, 'pool'>): Pick<StoreRea
       const byHook = await q<{ hook: string; n: number }>(
         `SELECT source::jsonb ->> 'hook' AS hook, count(*) AS n ${PENDING} GROUP BY 1 ORDER BY n DESC, hook`, p);
       const groups = await q<{ seq: number; n: number }>(
-        `SELECT max(seq) AS seq, count(*) AS n ${PENDING} GROUP BY source::jsonb ->> 'hook', translate(left(text, ${SHAPE_CHARS}), '0123456789', '')
+        `SELECT max(seq) AS seq, count(*) AS n ${PENDING} GROUP BY source::jsonb ->> 'hook', left(translate(text, '0123456789', ''), ${SHAPE_CHARS})
           ORDER BY n DESC, seq DESC LIMIT $3`, [...p, o.groups]);
       const samples = await q<EventRow & { seq: number }>('SELECT * FROM system_events WHERE seq = ANY($1::bigint[])', [groups.map((g) => g.seq)]);
       const newest = await q<EventRow>(`SELECT * ${PENDING} ORDER BY seq DESC LIMIT $3`, [...p, o.newest]);

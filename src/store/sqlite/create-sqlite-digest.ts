@@ -4,7 +4,7 @@ import type { SqliteContext } from './sqlite-context.js';
 
 /** Events are alike when they come from one hook and open with the same words, numbers aside. */
 const SHAPE_CHARS = 40;
-const SHAPE = [...'0123456789'].reduce((sql, d) => `replace(${sql}, '${d}', '')`, `substr(text, 1, ${SHAPE_CHARS})`);
+const SHAPE = `substr(${[...'0123456789'].reduce((sql, d) => `replace(${sql}, '${d}', '')`, 'text')}, 1, ${SHAPE_CHARS})`;
 
 export function createSqliteDigest({ db }: Pick<SqliteContext, 'db'>): Pick<StoreReader, 'digestPending'> {
   const pending = "FROM system_events WHERE session_key = @key AND consumed_at IS NULL AND seq <= @through";
