@@ -1,4 +1,5 @@
 import type { Clock } from '../common/clock.js';
+import { RequestError } from '../common/errors.js';
 import type { AgentRequest, Policy, WakeRequest } from '../policy/index.js';
 import type { ActionSource, NewRun, NewSystemEvent, Store } from '../store/index.js';
 import { parseAgentPayload } from './parse-agent-payload.js';
@@ -50,6 +51,10 @@ export function createHookHandler(deps: {
     return recorded({ kind: 'agent', run });
   };
   return async (call) => {
+    if (call.signedBy !== undefined && (call.name === 'wake' || call.name === 'agent')) {
+      // The built-in endpoints know only the hook token.
+      throw new RequestError('signature_invalid', { message: 'The built-in endpoints accept only the hook token.' });
+    }
     switch (call.name) {
       case 'wake': {
         const wake = parseWakePayload(call.payload);

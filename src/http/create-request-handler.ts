@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthLimiter } from '../auth/index.js';
-import { extractToken } from '../auth/index.js';
+import type { AuthLimiter, SignatureCandidate, SignatureGate, SignedBy } from '../auth/index.js';
+import { createSignatureGate, extractToken } from '../auth/index.js';
 import type { Clock } from '../common/clock.js';
 import { RequestError } from '../common/errors.js';
 import type { Log } from '../common/log.js';
 import type { HooksConfig } from '../config/index.js';
 import type { HookHandler, HookOutcome, Payload } from '../hooks/index.js';
+import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
 import { sendError, sendJson } from './send-response.js';
 
@@ -14,6 +15,8 @@ export interface RequestHandlerDeps {
   bodyTimeoutMs: number;
   verifyToken: (candidate: string | undefined) => boolean;
   limiter: AuthLimiter;
+  /** Provider signatures of the mappings that declare `verify`. @default built from `hooks.mappings` */
+  signatures?: SignatureGate;
   clientAddress: (socketAddress: string | undefined, forwardedFor: string | string[] | undefined) => string;
   handleHook: HookHandler;
   clock: Clock;
@@ -26,18 +29,6 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse, expects
 
 const HEALTH_OK = '{"ok":true}';
 
-function parseJsonObject(raw: Buffer): Payload {
-  if (raw.length === 0) throw new RequestError('invalid_json', { message: 'Request body is empty; send a JSON object.' });
-  let value: unknown;
-  try {
-    value = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new RequestError('invalid_json');
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new RequestError('invalid_body');
-  return value as Payload;
-}
-
 function outcomeResponse(outcome: HookOutcome): { status: number; body: string } {
   switch (outcome.kind) {
     case 'wake':
@@ -49,15 +40,30 @@ function outcomeResponse(outcome: HookOutcome): { status: number; body: string }
   }
 }
 
+/** Slack checks a new Events API URL with a signed `url_verification` request and expects its challenge back. */
+function slackChallenge(signedBy: SignedBy | undefined, payload: Payload): string | undefined {
+  if (signedBy === undefined || !signedBy.kinds.includes('slack')) return undefined;
+  const challenge = payload['challenge'];
+  return payload['type'] === 'url_verification' && typeof challenge === 'string' ? challenge : undefined;
+}
+
 /**
  * The ingress, in the order of DESIGN §3: method (405), token in query (400), lockout (429),
- * token (401), body cap and deadline (413/408), JSON (400), hook (400/404), durable record, answer.
+ * token (401), body cap and deadline (413/408), signature when the token is absent or wrong and a
+ * mapping for this name declares `verify` (401), JSON or form (400), hook (400/404), durable
+ * record, answer.
  */
 export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   const base = deps.hooks.path;
   const prefix = `${base}/`;
   const enabled = deps.hooks.enabled;
   const limits = { maxBytes: deps.hooks.maxBodyBytes, timeoutMs: deps.bodyTimeoutMs };
+  const gate = deps.signatures ?? createSignatureGate(deps.hooks.mappings);
+
+  const countFailure = (client: string, now: number): void => {
+    const after = deps.limiter.recordFailure(client, now);
+    if (after.locked) deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds });
+  };
 
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown, bodyWithheld = false): void => {
     if (error instanceof ClientGoneError) return;
@@ -71,7 +77,13 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     sendError(req, res, new RequestError('internal_error'), { bodyWithheld });
   };
 
-  const handleHook = async (req: IncomingMessage, res: ServerResponse, name: string, expectsContinue: boolean) => {
+  /** `candidates` is set when the request must be authenticated by its signature. */
+  const handleHook = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    call: { name: string; client: string; candidates: readonly SignatureCandidate[] | undefined },
+    expectsContinue: boolean,
+  ) => {
     if (expectsContinue) {
       // Refuse a declared oversize body before inviting it.
       const tooLarge = checkDeclaredLength(req, limits.maxBytes);
@@ -83,7 +95,29 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     }
     try {
       const raw = await readBody(req, limits);
-      const outcome = await deps.handleHook({ name, payload: parseJsonObject(raw), headers: req.headers, url: req.url ?? '' });
+      let signedBy: SignedBy | undefined;
+      if (call.candidates !== undefined) {
+        const verdict = gate.verify(call.candidates, { headers: req.headers, rawBody: raw, nowMs: deps.clock.now() });
+        if (!verdict.ok) throw new RequestError('signature_invalid', { message: `Missing or invalid request signature (${verdict.reason}).` });
+        signedBy = verdict.signedBy;
+      }
+      // Forms are for mapped senders (Slack commands, Twilio); /wake and /agent take JSON only.
+      const form = call.name !== 'wake' && call.name !== 'agent' && isFormBody(req.headers['content-type']);
+      const payload = form ? parseFormObject(raw) : parseJsonObject(raw);
+      const challenge = slackChallenge(signedBy, payload);
+      if (challenge !== undefined) {
+        sendJson(res, 200, JSON.stringify({ challenge }));
+        return;
+      }
+      const outcome = await deps.handleHook({
+        name: call.name,
+        payload,
+        headers: req.headers,
+        url: req.url ?? '',
+        ...(signedBy === undefined ? {} : { signedBy: { mappingIds: signedBy.mappingIds } }),
+        ...(signedBy?.deliveryId === undefined ? {} : { deliveryId: signedBy.deliveryId }),
+        ...(signedBy?.retryNum === undefined ? {} : { retryNum: signedBy.retryNum }),
+      });
       const { status, body } = outcomeResponse(outcome);
       if (status === 204) {
         res.writeHead(204);
@@ -92,6 +126,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
         sendJson(res, status, body);
       }
     } catch (error) {
+      if (error instanceof RequestError && error.code === 'signature_invalid') countFailure(call.client, deps.clock.now());
       fail(req, res, error);
     }
   };
@@ -125,9 +160,15 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       fail(req, res, new RequestError('rate_limited', { retryAfterSeconds: lock.retryAfterSeconds }), expectsContinue);
       return;
     }
-    if (!deps.verifyToken(extractToken(req.headers))) {
-      const after = deps.limiter.recordFailure(client, now);
-      if (after.locked) deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds });
+    // One trailing slash is tolerated: `/hooks/wake/` is `/hooks/wake`.
+    let name = path.slice(prefix.length);
+    if (name.endsWith('/')) name = name.slice(0, -1);
+    // A mapping with `verify` is authenticated by its signature instead of the token; which
+    // mappings may serve this name is known from the path, before the body is read.
+    const candidates = gate.candidatesFor(name);
+    const tokenOk = deps.verifyToken(extractToken(req.headers));
+    if (!tokenOk && candidates.length === 0) {
+      countFailure(client, now);
       fail(req, res, new RequestError('unauthorized'), expectsContinue);
       return;
     }
@@ -135,9 +176,6 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       fail(req, res, new RequestError('unavailable'), expectsContinue);
       return;
     }
-    // One trailing slash is tolerated: `/hooks/wake/` is `/hooks/wake`.
-    let name = path.slice(prefix.length);
-    if (name.endsWith('/')) name = name.slice(0, -1);
-    void handleHook(req, res, name, expectsContinue);
+    void handleHook(req, res, { name, client, candidates: tokenOk ? undefined : candidates }, expectsContinue);
   };
 }
