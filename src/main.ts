@@ -10,7 +10,8 @@ import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
-import type { LoadedConfig } from './config/index.js';
+import { createSecretScrubber } from './common/scrub-secrets.js';
+import { listConfigSecrets, type LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import { createClientAddressResolver, createHttpServer, createRequestHandler } from './http/index.js';
 import { createPolicy } from './policy/index.js';
@@ -54,7 +55,8 @@ export function openStore(loaded: LoadedConfig, options: { readonly?: boolean } 
 /** Starts the gateway for a validated config. */
 export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {}): Promise<Gateway> {
   const { config } = loaded;
-  const log = deps.log ?? createLog({ level: config.gateway.logLevel });
+  const scrub = createSecretScrubber(listConfigSecrets(config));
+  const log = deps.log ?? createLog({ level: config.gateway.logLevel, scrub });
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIds(clock.now);
   for (const w of loaded.warnings) log.warn('config warning', { path: w.path, warning: w.message });
@@ -70,6 +72,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       channels: config.channels,
       adapters: createChannelAdapters(config.channels, { now: clock.now }),
       owner: `${process.pid}:${ids.next()}`,
+      scrub,
       ...deps.deliveryOptions,
     })
     : undefined;
@@ -83,6 +86,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     clock,
     ids,
     retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
+    scrub,
   }, { orphanedAtStartup: config.store.driver === 'sqlite', ...deps.runtime });
   const policy = createPolicy({ config, ids, clock });
   const runTransform = createTransformRunner(loaded.transformsDir);

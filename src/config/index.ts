@@ -8,3 +8,4 @@ export { BUILTIN_ECHO_PROVIDER, resolveModel } from './resolve-model.js';
 export type { ModelResolution } from './resolve-model.js';
 export { isPlainRelative, RESERVED_HOOK_NAMES, trimSlashes } from './check-mapping-rules.js';
 export { GENERATED_SESSION_PREFIX, normalizeHooksPath, transformsRoot } from './check-config-rules.js';
+export { listConfigSecrets } from './list-config-secrets.js';

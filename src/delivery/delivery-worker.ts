@@ -1,6 +1,7 @@
 import { createCoalescedTask } from '../common/create-coalesced-task.js';
 import type { Log } from '../common/log.js';
 import { computeRetryDelayMs } from '../common/retry.js';
+import { keepText, type Scrub } from '../common/scrub-secrets.js';
 import type { ChannelsConfig } from '../config/index.js';
 import { mainSessionKey } from '../policy/index.js';
 import type { DeliveryAttemptResult, DeliveryRecord, NewDelivery, Store } from '../store/index.js';
@@ -32,11 +33,21 @@ export interface DeliveryWorkerOptions {
   pollMs?: number;
   /** Deliveries sent at once. @default 8 */
   concurrency?: number;
+  /** Applied to a channel's error before it is recorded or logged. @default keepText */
+  scrub?: Scrub;
 }
 
 /** Why a send failed, as one readable line. */
-function reasonOf(error: unknown): DeliveryError {
-  return error instanceof DeliveryError ? error : new DeliveryError(`unexpected error: ${(error as Error)?.message ?? String(error)}`, { retryable: false, cause: error });
+function reasonOf(error: unknown, scrub: Scrub = keepText): DeliveryError {
+  const e = error instanceof DeliveryError ? error : new DeliveryError(`unexpected error: ${(error as Error)?.message ?? String(error)}`, { retryable: false, cause: error });
+  // A channel may echo its credential (a bot token in a URL): it never reaches the record or the log.
+  const message = scrub(e.message);
+  return message === e.message ? e : new DeliveryError(message, {
+    retryable: e.retryable,
+    cause: e,
+    ...(e.status === undefined ? {} : { status: e.status }),
+    ...(e.retryAfterMs === undefined ? {} : { retryAfterMs: e.retryAfterMs }),
+  });
 }
 
 /**
@@ -56,7 +67,7 @@ export class DeliveryWorker implements DeliveryPort {
   constructor(options: DeliveryWorkerOptions) {
     this.#o = {
       maxAttempts: 8, maxAgeMs: 3_600_000, backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 10_000, pollMs: 1000,
-      concurrency: 8, ...options,
+      concurrency: 8, scrub: keepText, ...options,
     };
   }
 
@@ -142,7 +153,7 @@ export class DeliveryWorker implements DeliveryPort {
         if (sent + 1 < parts.length) await store.recordDeliveryProgress(d.id, owner, sent + 1, route.channel, route.to, this.#o.now());
       }
     } catch (error) {
-      const e = reasonOf(error);
+      const e = reasonOf(error, this.#o.scrub);
       const now = this.#o.now();
       const delay = computeRetryDelayMs(attempt, e.retryAfterMs, this.#o.random, { baseMs: this.#o.backoffBaseMs, maxMs: this.#o.backoffMaxMs });
       const retry = e.retryable && attempt < this.#o.maxAttempts && now + delay - d.createdAt <= this.#o.maxAgeMs;
