@@ -113,6 +113,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       clock,
       mappings: compileMappings(l.config.hooks, loaded.transformsDir),
       runTransform,
+      idempotencyWindowSeconds: l.config.hooks.idempotencyWindowSeconds,
     }),
   });
   let ingress = buildIngress(loaded);

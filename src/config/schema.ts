@@ -119,6 +119,8 @@ export const HooksSchema = z.strictObject({
   maxBodyBytes: z.number().int().min(1).max(64 * 1024 * 1024).default(256 * 1024),
   /** Request bodies read at once from one client address; more get 429 `too_many_bodies`. */
   maxBodiesPerClient: z.number().int().min(1).max(100_000).default(64),
+  /** How long a request's idempotency key (or its sender's delivery id) is remembered; 72 h covers GitHub's, Stripe's and Slack's retries. */
+  idempotencyWindowSeconds: z.number().int().min(1).max(30 * 86_400).default(72 * 3600),
   authRateLimit: AuthRateLimitSchema.prefault({}),
 });
 

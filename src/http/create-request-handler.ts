@@ -6,7 +6,7 @@ import { RequestError } from '../common/errors.js';
 import { createThrottledLog } from '../common/create-throttled-log.js';
 import type { Log } from '../common/log.js';
 import type { HooksConfig } from '../config/index.js';
-import type { HookHandler, HookOutcome, Payload } from '../hooks/index.js';
+import { describeOutcome, type HookHandler, type Payload } from '../hooks/index.js';
 import { isStoreUnavailable } from '../store/index.js';
 import { logAccessOnClose, type AccessEntry } from './access-log.js';
 import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
@@ -44,16 +44,6 @@ const STORE_LOG_INTERVAL_MS = 10_000;
 const BODIES_RETRY_AFTER_SECONDS = 1;
 
 
-function outcomeResponse(outcome: HookOutcome): { status: number; body: string } {
-  switch (outcome.kind) {
-    case 'wake':
-      return { status: 200, body: `{"ok":true,"mode":"${outcome.event.mode}","eventId":"${outcome.event.id}"}` };
-    case 'agent':
-      return { status: 202, body: `{"ok":true,"runId":"${outcome.run.id}"}` };
-    case 'skip':
-      return { status: 204, body: '' };
-  }
-}
 
 /** Slack checks a new Events API URL with a signed `url_verification` request and expects its challenge back. */
 function slackChallenge(signedBy: SignedBy | undefined, payload: Payload): string | undefined {
@@ -155,7 +145,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       });
       if (outcome.kind === 'wake') entry.eventId = outcome.event.id;
       else if (outcome.kind === 'agent') entry.runId = outcome.run.id;
-      const { status, body } = outcomeResponse(outcome);
+      const { status, body } = describeOutcome(outcome);
       if (status === 204) {
         res.writeHead(204);
         res.end();
