@@ -16,7 +16,7 @@ import { compileMappings, createHookHandler, createTransformRunner } from './hoo
 import { createClientAddressResolver, createHttpServer, createRequestHandler, type IngressSettings } from './http/index.js';
 import { createPolicy } from './policy/index.js';
 import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
-import { abortableSleep, createModelRegistry, createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
+import { abortableSleep, createModelRegistry, createRuntime, waitForRun, type Runtime, type RuntimeOptions } from './runtime/index.js';
 import { createPruner, createStore, type Store, type StoreMode } from './store/index.js';
 
 /** A running gateway. */
@@ -107,6 +107,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     bodyTimeoutMs: config.gateway.bodyTimeoutMs,
     verifyToken: createTokenVerifier(l.config.hooks.token ?? ''),
     signatures: createSignatureGate(l.config.hooks.mappings),
+    waitForRun: (runId, timeoutMs) => waitForRun({ store, clock }, runId, timeoutMs),
     handleHook: createHookHandler({
       policy: createPolicy({ config: l.config, ids, clock }),
       store,
@@ -114,6 +115,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       mappings: compileMappings(l.config.hooks, loaded.transformsDir),
       runTransform,
       idempotencyWindowSeconds: l.config.hooks.idempotencyWindowSeconds,
+      maxWaitSeconds: l.config.hooks.maxWaitSeconds,
     }),
   });
   let ingress = buildIngress(loaded);

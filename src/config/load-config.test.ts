@@ -205,7 +205,8 @@ describe('safeParseConfig: values from the environment', () => {
 
 describe('safeParseConfig: an OpenClaw hooks section', () => {
   it('warns about hooks.internal instead of refusing it, and drops it', () => {
-    const r = safeParseConfig({ hooks: { ...valid.hooks, internal: { enabled: true, entries: { 'session-memory': { enabled: true } } } } }, { path, env });
+    const token = 'a-hook-token-long-enough-for-no-warning';
+    const r = safeParseConfig({ hooks: { ...valid.hooks, token, internal: { enabled: true, entries: { 'session-memory': { enabled: true } } } } }, { path, env });
     assert.ok(r.ok, JSON.stringify(r));
     assert.deepEqual(r.loaded.warnings.map((w) => w.path), ['hooks.internal']);
     assert.equal(Object.hasOwn(r.loaded.config.hooks, 'internal'), false);

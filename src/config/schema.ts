@@ -74,6 +74,10 @@ export const MappingSchema = z.strictObject({
   timeoutSeconds: timeoutSeconds.optional(),
   allowUnsafeExternalContent: z.boolean().optional(),
   verify: VerifySchema.optional(),
+  /** The sender's request waits for the run to end (up to its timeout, capped by `hooks.maxWaitSeconds`). */
+  waitForCompletion: z.boolean().optional(),
+  /** With `waitForCompletion`, the answer carries the model's reply. */
+  returnReply: z.boolean().optional(),
   transform: z
     .strictObject({
       /** JS or TS module, relative to the transforms directory. */
@@ -120,6 +124,8 @@ export const HooksSchema = z.strictObject({
   /** Request bodies read at once from one client address; more get 429 `too_many_bodies`. */
   maxBodiesPerClient: z.number().int().min(1).max(100_000).default(64),
   /** How long a request's idempotency key (or its sender's delivery id) is remembered; 72 h covers GitHub's, Stripe's and Slack's retries. */
+  /** Longest a `waitForCompletion` request is held open. */
+  maxWaitSeconds: z.number().int().min(1).max(3600).default(120),
   idempotencyWindowSeconds: z.number().int().min(1).max(30 * 86_400).default(72 * 3600),
   authRateLimit: AuthRateLimitSchema.prefault({}),
 });

@@ -13,7 +13,8 @@ import type { TransformRunner } from './transforms/create-transform-runner.js';
 /** What a hook request turned into, once durably recorded. */
 export type HookOutcome =
   | { kind: 'wake'; event: NewSystemEvent }
-  | { kind: 'agent'; run: NewRun }
+  /** `wait`: the caller asked to wait for the run's end, for at most `timeoutMs`. */
+  | { kind: 'agent'; run: NewRun; wait?: { timeoutMs: number; returnReply: boolean } }
   | { kind: 'skip' }
   /** A repeat of a request already accepted within its idempotency window: its first answer, nothing new recorded. */
   | { kind: 'duplicate'; status: number; body: string };
@@ -32,6 +33,8 @@ export interface HookActionDeps {
   /** User mappings, then presets. */
   mappings: readonly CompiledMapping[];
   runTransform: TransformRunner;
+  /** Cap on a `waitForCompletion` wait (`hooks.maxWaitSeconds`). @default 120 */
+  maxWaitSeconds?: number;
 }
 
 /**
@@ -45,7 +48,12 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
     throw new RequestError('signature_invalid', { message: 'The built-in endpoints accept only the hook token.' });
   }
   const wake = (request: WakeRequest): HookOutcome => ({ kind: 'wake', event: policy.resolveWake(request) });
-  const run = (request: AgentRequest): HookOutcome => ({ kind: 'agent', run: policy.resolveAgentRun(request) });
+  const run = (request: AgentRequest): HookOutcome => {
+    const resolved = policy.resolveAgentRun(request);
+    if (request.wait === undefined) return { kind: 'agent', run: resolved };
+    const timeoutMs = Math.min(resolved.timeoutSeconds, deps.maxWaitSeconds ?? 120) * 1000;
+    return { kind: 'agent', run: resolved, wait: { timeoutMs, returnReply: request.wait.returnReply } };
+  };
   switch (call.name) {
     case 'wake': {
       const payload = parseWakePayload(call.payload);

@@ -63,6 +63,7 @@ describe('createRequestHandler bounds', () => {
       bodyTimeoutMs: 10_000,
       verifyToken: createTokenVerifier(TOKEN),
       signatures: createSignatureGate([]),
+      waitForRun: () => Promise.reject(new Error('no run is waited for here')),
       handleHook: (call: Parameters<HookHandler>[0]) => handleHook(call),
     };
     const handler = createRequestHandler({

@@ -7,6 +7,7 @@ import { createThrottledLog } from '../common/create-throttled-log.js';
 import type { Log } from '../common/log.js';
 import type { HooksConfig } from '../config/index.js';
 import { describeOutcome, type HookHandler, type Payload } from '../hooks/index.js';
+import type { RunWaitResult } from '../runtime/index.js';
 import { isStoreUnavailable } from '../store/index.js';
 import { logAccessOnClose, type AccessEntry } from './access-log.js';
 import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
@@ -20,6 +21,8 @@ export interface IngressSettings {
   verifyToken: (candidate: string | undefined) => boolean;
   /** Provider signatures of the mappings that declare `verify`. */
   signatures: SignatureGate;
+  /** Waits for a run's end (and its delivery's) for a `waitForCompletion` caller. */
+  waitForRun: (runId: string, timeoutMs: number) => Promise<RunWaitResult>;
   handleHook: HookHandler;
 }
 
@@ -44,6 +47,24 @@ const STORE_LOG_INTERVAL_MS = 10_000;
 const BODIES_RETRY_AFTER_SECONDS = 1;
 
 
+
+/**
+ * The answer to a caller that waited for its run: where the run stands, whether its reply was
+ * delivered, what went wrong as a category, and the reply itself only when the mapping asks.
+ */
+function waitedAnswer(r: RunWaitResult, returnReply: boolean): { status: number; body: string } {
+  return {
+    status: 200,
+    body: JSON.stringify({
+      ok: r.status === 'succeeded' && r.error === null,
+      runId: r.runId,
+      status: r.status,
+      delivered: r.delivered,
+      ...(r.error === null ? {} : { error: r.error }),
+      ...(returnReply && r.reply !== null ? { reply: r.reply } : {}),
+    }),
+  };
+}
 
 /** Slack checks a new Events API URL with a signed `url_verification` request and expects its challenge back. */
 function slackChallenge(signedBy: SignedBy | undefined, payload: Payload): string | undefined {
@@ -145,7 +166,9 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       });
       if (outcome.kind === 'wake') entry.eventId = outcome.event.id;
       else if (outcome.kind === 'agent') entry.runId = outcome.run.id;
-      const { status, body } = describeOutcome(outcome);
+      const { status, body } = outcome.kind === 'agent' && outcome.wait !== undefined
+        ? waitedAnswer(await settings.waitForRun(outcome.run.id, outcome.wait.timeoutMs), outcome.wait.returnReply)
+        : describeOutcome(outcome);
       if (status === 204) {
         res.writeHead(204);
         res.end();

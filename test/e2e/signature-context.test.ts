@@ -41,6 +41,7 @@ describe('signature context reaches the hook handler', () => {
       bodyTimeoutMs: 5_000,
       verifyToken: createTokenVerifier(HOOK_TOKEN),
       signatures: createSignatureGate(config.hooks.mappings),
+      waitForRun: () => Promise.reject(new Error('no run is waited for here')),
       handleHook: async (call: MappedHookCall) => {
         calls.push(call);
         return { kind: 'skip' as const };

@@ -182,7 +182,9 @@ export async function buildMappedRequest(
     }
     case 'agent': {
       const agent = parseAgentPayload({ ...fields, name });
-      return { kind: 'agent', request: { ...agent, sessionKeyOrigin: 'mapping', source } };
+      const m = mapped.mapping;
+      const wait = m.waitForCompletion === true ? { wait: { returnReply: m.returnReply === true } } : {};
+      return { kind: 'agent', request: { ...agent, ...wait, sessionKeyOrigin: 'mapping', source } };
     }
     default:
       return invalid([{ path: 'action', message: 'action must be one of: wake, agent' }]);
