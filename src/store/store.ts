@@ -15,10 +15,11 @@ export interface IngressStore {
   enqueueRun(run: NewRun): Promise<void>;
   /**
    * Records a request's actions (one or many wakes and runs) and its idempotency key in one
-   * transaction. Rejects with `DuplicateRequestError`, writing nothing, when the key was recorded
-   * before and its window has not passed (judged by the store's clock).
+   * transaction. Rejects with `DuplicateRequestError`, writing nothing, when the request's key was
+   * recorded before and its window has not passed (judged by the store's clock). An item whose own
+   * key was recorded before is skipped (its actions not written); resolves with those items' indexes.
    */
-  recordActions(actions: RecordedActions): Promise<void>;
+  recordActions(actions: RecordedActions): Promise<{ skippedItems: number[] }>;
   /** The answer recorded with a key whose window has not passed, if any. */
   findIdempotencyKey(hook: string, key: string): Promise<IdempotencyRecord | null>;
 }

@@ -287,9 +287,17 @@ export interface IdempotencyRecord {
   expiresAt: number;
 }
 
-/** What one accepted request records, in one transaction: its actions and its idempotency key. */
-export interface RecordedActions {
+/** Wakes and runs recorded together, under one idempotency key or none. */
+export interface RecordedGroup {
   events: readonly NewSystemEvent[];
   runs: readonly NewRun[];
   idempotency: IdempotencyRecord | null;
+}
+
+/**
+ * What one accepted request records, in one transaction: its actions and its idempotency key,
+ * and for a request fanned out over items (`forEach`), each item's actions under its own key.
+ */
+export interface RecordedActions extends RecordedGroup {
+  items?: readonly RecordedGroup[];
 }
