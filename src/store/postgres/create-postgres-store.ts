@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Clock } from '../../common/clock.js';
+import { isStoreUnavailable } from '../is-store-unavailable.js';
 import type { Store } from '../store.js';
 import type { WorkSignal } from '../types.js';
 import { createPgDeliveryQueue } from './create-pg-delivery-queue.js';
@@ -12,7 +13,7 @@ import { createPgReader } from './create-pg-reader.js';
 import { createPgRunQueue } from './create-pg-run-queue.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
-import type { PgContext } from './pg-context.js';
+import { channelFor, type PgContext } from './pg-context.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:pass@host:5432/db`. */
@@ -58,6 +59,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   };
   const pool = new pg.Pool({ ...connection, max: options.poolSize, idleTimeoutMillis: 30_000 });
   pool.on('error', () => undefined);
+  const channel = channelFor(schema);
   const listeners = new Set<(signal: WorkSignal) => void>();
   let listener: PgListener | undefined;
   try {
@@ -82,7 +84,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         }
       }
     };
-    if (mode === 'serve') listener = await createPgListener(connection, `hg_${schema}`, dispatch, () => undefined);
+    if (mode === 'serve') listener = await createPgListener(connection, channel, dispatch, () => undefined);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw new Error(`cannot open the store in ${where}: ${(error as Error).message}`, { cause: error });
@@ -90,7 +92,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
   const ctx: PgContext = {
     pool,
-    channel: `hg_${schema}`,
+    channel,
     writable: mode !== 'read',
     clockParam: () => (options.clock === undefined ? null : options.clock.now()),
     checkWritable() {
@@ -99,6 +101,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async tx(fn) {
       ctx.checkWritable();
       const client = await pool.connect();
+      let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await fn(client);
@@ -106,9 +109,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
+        // A connection that failed goes, instead of back to the pool for the next caller.
+        if (isStoreUnavailable(error)) broken = error as Error;
         throw error;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
   };
