@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Clock } from '../../common/clock.js';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
+import { StoreMissingError } from '../sqlite/lock-database.js';
 import type { Store } from '../store.js';
 import type { WorkSignal } from '../types.js';
 import { createPgDeliveryQueue } from './create-pg-delivery-queue.js';
@@ -13,6 +14,7 @@ import { createPgReader } from './create-pg-reader.js';
 import { createPgRunQueue } from './create-pg-run-queue.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
+import { StoreOpenError } from './store-open-error.js';
 import { channelFor, type PgContext } from './pg-context.js';
 
 export interface PostgresStoreOptions {
@@ -68,8 +70,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       if (mode === 'serve') await migratePostgres(client, schema);
       else {
         const version = await readSchemaVersion(client, schema);
+        // A schema no gateway created yet reads as empty, like a SQLite file that does not exist.
+        if (version === null) throw new StoreMissingError(where);
         if (version !== PG_MIGRATIONS.length) {
-          throw new Error(`schema ${schema} is at version ${version ?? 'none'}, this hookgate expects ${PG_MIGRATIONS.length}: start the gateway once to migrate it`);
+          throw new StoreOpenError('store_outdated', `${where} is at schema version ${version}, this hookgate expects ${PG_MIGRATIONS.length}: ` +
+            (version < PG_MIGRATIONS.length ? 'start the gateway once to migrate it' : 'run the hookgate that migrated it'));
         }
       }
     } finally {
@@ -87,7 +92,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     if (mode === 'serve') listener = await createPgListener(connection, channel, dispatch, () => undefined);
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new Error(`cannot open the store in ${where}: ${(error as Error).message}`, { cause: error });
+    if (error instanceof StoreMissingError || error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError('store_open_failed', `cannot open the store in ${where}: ${(error as Error).message}`, { cause: error });
   }
 
   const ctx: PgContext = {
