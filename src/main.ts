@@ -16,7 +16,7 @@ import { createClientAddressResolver, createHttpServer, createRequestHandler, ty
 import { createPolicy } from './policy/index.js';
 import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
 import { abortableSleep, createModelRegistry, createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
-import { createStore, type Store, type StoreMode } from './store/index.js';
+import { createPruner, createStore, type Store, type StoreMode } from './store/index.js';
 
 /** A running gateway. */
 export interface Gateway {
@@ -93,6 +93,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   }, { leaseMs: config.store.leaseSeconds * 1000, ...deps.runtime });
   const runTransform = createTransformRunner(loaded.transformsDir);
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
+  const pruner = createPruner({ store, retention: config.store.retention, clock, log });
   const localLimiter = createAuthLimiter(config.hooks.authRateLimit);
   const sharedLimiter: SharedAuthLimiter | undefined = store.shared
     ? createSharedAuthLimiter({ local: localLimiter, store, options: config.hooks.authRateLimit, clock, log })
@@ -128,6 +129,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     port = await http.listen(deps.port ?? config.gateway.port, config.gateway.bind);
     await sharedLimiter?.start();
     await runtime.start();
+    pruner.start();
     if (deliveryWorker !== undefined) {
       unsubscribe = store.subscribe((signal) => {
         if (signal.kind === 'deliveries') deliveryWorker.notify();
@@ -137,6 +139,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   } catch (error) {
     unsubscribe();
     sharedLimiter?.stop();
+    await pruner.stop();
     await http.close();
     await deliveryWorker?.stop();
     await runtime.stop();
@@ -173,6 +176,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         ready = false;
         unsubscribe();
         sharedLimiter?.stop();
+        await pruner.stop();
         await http.close();
         await runtime.stop();
         await deliveryWorker?.stop();

@@ -30,7 +30,10 @@ describe('safeParseConfig', () => {
     assert.equal(config.gateway.bind, '127.0.0.1');
     assert.equal(config.gateway.bodyTimeoutMs, 30_000);
     assert.equal(config.agents.defaults.timeoutSeconds, 600);
-    assert.deepEqual(config.store, { driver: 'sqlite', path: '/etc/hookgate/state/hookgate.db', sync: 'full', leaseSeconds: 30 });
+    assert.deepEqual(config.store, {
+      driver: 'sqlite', path: '/etc/hookgate/state/hookgate.db', sync: 'full', leaseSeconds: 30,
+      retention: { events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d' },
+    });
     assert.equal(r.loaded.transformsDir, '/etc/hookgate/hooks/transforms');
   });
 

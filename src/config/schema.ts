@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDurationMs } from '../common/parse-duration.js';
 
 /** Chat channels in the spec's order; `last` resolution falls back through them in this order. */
 export const CHANNEL_NAMES = [
@@ -176,10 +177,28 @@ export const ChannelsSchema = z.strictObject({
 /** How long a claim (run, delivery, heartbeat turn) outlives a process that stopped renewing it. */
 const leaseSeconds = z.number().min(1).max(3600).default(30);
 
+const retentionAge = z.string().refine((v) => (parseDurationMs(v) ?? 0) > 0, 'a duration such as "30d" or "12h"');
+
+/** How long finished work is kept before the background pruner deletes it. */
+export const RetentionSchema = z.strictObject({
+  /** Consumed system events. */
+  events: retentionAge.default('30d'),
+  /** Finished runs (succeeded, failed, timed out). */
+  runs: retentionAge.default('30d'),
+  /** Sent, failed and skipped deliveries, with their attempts. */
+  deliveries: retentionAge.default('30d'),
+  /** Session transcript entries (a main session's history uses only its newest entries). */
+  transcript: retentionAge.default('30d'),
+  /** Records of received requests. */
+  requests: retentionAge.default('7d'),
+});
+const retention = RetentionSchema.prefault({});
+
 export const StoreSchema = z.discriminatedUnion('driver', [
   z.strictObject({
     driver: z.literal('sqlite'),
     leaseSeconds,
+    retention,
     /** Database file; relative paths resolve against the config file's directory. */
     path: nonEmpty.default('state/hookgate.db'),
     /** `full` survives power loss; `normal` only a process crash. */
@@ -188,6 +207,7 @@ export const StoreSchema = z.discriminatedUnion('driver', [
   z.strictObject({
     driver: z.literal('postgres'),
     leaseSeconds,
+    retention,
     /** `postgres://user:pass@host:5432/db`; `${ENV}` substitution keeps the password out of the file. */
     url: nonEmpty,
     /** Schema holding Hookgate's tables (created if missing). @default 'public' */
@@ -213,5 +233,6 @@ export type GatewayConfig = z.infer<typeof GatewaySchema>;
 export type AgentsConfig = z.infer<typeof AgentsSchema>;
 export type MappingConfig = z.infer<typeof MappingSchema>;
 export type StoreConfig = z.infer<typeof StoreSchema>;
+export type RetentionConfig = z.infer<typeof RetentionSchema>;
 export type ChannelsConfig = z.infer<typeof ChannelsSchema>;
 export type AuthRateLimitConfig = z.infer<typeof AuthRateLimitSchema>;

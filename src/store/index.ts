@@ -1,6 +1,6 @@
 /** Durable state: the store's roles, its record types, and the factory for its implementations. */
 export type {
-  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RunQueue, Store, StoreReader, WorkSignals,
+  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RetentionStore, RunQueue, Store, StoreReader, WorkSignals,
 } from './store.js';
 export type * from './types.js';
 export { createStore, type CreateStoreOptions, type StoreMode } from './create-store.js';
@@ -8,3 +8,4 @@ export { StoreLockedError, StoreMissingError } from './sqlite/lock-database.js';
 export { StoreOpenError } from './postgres/store-open-error.js';
 export { DuplicateRequestError } from './duplicate-request-error.js';
 export { isStoreUnavailable } from './is-store-unavailable.js';
+export { createPruner, pruneCutoffs, type Pruner } from './create-pruner.js';

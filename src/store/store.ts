@@ -1,6 +1,6 @@
 import type {
   AuthFailure, ClaimedDelivery, ClaimedRun, ClaimOptions, DeliveryAttemptResult, DeliveryRecord, DeliveryWithAttempts,
-  HeartbeatClaim, HeartbeatTurn, IdempotencyRecord, ListOptions, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
+  HeartbeatClaim, HeartbeatTurn, IdempotencyRecord, ListOptions, PruneCounts, PruneCutoffs, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
   RecordedActions, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry, WorkSignal,
 } from './types.js';
 
@@ -78,8 +78,12 @@ export interface RunQueue {
 
 /** Heartbeat turns: one runner per agent across every process sharing the store. */
 export interface HeartbeatQueue {
-  /** Takes the agent's heartbeat lease; `null` while another claim holds it. */
-  claimHeartbeat(options: { agentId: string; owner: string; leaseMs: number }): Promise<HeartbeatClaim | null>;
+  /**
+   * Takes the agent's heartbeat lease; `null` while another claim holds it, or when `minIntervalMs`
+   * is given and the agent's last recorded turn is more recent than that (so replicas ticking
+   * on their own clocks give an agent one periodic turn, not one each).
+   */
+  claimHeartbeat(options: { agentId: string; owner: string; leaseMs: number; minIntervalMs?: number }): Promise<HeartbeatClaim | null>;
   /** Extends the lease; `false` when the claim is no longer current. */
   renewHeartbeat(claim: HeartbeatClaim, leaseMs: number): Promise<boolean>;
   /** Gives the lease up after a turn. */
@@ -127,6 +131,18 @@ export interface LockoutStore {
   listLockouts(): Promise<Array<{ client: string; lockedUntil: number }>>;
 }
 
+/** Retention: finished work deleted after its window, in small batches. */
+export interface RetentionStore {
+  /**
+   * Deletes at most `limit` rows of each kind older than its cut-off: consumed events, finished
+   * runs, ended deliveries (with their attempts), transcript entries, request records, and
+   * idempotency keys past their window. Pending and running work is never touched.
+   */
+  prune(cutoffs: PruneCutoffs, limit: number): Promise<PruneCounts>;
+  /** How many rows `prune` would delete, all batches together. */
+  countPrunable(cutoffs: PruneCutoffs): Promise<PruneCounts>;
+}
+
 /** Announcements of new work, so an idle worker starts at once instead of at its next poll. */
 export interface WorkSignals {
   /** Calls `listener` after a commit that made work available (in this process or, shared stores, any). */
@@ -137,7 +153,7 @@ export interface WorkSignals {
  * Durable state of the gateway, as the roles its consumers use. Implementations: SQLite (one
  * process per database, enforced by a lock) and PostgreSQL (a fleet sharing one state).
  */
-export interface Store extends IngressStore, StoreReader, RunQueue, HeartbeatQueue, DeliveryQueue, LockoutStore, WorkSignals {
+export interface Store extends IngressStore, StoreReader, RunQueue, HeartbeatQueue, DeliveryQueue, LockoutStore, RetentionStore, WorkSignals {
   /** Whether several processes share this store (auth lockouts are then kept in it). */
   readonly shared: boolean;
   /** Flushes pending writes and releases the database (and its lock). */

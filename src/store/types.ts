@@ -237,6 +237,25 @@ export interface AuthFailure {
   lockoutMs: number;
 }
 
+/** Cut-offs (ms since the epoch) before which finished work is deleted. */
+export interface PruneCutoffs {
+  events: number;
+  runs: number;
+  deliveries: number;
+  transcript: number;
+  requests: number;
+}
+
+/** Rows deleted (or, for a dry run, deletable) per kind. */
+export interface PruneCounts {
+  events: number;
+  runs: number;
+  deliveries: number;
+  transcript: number;
+  requests: number;
+  idempotencyKeys: number;
+}
+
 /** The answer given to a request that carried an idempotency key, kept for the key's window. */
 export interface IdempotencyRecord {
   /** The hook the key is scoped to (`wake`, `agent`, or a mapping's name). */

@@ -10,6 +10,7 @@ import { createPgHeartbeats } from './create-pg-heartbeats.js';
 import { createPgIngress } from './create-pg-ingress.js';
 import { createPgListener, type PgListener } from './create-pg-listener.js';
 import { createPgLockouts } from './create-pg-lockouts.js';
+import { createPgRetention } from './create-pg-retention.js';
 import { createPgReader } from './create-pg-reader.js';
 import { createPgRunQueue } from './create-pg-run-queue.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
@@ -134,6 +135,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createPgHeartbeats(ctx),
     ...createPgDeliveryQueue(ctx, group),
     ...createPgLockouts(ctx),
+    ...createPgRetention(ctx),
     subscribe(l) {
       listeners.add(l);
       return () => listeners.delete(l);

@@ -10,6 +10,7 @@ import { createGroupCommit } from './create-group-commit.js';
 import { createSqliteDeliveryQueue } from './create-sqlite-delivery-queue.js';
 import { createSqliteHeartbeats } from './create-sqlite-heartbeats.js';
 import { createSqliteLockouts } from './create-sqlite-lockouts.js';
+import { createSqliteRetention } from './create-sqlite-retention.js';
 import { createSqliteReader } from './create-sqlite-reader.js';
 import { createSqliteRunQueue } from './create-sqlite-run-queue.js';
 import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
@@ -154,6 +155,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createSqliteHeartbeats(ctx),
     ...createSqliteDeliveryQueue(ctx),
     ...createSqliteLockouts(ctx),
+    ...createSqliteRetention(ctx),
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -134,4 +134,10 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
   `,
+  `
+  CREATE TABLE heartbeat_turns (
+    agent_id TEXT PRIMARY KEY,
+    last_turn_at INTEGER NOT NULL
+  );
+  `,
 ];
