@@ -83,6 +83,17 @@ describe('PostgreSQL lockouts', async () => {
     assert.deepEqual(await countRows(schema), ['locked', 'other', 'recent'], 'a failure inside the window keeps its row');
   });
 
+  it('survives replicas pruning and counting the same stale clients at once', async () => {
+    const f = await fixture();
+    const b = await f.open();
+    const clients = Array.from({ length: 30 }, (_, i) => `198.51.100.${i}`);
+    for (const c of clients) await f.store.recordAuthFailure({ client: c, ...rule });
+    await f.clock.advance(rule.windowMs);
+    const results = await Promise.all(clients.flatMap((c) => [f.store, b, f.store].map((s) => s.recordAuthFailure({ client: c, ...rule, maxFailures: 3 }))));
+    assert.equal(results.filter((r) => r !== null).length, clients.length, 'each client locked by its third fresh failure, the stale one not counted');
+    assert.deepEqual((await b.listLockouts()).map((l) => l.client).sort(), [...clients].sort());
+  });
+
   it('counts only failures inside the window, none made while locked out', async () => {
     const f = await fixture();
     const r = { ...rule, maxFailures: 3, lockoutMs: rule.windowMs / 2 };

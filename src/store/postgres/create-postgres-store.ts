@@ -59,6 +59,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     types,
     connectionTimeoutMillis: 10_000,
     application_name: 'hookgate',
+    // TCP keepalives find a connection a NAT or firewall dropped without a word; for the LISTEN
+    // connection this is what turns a silent loss into an error, then a reconnect.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   };
   const pool = new pg.Pool({ ...connection, max: options.poolSize, idleTimeoutMillis: 30_000 });
   pool.on('error', () => undefined);
