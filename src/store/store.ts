@@ -1,6 +1,6 @@
 import type {
   AuthFailure, ClaimedDelivery, ClaimedRun, ClaimOptions, DeliveryAttemptResult, DeliveryRecord, DeliveryWithAttempts,
-  HeartbeatClaim, HeartbeatTurn, IdempotencyRecord, ListOptions, PruneCounts, PruneCutoffs, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
+  HeartbeatClaim, HeartbeatTurn, IdempotencyRecord, ListOptions, PendingDigest, PruneCounts, PruneCutoffs, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
   RecordedActions, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry, WorkSignal,
 } from './types.js';
 
@@ -32,6 +32,8 @@ export interface StoreReader {
   getRun(id: string): Promise<RunRecord | null>;
   /** Pending (unconsumed) events of a session, oldest first. */
   listPendingEvents(sessionKey: string, options?: ListOptions): Promise<SystemEventRecord[]>;
+  /** A digest of a session's pending events (`null` when none is pending). */
+  digestPending(sessionKey: string, options: { groups: number; newest: number }): Promise<PendingDigest | null>;
   /** Whether a session holds a pending event that asked for an immediate heartbeat. */
   hasPendingNowEvent(sessionKey: string): Promise<boolean>;
   /** The last `limit` transcript entries of a session, oldest first. */

@@ -180,6 +180,11 @@ export interface HeartbeatTurn {
   agentId: string;
   /** Events the turn's prompt listed; marked consumed. */
   consumedEventIds: readonly string[];
+  /**
+   * A digest turn: every pending event of the session up to and including `eventId` is marked
+   * consumed, and there must be exactly `count` of them (else the turn is refused).
+   */
+  consumeThrough?: { eventId: string; count: number } | null;
   transcript: readonly TranscriptEntry[];
   delivery: NewDelivery | null;
   at: number;
@@ -235,6 +240,19 @@ export interface AuthFailure {
   windowMs: number;
   maxFailures: number;
   lockoutMs: number;
+}
+
+/** A bounded view of a backlog too large for one prompt. */
+export interface PendingDigest {
+  /** Pending events up to and including `throughId`. */
+  total: number;
+  /** The newest of them: a turn built on this digest consumes every pending event up to it. */
+  throughId: string;
+  byHook: Array<{ hook: string; count: number }>;
+  /** Events alike (same hook, same opening words), largest groups first, each with its newest as the sample. */
+  groups: Array<{ sample: SystemEventRecord; count: number }>;
+  /** The newest events, newest first. */
+  newest: SystemEventRecord[];
 }
 
 /** Cut-offs (ms since the epoch) before which finished work is deleted. */
