@@ -5,12 +5,13 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createAuthLimiter, createSharedAuthLimiter, createTokenVerifier, type SharedAuthLimiter } from './auth/index.js';
+import { createAuthLimiter, createSharedAuthLimiter, createSignatureGate, createTokenVerifier, type SharedAuthLimiter } from './auth/index.js';
 import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
-import { CHANNEL_NAMES, restartOnlyChanges, type LoadedConfig } from './config/index.js';
+import { createSecretScrubber } from './common/scrub-secrets.js';
+import { CHANNEL_NAMES, listConfigSecrets, restartOnlyChanges, type LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import { createClientAddressResolver, createHttpServer, createRequestHandler, type IngressSettings } from './http/index.js';
 import { createPolicy } from './policy/index.js';
@@ -55,7 +56,8 @@ export function openStore(loaded: LoadedConfig, options: { mode: StoreMode }): P
 /** Starts the gateway for a validated config. */
 export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {}): Promise<Gateway> {
   const { config } = loaded;
-  const log = deps.log ?? createLog({ level: config.gateway.logLevel });
+  const scrub = createSecretScrubber(listConfigSecrets(config));
+  const log = deps.log ?? createLog({ level: config.gateway.logLevel, scrub });
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIds(clock.now);
   for (const w of loaded.warnings) log.warn('config warning', { path: w.path, warning: w.message });
@@ -77,6 +79,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       adapters,
       owner: `${process.pid}:${ids.next()}`,
       leaseMs: config.store.leaseSeconds * 1000,
+      scrub,
       ...deps.deliveryOptions,
     })
     : undefined;
@@ -90,6 +93,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     clock,
     ids,
     retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
+    scrub,
   }, { leaseMs: config.store.leaseSeconds * 1000, ...deps.runtime });
   const runTransform = createTransformRunner(loaded.transformsDir);
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
@@ -102,6 +106,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     hooks: l.config.hooks,
     bodyTimeoutMs: config.gateway.bodyTimeoutMs,
     verifyToken: createTokenVerifier(l.config.hooks.token ?? ''),
+    signatures: createSignatureGate(l.config.hooks.mappings),
     handleHook: createHookHandler({
       policy: createPolicy({ config: l.config, ids, clock }),
       store,

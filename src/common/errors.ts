@@ -18,6 +18,7 @@ export const ERROR_CATALOG = {
     message: 'Too many failed authentication attempts from this address; retry after the delay.',
   },
   unauthorized: { status: 401, message: 'Missing or invalid hook token.' },
+  signature_invalid: { status: 401, message: 'Missing or invalid request signature.' },
   payload_too_large: { status: 413, message: 'Request body is larger than the allowed maximum.' },
   body_timeout: { status: 408, message: 'Request body was not received in time.' },
   invalid_json: { status: 400, message: 'Request body is not valid JSON.' },

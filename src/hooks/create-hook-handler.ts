@@ -1,4 +1,5 @@
 import type { Clock } from '../common/clock.js';
+import { RequestError } from '../common/errors.js';
 import type { AgentRequest, Policy, WakeRequest } from '../policy/index.js';
 import type { ActionSource, IngressStore, NewRun, NewSystemEvent } from '../store/index.js';
 import { parseAgentPayload } from './parse-agent-payload.js';
@@ -35,6 +36,10 @@ export interface HookActionDeps {
  */
 export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall): Promise<HookOutcome> {
   const { policy } = deps;
+  if (call.signedBy !== undefined && (call.name === 'wake' || call.name === 'agent')) {
+    // The built-in endpoints know only the hook token.
+    throw new RequestError('signature_invalid', { message: 'The built-in endpoints accept only the hook token.' });
+  }
   const wake = (request: WakeRequest): HookOutcome => ({ kind: 'wake', event: policy.resolveWake(request) });
   const run = (request: AgentRequest): HookOutcome => ({ kind: 'agent', run: policy.resolveAgentRun(request) });
   switch (call.name) {
