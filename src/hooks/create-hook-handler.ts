@@ -1,6 +1,11 @@
 import type { Clock } from '../common/clock.js';
+import { RequestError } from '../common/errors.js';
 import type { AgentRequest, Policy, WakeRequest } from '../policy/index.js';
-import type { ActionSource, IngressStore, NewRun, NewSystemEvent } from '../store/index.js';
+import {
+  DuplicateRequestError, type ActionSource, type IdempotencyRecord, type IngressStore, type NewRun, type NewSystemEvent,
+} from '../store/index.js';
+import { describeOutcome } from './describe-outcome.js';
+import { resolveIdempotencyKey } from './resolve-idempotency-key.js';
 import { parseAgentPayload } from './parse-agent-payload.js';
 import { parseWakePayload } from './parse-wake-payload.js';
 import { buildMappedRequest, type MappedHookCall } from './mappings/build-mapped-request.js';
@@ -10,8 +15,23 @@ import type { TransformRunner } from './transforms/create-transform-runner.js';
 /** What a hook request turned into, once durably recorded. */
 export type HookOutcome =
   | { kind: 'wake'; event: NewSystemEvent }
-  | { kind: 'agent'; run: NewRun }
-  | { kind: 'skip' };
+  /** `wait`: the caller asked to wait for the run's end, for at most `timeoutMs`. */
+  | { kind: 'agent'; run: NewRun; wait?: { timeoutMs: number; returnReply: boolean } }
+  | { kind: 'skip' }
+  /** A `forEach` mapping's actions, one per item; `duplicate` marks an item seen in an earlier request. */
+  | { kind: 'many'; items: ItemOutcome[] }
+  /** A repeat of a request already accepted within its idempotency window: its first answer, nothing new recorded. */
+  | { kind: 'duplicate'; status: number; body: string };
+
+/** One item of a `forEach` request. */
+export interface ItemOutcome {
+  index: number;
+  /** The item's own id (`forEach.idPath`), if it has one. */
+  identity: string | null;
+  outcome: Extract<HookOutcome, { kind: 'wake' | 'agent' }>;
+  /** Set after recording: the answer given for this item in an earlier request. */
+  duplicateOf?: string;
+}
 
 /** Handles a hook call: `name` is the path after `hooks.path`, `payload` the parsed JSON object. */
 export type HookHandler = (call: MappedHookCall) => Promise<HookOutcome>;
@@ -27,6 +47,8 @@ export interface HookActionDeps {
   /** User mappings, then presets. */
   mappings: readonly CompiledMapping[];
   runTransform: TransformRunner;
+  /** Cap on a `waitForCompletion` wait (`hooks.maxWaitSeconds`). @default 120 */
+  maxWaitSeconds?: number;
 }
 
 /**
@@ -35,8 +57,17 @@ export interface HookActionDeps {
  */
 export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall): Promise<HookOutcome> {
   const { policy } = deps;
+  if (call.signedBy !== undefined && (call.name === 'wake' || call.name === 'agent')) {
+    // The built-in endpoints know only the hook token.
+    throw new RequestError('signature_invalid', { message: 'The built-in endpoints accept only the hook token.' });
+  }
   const wake = (request: WakeRequest): HookOutcome => ({ kind: 'wake', event: policy.resolveWake(request) });
-  const run = (request: AgentRequest): HookOutcome => ({ kind: 'agent', run: policy.resolveAgentRun(request) });
+  const run = (request: AgentRequest): HookOutcome => {
+    const resolved = policy.resolveAgentRun(request);
+    if (request.wait === undefined) return { kind: 'agent', run: resolved };
+    const timeoutMs = Math.min(resolved.timeoutSeconds, deps.maxWaitSeconds ?? 120) * 1000;
+    return { kind: 'agent', run: resolved, wait: { timeoutMs, returnReply: request.wait.returnReply } };
+  };
   switch (call.name) {
     case 'wake': {
       const payload = parseWakePayload(call.payload);
@@ -53,6 +84,15 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
           return run(mapped.request);
         case 'skip':
           return { kind: 'skip' };
+        case 'many':
+          return {
+            kind: 'many',
+            items: mapped.items.map((i) => ({
+              index: i.index,
+              identity: i.identity,
+              outcome: (i.action.kind === 'wake' ? wake(i.action.request) : run(i.action.request)) as ItemOutcome['outcome'],
+            })),
+          };
       }
     }
   }
@@ -61,13 +101,76 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
 /**
  * Builds the action for `/wake`, `/agent` or a mapped name, applies policy, and records it: the
  * returned promise resolves only after the store has committed, so the caller may acknowledge.
+ * A request carrying an idempotency key (or a sender's delivery id) is recorded with its answer in
+ * one transaction; a repeat within `idempotencyWindowSeconds` gets that answer again and records
+ * nothing, in this process or any replica sharing the store.
  */
-export function createHookHandler(deps: HookActionDeps & { store: IngressStore }): HookHandler {
+export function createHookHandler(deps: HookActionDeps & { store: IngressStore; idempotencyWindowSeconds: number }): HookHandler {
   const { store } = deps;
+  const duplicateOf = async (hook: string, key: string): Promise<HookOutcome | null> => {
+    const first = await store.findIdempotencyKey(hook, key);
+    return first === null ? null : { kind: 'duplicate', status: first.status, body: first.body };
+  };
+  const record = (hook: string, key: string, answer: { status: number; body: string }): IdempotencyRecord => {
+    const now = deps.clock.now();
+    return { hook, key, ...answer, createdAt: now, expiresAt: now + deps.idempotencyWindowSeconds * 1000 };
+  };
+  /**
+   * All items in one transaction. Each item's identity is its own id (`idPath`), else the request's
+   * key and its index; an item recorded by an earlier request is skipped and answered as a duplicate.
+   */
+  const recordMany = async (hook: string, key: string | null, many: Extract<HookOutcome, { kind: 'many' }>): Promise<HookOutcome> => {
+    const itemKeys = many.items.map((i) => i.identity ?? (key === null ? null : `${key}#${i.index}`));
+    let skipped: number[];
+    try {
+      ({ skippedItems: skipped } = await store.recordActions({
+        events: [],
+        runs: [],
+        idempotency: key === null ? null : record(hook, key, describeOutcome(many)),
+        items: many.items.map((i, n) => ({
+          events: i.outcome.kind === 'wake' ? [i.outcome.event] : [],
+          runs: i.outcome.kind === 'agent' ? [i.outcome.run] : [],
+          idempotency: itemKeys[n] === null ? null : record(hook, itemKeys[n]!, describeOutcome(i.outcome)),
+        })),
+      }));
+    } catch (error) {
+      if (error instanceof DuplicateRequestError && key !== null) return (await duplicateOf(hook, key)) ?? many;
+      throw error;
+    }
+    const items = await Promise.all(many.items.map(async (i, n) => {
+      if (!skipped.includes(n)) return i;
+      const first = await store.findIdempotencyKey(hook, itemKeys[n]!);
+      return { ...i, duplicateOf: first?.body ?? '{}' };
+    }));
+    return { kind: 'many', items };
+  };
   return async (call) => {
+    const key = resolveIdempotencyKey(call);
+    if (key !== null) {
+      const seen = await duplicateOf(call.name, key);
+      if (seen !== null) return seen;
+    }
     const outcome = await buildHookAction(deps, call);
-    if (outcome.kind === 'wake') await store.addSystemEvent(outcome.event);
-    else if (outcome.kind === 'agent') await store.enqueueRun(outcome.run);
+    if (outcome.kind === 'many') return recordMany(call.name, key, outcome);
+    if (outcome.kind !== 'wake' && outcome.kind !== 'agent') return outcome;
+    if (key === null) {
+      if (outcome.kind === 'wake') await store.addSystemEvent(outcome.event);
+      else await store.enqueueRun(outcome.run);
+      return outcome;
+    }
+    const { status, body } = describeOutcome(outcome);
+    const now = deps.clock.now();
+    try {
+      await store.recordActions({
+        events: outcome.kind === 'wake' ? [outcome.event] : [],
+        runs: outcome.kind === 'agent' ? [outcome.run] : [],
+        idempotency: { hook: call.name, key, status, body, createdAt: now, expiresAt: now + deps.idempotencyWindowSeconds * 1000 },
+      });
+    } catch (error) {
+      // A repeat sent at the same moment lost the race to record the key.
+      if (error instanceof DuplicateRequestError) return (await duplicateOf(call.name, key)) ?? outcome;
+      throw error;
+    }
     return outcome;
   };
 }

@@ -56,8 +56,10 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
         runTurn: async (trigger) => {
           try {
             // Another process holding the agent's lease runs the turn (it hears the same signal).
-            const more = await withHeartbeatLease(deps, { agentId, owner, leaseMs, shutdown: shutdown.signal },
-              (lease) => runHeartbeatTurn(deps, agentId, trigger, lease));
+            // A periodic tick skips an agent another replica gave a turn within half a period.
+            const minIntervalMs = trigger === 'periodic' ? Math.floor(everyMs / 2) : undefined;
+            const lease = { agentId, owner, leaseMs, shutdown: shutdown.signal, ...(minIntervalMs === undefined ? {} : { minIntervalMs }) };
+            const more = await withHeartbeatLease(deps, lease, (held) => runHeartbeatTurn(deps, agentId, trigger, held));
             // Events beyond one turn's share wait for the next turn, which is asked for at once.
             if (more === true) schedulerFor(agentId).request();
           } catch (error) {

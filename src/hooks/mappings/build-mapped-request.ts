@@ -8,7 +8,7 @@ import { describe, parseWakePayload } from '../parse-wake-payload.js';
 import type { Payload } from '../read-fields.js';
 import type { TransformInput, TransformRunner } from '../transforms/create-transform-runner.js';
 import { matchMapping, RESERVED_HOOK_NAMES, trimSlashes, type CompiledMapping } from './compile-mappings.js';
-import { renderTemplate, type TemplateContext } from './render-template.js';
+import { parsePath, readPath, renderTemplate, type TemplateContext } from './render-template.js';
 
 /** A mapped hook call as the ingress received it. */
 export interface MappedHookCall {
@@ -17,12 +17,32 @@ export interface MappedHookCall {
   headers: IncomingHttpHeaders;
   /** Path and query of the request. */
   url: string;
+  /**
+   * Set when the request was authenticated by a provider signature instead of the hook token:
+   * the mappings whose keys verified it. Only those mappings may then serve it.
+   */
+  signedBy?: { mappingIds: readonly string[] };
+  /** The sender's own id for this delivery, when its signature scheme names one (kept for deduplication). */
+  deliveryId?: string;
+  /** Slack's `X-Slack-Retry-Num`: present only when Slack is retrying a delivery. */
+  retryNum?: number;
+}
+
+/** One action a mapping builds. */
+export type SingleRequest = { kind: 'wake'; request: WakeRequest } | { kind: 'agent'; request: AgentRequest };
+
+/** One item of a `forEach` mapping: its action, its index, and its own id when `idPath` names one. */
+export interface MappedItem {
+  index: number;
+  identity: string | null;
+  action: SingleRequest;
 }
 
 export type MappedRequest =
-  | { kind: 'wake'; request: WakeRequest }
-  | { kind: 'agent'; request: AgentRequest }
-  | { kind: 'skip' };
+  | SingleRequest
+  | { kind: 'skip' }
+  /** A `forEach` mapping: one action per item the transform did not skip. */
+  | { kind: 'many'; items: MappedItem[] };
 
 /** Headers never shown to templates or transforms: they carry credentials. */
 const SECRET_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-hookgate-token', 'x-openclaw-token']);
@@ -82,6 +102,30 @@ function templatedFields(m: MappingConfig, context: TemplateContext, payload: Pa
   return fields;
 }
 
+/**
+ * The request must be authenticated for the mapping that serves it: a signature verified by
+ * another mapping's key is not enough, and `verify.required` refuses the hook token.
+ */
+function checkAuthentication(mapped: CompiledMapping, call: MappedHookCall): void {
+  if (call.signedBy !== undefined && !call.signedBy.mappingIds.includes(mapped.id)) {
+    throw new RequestError('signature_invalid', { message: `The signature does not verify for mapping "${mapped.id}".` });
+  }
+  if (call.signedBy === undefined && mapped.mapping.verify?.required === true) {
+    throw new RequestError('signature_invalid', { message: `Mapping "${mapped.id}" accepts only signed requests (verify.required).` });
+  }
+}
+
+/** An empty rendered field is named together with the template that produced it. */
+function checkRendered(m: MappingConfig, fields: Payload): void {
+  const key = fields['action'] === 'wake' ? 'text' : 'message';
+  const template = key === 'text' ? m.textTemplate : m.messageTemplate;
+  const value = fields[key];
+  if (template !== undefined && typeof value === 'string' && value.trim() === '') {
+    const field = key === 'text' ? 'textTemplate' : 'messageTemplate';
+    invalid([{ path: key, message: `${key} must not be empty (${field} rendered nothing; check its {{ paths }} against the payload)` }]);
+  }
+}
+
 function invalid(issues: Issue[]): never {
   throw new RequestError('invalid_payload', { message: describe(issues), issues });
 }
@@ -124,16 +168,49 @@ export async function buildMappedRequest(
   // `/hooks//wake` is not a way around the built-in endpoint: reserved names are never mapped.
   const mapped = RESERVED_HOOK_NAMES.has(trimSlashes(call.name)) ? undefined : matchMapping(mappings, call.name, call.payload);
   if (mapped === undefined) throw new RequestError('hook_not_found', { message: `No hook mapping matches "${call.name}".` });
+  checkAuthentication(mapped, call);
   const shapeIssues = mapped.validate?.(call.payload) ?? [];
   if (shapeIssues.length > 0) invalid(shapeIssues);
   const headers = safeHeaders(call.headers);
   const path = trimSlashes(call.name);
   const context: TemplateContext = { payload: call.payload, headers, query: queryOf(call.url), path, now: new Date(now).toISOString() };
-  let fields: Payload | null = templatedFields(mapped.mapping, context, call.payload);
+  const input: TransformInput = { payload: call.payload, headers, url: call.url, path };
+  const each = mapped.mapping.forEach;
+  if (each === undefined) return buildOne(mapped, call, context, input, runTransform);
+  const list = readPath(context, parsePath(each.path)!);
+  if (!Array.isArray(list)) invalid([{ path: each.path, message: `${each.path} must be an array (forEach.path of mapping "${mapped.id}")` }]);
+  if (list.length > each.maxItems) {
+    throw new RequestError('too_many_items', { message: `${each.path} has ${list.length} items; mapping "${mapped.id}" takes at most ${each.maxItems}.` });
+  }
+  const items: MappedItem[] = [];
+  for (const [index, item] of list.entries()) {
+    const built = await buildOne(mapped, call, { ...context, item }, { ...input, item }, runTransform);
+    if (built.kind === 'skip') continue;
+    const id = each.idPath === undefined ? undefined : readPath({ ...context, payload: item }, parsePath(each.idPath)!);
+    const identity = typeof id === 'string' || typeof id === 'number' ? `item:${String(id)}` : null;
+    items.push({ index, identity, action: built });
+  }
+  return items.length === 0 ? { kind: 'skip' } : { kind: 'many', items };
+}
+
+/** One action from the mapping's templates (and transform) over `context`. */
+async function buildOne(
+  mapped: CompiledMapping,
+  call: MappedHookCall,
+  context: TemplateContext,
+  input: TransformInput,
+  runTransform: TransformRunner,
+): Promise<SingleRequest | { kind: 'skip' }> {
+  // Without a template, a forEach action carries its item (an object's text or message, else the item as JSON).
+  const item = context.item;
+  const base: Payload = item === undefined ? call.payload
+    : item !== null && typeof item === 'object' && !Array.isArray(item) ? item as Payload : { text: JSON.stringify(item), message: JSON.stringify(item) };
+  let fields: Payload | null = templatedFields(mapped.mapping, context, base);
   if (mapped.transform !== undefined) {
-    fields = await applyTransform(mapped, { payload: call.payload, headers, url: call.url, path }, fields, runTransform);
+    fields = await applyTransform(mapped, input, fields, runTransform);
     if (fields === null) return { kind: 'skip' };
   }
+  checkRendered(mapped.mapping, fields);
   const source: ActionSource = {
     hook: mapped.id,
     external: true,
@@ -147,7 +224,9 @@ export async function buildMappedRequest(
     }
     case 'agent': {
       const agent = parseAgentPayload({ ...fields, name });
-      return { kind: 'agent', request: { ...agent, sessionKeyOrigin: 'mapping', source } };
+      const m = mapped.mapping;
+      const wait = m.waitForCompletion === true ? { wait: { returnReply: m.returnReply === true } } : {};
+      return { kind: 'agent', request: { ...agent, ...wait, sessionKeyOrigin: 'mapping', source } };
     }
     default:
       return invalid([{ path: 'action', message: 'action must be one of: wake, agent' }]);

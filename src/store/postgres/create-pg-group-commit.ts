@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import type { StoreObserver } from '../store-stats.js';
+import { isStoreUnavailable } from '../is-store-unavailable.js';
 import type { NewDelivery, NewRun, NewSystemEvent, WorkSignal } from '../types.js';
 import { encodeSignal } from './pg-context.js';
 
@@ -91,7 +92,8 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
  * Group commit for PostgreSQL: ingress writes submitted in one event-loop turn go to the
  * database as one statement (one round trip, one commit); each write's promise resolves only
  * after that commit. While batches are in flight the next one gathers. A failed batch is retried
- * write by write, so one bad write fails alone.
+ * write by write, so one bad write fails alone; a batch the database could not take at all
+ * (unreachable, shutting down, out of space) fails whole at once.
  */
 export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: StoreObserver): PgGroupCommit {
   let queue: Pending[] = [];
@@ -108,8 +110,10 @@ export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: S
       for (const p of batch) p.resolve();
     } catch (error) {
       observer?.onCommit({ writes: batch.length, seconds: (performance.now() - started) / 1000, ok: false });
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
+      // A database that cannot be reached fails every write alike: retrying them one by one
+      // would only hold each request for another connection timeout.
+      if (batch.length === 1 || isStoreUnavailable(error)) {
+        for (const p of batch) p.reject(error);
         return;
       }
       await Promise.all(batch.map((p) => run([p])));

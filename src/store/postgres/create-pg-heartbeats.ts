@@ -8,17 +8,19 @@ class Refused extends Error {}
 export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
   const { pool, channel } = ctx;
   return {
-    async claimHeartbeat({ agentId, owner, leaseMs }) {
+    async claimHeartbeat({ agentId, owner, leaseMs, minIntervalMs }) {
       ctx.checkWritable();
       const { rows } = await pool.query(
         `WITH n AS (SELECT ${nowSql(4)} AS now)
         INSERT INTO heartbeat_leases (agent_id, claim_id, owner, lease_until)
           SELECT $1, gen_random_uuid()::text, $2, n.now + $3 FROM n
+          WHERE $5::bigint IS NULL OR NOT EXISTS (
+            SELECT 1 FROM heartbeat_turns h WHERE h.agent_id = $1 AND h.last_turn_at > n.now - $5::bigint)
         ON CONFLICT (agent_id) DO UPDATE SET claim_id = excluded.claim_id, owner = excluded.owner,
           lease_until = excluded.lease_until
           WHERE heartbeat_leases.lease_until < (SELECT now FROM n)
         RETURNING claim_id`,
-        [agentId, owner, leaseMs, ctx.clockParam()],
+        [agentId, owner, leaseMs, ctx.clockParam(), minIntervalMs ?? null],
       );
       const row = rows[0] as { claim_id: string } | undefined;
       return row === undefined ? null : { agentId, claimId: row.claim_id };
@@ -50,7 +52,21 @@ export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
             // An event another turn already consumed means this turn is a twin: write nothing.
             if (rowCount !== new Set(t.consumedEventIds).size) throw new Refused();
           }
+          const through = t.consumeThrough ?? null;
+          if (through !== null) {
+            const { rowCount } = await client.query(
+              `UPDATE system_events SET consumed_at = $1, consumed_by = $2 WHERE session_key = $3 AND consumed_at IS NULL
+                AND seq <= (SELECT seq FROM system_events WHERE id = $4)`,
+              [t.at, turnId, t.sessionKey, through.eventId],
+            );
+            if (rowCount !== through.count) throw new Refused();
+          }
           await insertTranscript(client, t.agentId, t.transcript, t.at);
+          await client.query(
+            `INSERT INTO heartbeat_turns (agent_id, last_turn_at) VALUES ($1, ${nowSql(2)})
+              ON CONFLICT (agent_id) DO UPDATE SET last_turn_at = excluded.last_turn_at`,
+            [t.agentId, ctx.clockParam()],
+          );
           if (t.delivery !== null) {
             await insertDelivery(client, t.delivery);
             await notify(client, channel, [{ kind: 'deliveries' }]);

@@ -127,6 +127,10 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (hook, key)
   );
   CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+  CREATE TABLE heartbeat_turns (
+    agent_id text PRIMARY KEY,
+    last_turn_at bigint NOT NULL
+  );
   `,
   `
   CREATE TABLE write_probe (id integer PRIMARY KEY CHECK (id = 1), at bigint NOT NULL);

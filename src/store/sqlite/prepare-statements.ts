@@ -59,11 +59,20 @@ export function prepareStatements(db: Database) {
     selectPendingNow: db.prepare(
       "SELECT 1 FROM system_events WHERE session_key = ? AND consumed_at IS NULL AND mode = 'now' LIMIT 1",
     ),
+    consumeThrough: db.prepare(
+      `UPDATE system_events SET consumed_at = @at, consumed_by = @turnId WHERE session_key = @key AND consumed_at IS NULL
+        AND seq <= (SELECT seq FROM system_events WHERE id = @through)`,
+    ),
     consumeEvent: db.prepare('UPDATE system_events SET consumed_at = ?, consumed_by = ? WHERE id = ? AND consumed_at IS NULL'),
     claimHeartbeat: db.prepare(
       `INSERT INTO heartbeat_leases (agent_id, claim_id, owner, lease_until) VALUES (@agentId, @claimId, @owner, @until)
         ON CONFLICT (agent_id) DO UPDATE SET claim_id = excluded.claim_id, owner = excluded.owner,
         lease_until = excluded.lease_until WHERE heartbeat_leases.lease_until < @now`,
+    ),
+    recentHeartbeatTurn: db.prepare('SELECT 1 FROM heartbeat_turns WHERE agent_id = ? AND last_turn_at > ?'),
+    noteHeartbeatTurn: db.prepare(
+      `INSERT INTO heartbeat_turns (agent_id, last_turn_at) VALUES (?, ?)
+        ON CONFLICT (agent_id) DO UPDATE SET last_turn_at = excluded.last_turn_at`,
     ),
     renewHeartbeat: db.prepare('UPDATE heartbeat_leases SET lease_until = ? WHERE agent_id = ? AND claim_id = ?'),
     releaseHeartbeat: db.prepare('DELETE FROM heartbeat_leases WHERE agent_id = ? AND claim_id = ?'),

@@ -1,0 +1,26 @@
+import type { HookOutcome } from './create-hook-handler.js';
+
+/** The HTTP answer for an outcome: 200 for a wake, 202 for a run, 204 for a skip; a duplicate gets the first answer again. */
+export function describeOutcome(outcome: HookOutcome): { status: number; body: string } {
+  switch (outcome.kind) {
+    case 'wake':
+      return { status: 200, body: `{"ok":true,"mode":"${outcome.event.mode}","eventId":"${outcome.event.id}"}` };
+    case 'agent':
+      return { status: 202, body: `{"ok":true,"runId":"${outcome.run.id}"}` };
+    case 'skip':
+      return { status: 204, body: '' };
+    case 'many': {
+      const items = outcome.items.map((i) => (i.duplicateOf === undefined
+        ? JSON.parse(describeOutcome(i.outcome).body) as Record<string, unknown>
+        : { ...(JSON.parse(i.duplicateOf) as Record<string, unknown>), duplicate: true }));
+      for (const item of items) delete item['ok'];
+      const anyRun = outcome.items.some((i) => i.outcome.kind === 'agent');
+      return { status: anyRun ? 202 : 200, body: JSON.stringify({ ok: true, items }) };
+    }
+    case 'duplicate': {
+      if (outcome.body === '') return { status: outcome.status, body: '' };
+      const first = JSON.parse(outcome.body) as Record<string, unknown>;
+      return { status: outcome.status, body: JSON.stringify({ ...first, duplicate: true }) };
+    }
+  }
+}
