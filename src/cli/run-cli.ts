@@ -12,7 +12,7 @@ import { deliveriesCommand, retryCommand } from './deliveries-command.js';
 import { pruneCommand } from './prune-command.js';
 import { serveCommand } from './serve-command.js';
 import { statusCommand } from './status-command.js';
-import { RUN_STATES, type RunState } from '../store/index.js';
+import { RUN_STATES } from '../store/index.js';
 import { sessionCommand, sessionsCommand } from './sessions-command.js';
 
 export { USAGE } from './command-help.js';
@@ -87,8 +87,8 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
     deps.stderr('hookgate: --limit must be a positive integer\n');
     return EXIT_USAGE;
   }
-  const state = values.state as RunState | undefined;
-  if (state !== undefined && (command !== 'runs' || !RUN_STATES.includes(state))) {
+  const state = RUN_STATES.find((s) => s === values.state);
+  if (values.state !== undefined && (command !== 'runs' || state === undefined)) {
     deps.stderr(command !== 'runs'
       ? `hookgate: --state applies to "runs" only\n\n${COMMAND_HELP[command]}`
       : `hookgate: --state must be one of ${RUN_STATES.join(', ')}\n\n${COMMAND_HELP['runs']}`);

@@ -93,6 +93,12 @@ describe('hookgate status and runs --state beside a running gateway (SQLite)', (
     assert.match(r.stderr, /--state must be one of queued, running, succeeded, failed, timed_out/);
   });
 
+  it('--state is refused on any command but runs (exit 2)', async () => {
+    const r = await runHookgate(['status', '--state', 'failed', '--config', g.temp.path]);
+    assert.equal(r.code, 2, out(r));
+    assert.match(r.stderr, /--state applies to "runs" only/);
+  });
+
   it('status says so when no gateway has created the store yet', async () => {
     const fresh = createTempConfig(baseConfig());
     try {
