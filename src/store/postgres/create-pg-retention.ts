@@ -1,5 +1,5 @@
 import type { RetentionStore } from '../store.js';
-import type { PruneCounts, PruneCutoffs } from '../types.js';
+import type { PruneCounts } from '../types.js';
 import { nowSql, type PgContext } from './pg-context.js';
 
 /** Which rows each kind may lose (`$1` is its cut-off): only finished work. */

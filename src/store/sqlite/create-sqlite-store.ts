@@ -4,8 +4,9 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../common/clock.js';
 import type { Store } from '../store.js';
+import { createSignalHub } from '../create-signal-hub.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
-import type { IdempotencyRecord, RecordedActions, RecordedGroup, WorkSignal } from '../types.js';
+import type { IdempotencyRecord, RecordedActions, RecordedGroup } from '../types.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createSqliteDeliveryQueue } from './create-sqlite-delivery-queue.js';
 import { createSqliteHeartbeats } from './create-sqlite-heartbeats.js';
@@ -104,7 +105,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     });
     return skipped;
   });
-  const listeners = new Set<(signal: WorkSignal) => void>();
+  const signals = createSignalHub();
   let closed = false;
   const ctx: SqliteContext = {
     db,
@@ -115,15 +116,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return group.submit(fn);
     },
     now: () => clock.now(),
-    emit(signal) {
-      for (const listener of listeners) {
-        try {
-          listener(signal);
-        } catch {
-          // A listener's failure is its own; the write is committed.
-        }
-      }
-    },
+    emit: signals.emit,
     newClaimId: randomUUID,
   };
 
@@ -166,15 +159,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createSqliteDeliveryQueue(ctx),
     ...createSqliteLockouts(ctx),
     ...createSqliteRetention(ctx),
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    subscribe: signals.subscribe,
     async close() {
       if (closed) return;
       group.flush();
       closed = true;
-      listeners.clear();
+      signals.clear();
       db.close();
       lock?.release();
     },
