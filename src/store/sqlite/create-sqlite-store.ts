@@ -12,6 +12,8 @@ import { createSqliteHeartbeats } from './create-sqlite-heartbeats.js';
 import { createSqliteLockouts } from './create-sqlite-lockouts.js';
 import { createSqliteReader } from './create-sqlite-reader.js';
 import { createSqliteRunQueue } from './create-sqlite-run-queue.js';
+import { createSqliteCancelRun } from './create-sqlite-cancel-run.js';
+import { createSqliteRequestLog } from './create-sqlite-request-log.js';
 import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
 import { MIGRATIONS } from './migrations.js';
 import { prepareStatements } from './prepare-statements.js';
@@ -151,6 +153,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
     ...createSqliteReader(ctx),
     ...createSqliteRunQueue(ctx),
+    ...createSqliteCancelRun(ctx),
+    ...createSqliteRequestLog(ctx),
     ...createSqliteHeartbeats(ctx),
     ...createSqliteDeliveryQueue(ctx),
     ...createSqliteLockouts(ctx),

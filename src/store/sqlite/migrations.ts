@@ -134,4 +134,24 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
   `,
+  `
+  CREATE TABLE requests (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    at INTEGER NOT NULL,
+    method TEXT NOT NULL,
+    path TEXT NOT NULL,
+    hook TEXT,
+    client TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    code TEXT,
+    reason TEXT,
+    duration_ms REAL NOT NULL,
+    event_ids TEXT NOT NULL,
+    run_ids TEXT NOT NULL,
+    payload TEXT
+  );
+  CREATE INDEX requests_hook ON requests (hook, seq);
+  CREATE INDEX requests_status ON requests (status, seq);
+  `,
 ];
