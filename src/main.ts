@@ -6,6 +6,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createAuthLimiter, createSharedAuthLimiter, createTokenVerifier, type SharedAuthLimiter } from './auth/index.js';
+import { createAdminSurface } from './admin/index.js';
 import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
@@ -17,6 +18,9 @@ import { createPolicy } from './policy/index.js';
 import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
 import { abortableSleep, createModelRegistry, createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
 import { createStore, type Store, type StoreMode } from './store/index.js';
+
+/** The dashboard's files, copied beside the compiled code and the bundle by the build. */
+const ADMIN_ASSETS_DIR = fileURLToPath(new URL('./admin/static/', import.meta.url));
 
 /** A running gateway. */
 export interface Gateway {
@@ -90,22 +94,20 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const sharedLimiter: SharedAuthLimiter | undefined = store.shared
     ? createSharedAuthLimiter({ local: localLimiter, store, options: config.hooks.authRateLimit, clock, log })
     : undefined;
+  const limiter = sharedLimiter ?? localLimiter;
+  const clientAddress = createClientAddressResolver(config.gateway.trustedProxies);
+  const handleHook = createHookHandler({ policy, store, clock, mappings: compileMappings(config.hooks, loaded.transformsDir), runTransform });
   const handler = createRequestHandler({
     hooks: config.hooks,
     bodyTimeoutMs: config.gateway.bodyTimeoutMs,
     verifyToken: createTokenVerifier(config.hooks.token ?? ''),
-    limiter: sharedLimiter ?? localLimiter,
-    clientAddress: createClientAddressResolver(config.gateway.trustedProxies),
-    handleHook: createHookHandler({
-      policy,
-      store,
-      clock,
-      mappings: compileMappings(config.hooks, loaded.transformsDir),
-      runTransform,
-    }),
+    limiter,
+    clientAddress,
+    handleHook,
     clock,
     log,
     isReady: () => ready,
+    ...createAdminSurface({ config, store, handleHook, limiter, clientAddress, clock, ids, log, assetsDir: ADMIN_ASSETS_DIR }),
   });
   const http = createHttpServer(handler, { bodyTimeoutMs: config.gateway.bodyTimeoutMs, maxConnections: config.gateway.maxConnections, log, now: clock.now });
   let port: number;

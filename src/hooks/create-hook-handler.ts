@@ -13,8 +13,11 @@ export type HookOutcome =
   | { kind: 'agent'; run: NewRun }
   | { kind: 'skip' };
 
-/** Handles a hook call: `name` is the path after `hooks.path`, `payload` the parsed JSON object. */
-export type HookHandler = (call: MappedHookCall) => Promise<HookOutcome>;
+/**
+ * Handles a hook call: `name` is the path after `hooks.path`, `payload` the parsed JSON object.
+ * `ingress` replaces the store for this call (the request log's, or a dry run's that keeps nothing).
+ */
+export type HookHandler = (call: MappedHookCall, ingress?: IngressStore) => Promise<HookOutcome>;
 
 const source = (hook: string): ActionSource => ({ hook, external: true, allowUnsafeExternalContent: false });
 const WAKE_SOURCE = source('wake');
@@ -33,31 +36,31 @@ export function createHookHandler(deps: {
   runTransform: TransformRunner;
 }): HookHandler {
   const { policy, store } = deps;
-  const recordWake = async (request: WakeRequest): Promise<HookOutcome> => {
+  const recordWake = async (request: WakeRequest, ingress: IngressStore): Promise<HookOutcome> => {
     const event = policy.resolveWake(request);
-    await store.addSystemEvent(event);
+    await ingress.addSystemEvent(event);
     return { kind: 'wake', event };
   };
-  const recordRun = async (request: AgentRequest): Promise<HookOutcome> => {
+  const recordRun = async (request: AgentRequest, ingress: IngressStore): Promise<HookOutcome> => {
     const run = policy.resolveAgentRun(request);
-    await store.enqueueRun(run);
+    await ingress.enqueueRun(run);
     return { kind: 'agent', run };
   };
-  return async (call) => {
+  return async (call, ingress = store) => {
     switch (call.name) {
       case 'wake': {
         const wake = parseWakePayload(call.payload);
-        return recordWake({ text: wake.text, mode: wake.mode, source: WAKE_SOURCE });
+        return recordWake({ text: wake.text, mode: wake.mode, source: WAKE_SOURCE }, ingress);
       }
       case 'agent':
-        return recordRun({ ...parseAgentPayload(call.payload), sessionKeyOrigin: 'request', source: AGENT_SOURCE });
+        return recordRun({ ...parseAgentPayload(call.payload), sessionKeyOrigin: 'request', source: AGENT_SOURCE }, ingress);
       default: {
         const mapped = await buildMappedRequest(deps.mappings, deps.runTransform, call, deps.clock.now());
         switch (mapped.kind) {
           case 'wake':
-            return recordWake(mapped.request);
+            return recordWake(mapped.request, ingress);
           case 'agent':
-            return recordRun(mapped.request);
+            return recordRun(mapped.request, ingress);
           case 'skip':
             return { kind: 'skip' };
         }

@@ -10,6 +10,7 @@ import type { HooksConfig } from '../config/index.js';
 import type { HookHandler, HookOutcome, Payload } from '../hooks/index.js';
 import { isStoreUnavailable } from '../store/index.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
+import type { RequestObserver } from './request-observer.js';
 import { sendError, sendJson } from './send-response.js';
 
 export interface RequestHandlerDeps {
@@ -23,6 +24,10 @@ export interface RequestHandlerDeps {
   log: Log;
   /** False until the store is open, and again while shutting down. */
   isReady: () => boolean;
+  /** Sees every hook request from admission to answer (the request log). */
+  observer?: RequestObserver;
+  /** Serves `/admin` and `/admin/…` (the admin API and dashboard). */
+  admin?: RequestHandler;
 }
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse, expectsContinue?: boolean) => void;
@@ -79,6 +84,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
 
   const fail = (req: IncomingMessage, res: ServerResponse, error: unknown, bodyWithheld = false): void => {
     if (error instanceof ClientGoneError) return;
+    deps.observer?.noteError(res, error);
     if (!(error instanceof RequestError) && isStoreUnavailable(error)) {
       reportStoreOutage({ code: (error as { code?: unknown }).code, error: (error as Error).message });
       sendError(req, res, new RequestError('store_unavailable', { retryAfterSeconds: STORE_RETRY_AFTER_SECONDS }), { bodyWithheld });
@@ -120,7 +126,9 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     }
     try {
       const raw = await readCounted(req, client);
-      const outcome = await deps.handleHook({ name, payload: parseJsonObject(raw), headers: req.headers, url: req.url ?? '' });
+      deps.observer?.noteBody(res, raw);
+      const call = { name, payload: parseJsonObject(raw), headers: req.headers, url: req.url ?? '' };
+      const outcome = await deps.handleHook(call, deps.observer?.ingress(res));
       const { status, body } = outcomeResponse(outcome);
       if (status === 204) {
         res.writeHead(204);
@@ -143,10 +151,15 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       sendJson(res, ready ? 200 : 503, ready ? HEALTH_OK : '{"ok":false,"code":"unavailable"}');
       return;
     }
+    if (deps.admin !== undefined && (path === '/admin' || path.startsWith('/admin/'))) {
+      deps.admin(req, res, expectsContinue);
+      return;
+    }
     if (!enabled || !path.startsWith(prefix)) {
       fail(req, res, new RequestError('not_found'), expectsContinue);
       return;
     }
+    deps.observer?.begin(req, res, path);
     if (req.method !== 'POST') {
       fail(req, res, new RequestError('method_not_allowed'), expectsContinue);
       return;
