@@ -16,7 +16,8 @@ const causeOf = (error: Error): string | null => (error.cause instanceof Error ?
 export function describeRejection(error: unknown): { code: string; reason: string } {
   if (error instanceof RequestError) {
     let reason = error.message;
-    if (error.issues !== undefined && error.issues.length > 0) {
+    // A message of its own already says what was wrong; the catalog's generic one gets the fields.
+    if (error.issues !== undefined && error.issues.length > 0 && error.message === ERROR_CATALOG[error.code].message) {
       reason += ` ${error.issues.map((i) => `${i.path === '' ? '(body)' : i.path}: ${i.message}`).join('; ')}`;
     }
     const cause = error.status >= 500 ? causeOf(error) : null;
