@@ -19,6 +19,8 @@ await build({
   // Native addon and the loader-thread compiler stay regular dependencies.
   external: ['better-sqlite3', 'amaro'],
   logLevel: 'warning',
+  // CommonJS dependencies bundled into ESM (pino) call require() for Node built-ins.
+  banner: { js: "import { createRequire as __hookgateCreateRequire } from 'node:module'; const require = __hookgateCreateRequire(import.meta.url);" },
 });
 
 // The dashboard's static files are served as is, from beside whichever main.js runs: the compiled

@@ -11,9 +11,9 @@ import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
-import type { LoadedConfig } from './config/index.js';
+import { CHANNEL_NAMES, restartOnlyChanges, type LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
-import { createClientAddressResolver, createHttpServer, createRequestHandler } from './http/index.js';
+import { createClientAddressResolver, createHttpServer, createRequestHandler, type IngressSettings } from './http/index.js';
 import { createPolicy } from './policy/index.js';
 import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
 import { abortableSleep, createModelRegistry, createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
@@ -28,6 +28,11 @@ export interface Gateway {
   port: number;
   store: Store;
   runtime: Runtime;
+  /**
+   * Applies a new, already checked config to what can change while running (hooks, mappings,
+   * tokens, channels); returns the changed keys that need a restart to take effect.
+   */
+  reload(next: LoadedConfig): string[];
   /** Stops accepting, finishes in-flight requests, flushes and closes the store. */
   close(): Promise<void>;
 }
@@ -62,6 +67,9 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   // touches anything.
   const store = await openStore(loaded, { mode: 'serve' });
   let ready = false;
+  // Swapped in place on reload: the delivery worker reads both on every delivery.
+  const channels = { ...config.channels };
+  const adapters = createChannelAdapters(config.channels, { now: clock.now });
 
   const deliveryWorker = deps.delivery === undefined
     ? new DeliveryWorker({
@@ -69,8 +77,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       log,
       clock,
       random: Math.random,
-      channels: config.channels,
-      adapters: createChannelAdapters(config.channels, { now: clock.now }),
+      channels,
+      adapters,
       owner: `${process.pid}:${ids.next()}`,
       leaseMs: config.store.leaseSeconds * 1000,
       ...deps.deliveryOptions,
@@ -87,27 +95,40 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     ids,
     retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
   }, { leaseMs: config.store.leaseSeconds * 1000, ...deps.runtime });
-  const policy = createPolicy({ config, ids, clock });
   const runTransform = createTransformRunner(loaded.transformsDir);
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
   const localLimiter = createAuthLimiter(config.hooks.authRateLimit);
   const sharedLimiter: SharedAuthLimiter | undefined = store.shared
     ? createSharedAuthLimiter({ local: localLimiter, store, options: config.hooks.authRateLimit, clock, log })
     : undefined;
+  const buildIngress = (l: LoadedConfig): IngressSettings => ({
+    hooks: l.config.hooks,
+    bodyTimeoutMs: config.gateway.bodyTimeoutMs,
+    verifyToken: createTokenVerifier(l.config.hooks.token ?? ''),
+    handleHook: createHookHandler({
+      policy: createPolicy({ config: l.config, ids, clock }),
+      store,
+      clock,
+      mappings: compileMappings(l.config.hooks, loaded.transformsDir),
+      runTransform,
+    }),
+  });
+  let ingress = buildIngress(loaded);
+  let current = loaded;
   const limiter = sharedLimiter ?? localLimiter;
   const clientAddress = createClientAddressResolver(config.gateway.trustedProxies);
-  const handleHook = createHookHandler({ policy, store, clock, mappings: compileMappings(config.hooks, loaded.transformsDir), runTransform });
   const handler = createRequestHandler({
-    hooks: config.hooks,
-    bodyTimeoutMs: config.gateway.bodyTimeoutMs,
-    verifyToken: createTokenVerifier(config.hooks.token ?? ''),
+    settings: () => ingress,
     limiter,
     clientAddress,
-    handleHook,
     clock,
     log,
     isReady: () => ready,
-    ...createAdminSurface({ config, store, handleHook, limiter, clientAddress, clock, ids, log, assetsDir: ADMIN_ASSETS_DIR }),
+    ...createAdminSurface({
+      config, store, limiter, clientAddress, clock, ids, log, assetsDir: ADMIN_ASSETS_DIR,
+      handleHook: (call, through) => ingress.handleHook(call, through),
+      hooksPath: () => ingress.hooks.path,
+    }),
   });
   const http = createHttpServer(handler, { bodyTimeoutMs: config.gateway.bodyTimeoutMs, maxConnections: config.gateway.maxConnections, log, now: clock.now });
   let port: number;
@@ -145,6 +166,19 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     port,
     store,
     runtime,
+    reload(next) {
+      const restart = restartOnlyChanges(current.config, next.config);
+      if (next.transformsDir !== loaded.transformsDir) restart.push('hooks.transformsDir');
+      ingress = buildIngress(next);
+      for (const name of CHANNEL_NAMES) {
+        if (next.config.channels[name] === undefined) delete channels[name];
+        else Object.assign(channels, { [name]: next.config.channels[name] });
+      }
+      adapters.clear();
+      for (const [name, adapter] of createChannelAdapters(next.config.channels, { now: clock.now })) adapters.set(name, adapter);
+      current = next;
+      return restart;
+    },
     close() {
       closing ??= (async () => {
         ready = false;

@@ -33,7 +33,7 @@ describe('createAdminApi', () => {
   beforeEach(async () => {
     f = await createStoreFixture('sqlite');
     hookCalls.length = 0;
-    api = createAdminApi({ store: f.store, handleHook, hooksPath: '/hooks', clock: f.clock, ids });
+    api = createAdminApi({ store: f.store, handleHook, hooksPath: () => '/hooks', clock: f.clock, ids });
   });
   afterEach(() => f.dispose());
 

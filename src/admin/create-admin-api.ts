@@ -22,7 +22,8 @@ export interface AdminAnswer {
 export interface AdminApiDeps {
   store: StoreReader & RequestLog & RunControl & Pick<DeliveryQueue, 'requeueDelivery'>;
   handleHook: HookHandler;
-  hooksPath: string;
+  /** `hooks.path` now (a reload may change it). */
+  hooksPath: () => string;
   clock: Clock;
   ids: Ids;
 }
@@ -53,7 +54,7 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
     { method: 'GET', pattern: /^\/requests\/([^/]+)$/, run: async ([id]) => ok({ request: found(await store.getRequest(id!)) }) },
     { method: 'POST', pattern: /^\/requests\/([^/]+)\/replay$/, run: async ([id], q) => {
       const dryRun = parseFlag(q, 'dryRun');
-      const outcome = await replayRequest(deps.handleHook, found(await store.getRequest(id!)), deps.hooksPath, dryRun);
+      const outcome = await replayRequest(deps.handleHook, found(await store.getRequest(id!)), deps.hooksPath(), dryRun);
       return ok({ dryRun, action: describeOutcome(outcome) }, dryRun ? 200 : outcome.kind === 'agent' ? 202 : 200);
     } },
     { method: 'GET', pattern: /^\/runs$/, run: async (_, q) => {

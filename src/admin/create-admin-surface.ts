@@ -14,7 +14,10 @@ import { readAdminAssets, type AdminAsset } from './read-admin-assets.js';
 export interface AdminSurfaceDeps {
   config: Config;
   store: Store;
+  /** The current hook handler (a reload replaces it). */
   handleHook: HookHandler;
+  /** The current `hooks.path`. */
+  hooksPath: () => string;
   limiter: AuthLimiter;
   clientAddress: (socketAddress: string | undefined, forwardedFor: string | string[] | undefined) => string;
   clock: Clock;
@@ -39,9 +42,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
   let lastErrorAt = Number.NEGATIVE_INFINITY;
   const observer = createRequestRecorder({
     store: deps.store,
-    hooksPath: config.hooks.path,
     recordPayloads: config.gateway.recordPayloads,
-    clientAddress: deps.clientAddress,
     clock,
     ids: deps.ids,
     onError(error) {
@@ -50,7 +51,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
       log.warn('request record not written', { error: (error as Error).message });
     },
   });
-  const api = createAdminApi({ store: deps.store, handleHook: deps.handleHook, hooksPath: config.hooks.path, clock, ids: deps.ids });
+  const api = createAdminApi({ store: deps.store, handleHook: deps.handleHook, hooksPath: deps.hooksPath, clock, ids: deps.ids });
   const admin = createAdminHandler({
     api, token: config.gateway.auth.token, limiter: deps.limiter, clientAddress: deps.clientAddress, clock, log, assets,
   });

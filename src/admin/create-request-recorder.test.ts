@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { RequestError } from '../common/errors.js';
 import { createIds } from '../common/ids.js';
 import { newEvent, newRun } from '../../test/helpers/store-records.js';
@@ -28,7 +28,7 @@ function fakeStore() {
 }
 
 function fakeExchange(method = 'POST') {
-  const req = { method, headers: {}, socket: { remoteAddress: '::ffff:10.0.0.7' } } as unknown as IncomingMessage;
+  const req = { method, path: '/hooks/wake', hook: 'wake', client: '10.0.0.7' };
   const res = Object.assign(new EventEmitter(), { headersSent: false, statusCode: 200 }) as unknown as ServerResponse & EventEmitter;
   const answer = (status: number): void => {
     Object.assign(res, { headersSent: true, statusCode: status });
@@ -40,7 +40,7 @@ function fakeExchange(method = 'POST') {
 function recorder(store: IngressStore & RequestLog, recordPayloads = false) {
   let t = 0;
   return createRequestRecorder({
-    store, hooksPath: '/hooks', recordPayloads, clientAddress: (a) => a ?? '', ids: createIds(),
+    store, recordPayloads, ids: createIds(),
     clock: { now: () => 1_000, sleep: async () => undefined }, elapsedMs: () => (t += 2), onError: (e) => assert.fail(String(e)),
   });
 }
@@ -50,7 +50,7 @@ describe('createRequestRecorder', () => {
     const { store, queued, records } = fakeStore();
     const obs = recorder(store);
     const { req, res, answer } = fakeExchange();
-    obs.begin(req, res, '/hooks/wake/');
+    obs.begin(res, req);
     const event = newEvent('hi');
     const committed = obs.ingress(res)!.addSystemEvent(event);
     assert.deepEqual(queued, [`event ${event.id}`, 'request 200'], 'both queued before any await');
@@ -58,14 +58,14 @@ describe('createRequestRecorder', () => {
     answer(200);
     assert.equal(records.length, 1);
     assert.deepEqual({ hook: records[0]!.hook, eventIds: records[0]!.eventIds, client: records[0]!.client, at: records[0]!.at },
-      { hook: 'wake', eventIds: [event.id], client: '::ffff:10.0.0.7', at: 1_000 });
+      { hook: 'wake', eventIds: [event.id], client: '10.0.0.7', at: 1_000 });
   });
 
   it('records an accepted run as 202 with its id', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store);
     const { req, res, answer } = fakeExchange();
-    obs.begin(req, res, '/hooks/agent');
+    obs.begin(res, { ...req, path: '/hooks/agent', hook: 'agent' });
     const run = newRun('hook:x');
     void obs.ingress(res)!.enqueueRun(run);
     answer(202);
@@ -76,7 +76,7 @@ describe('createRequestRecorder', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store, true);
     const { req, res, answer } = fakeExchange();
-    obs.begin(req, res, '/hooks/wake');
+    obs.begin(res, req);
     obs.noteBody(res, Buffer.from('{"mode":"later"}'));
     obs.noteError(res, new RequestError('invalid_payload', { issues: [{ path: 'mode', message: 'must be "now" or "next-heartbeat"' }] }));
     answer(400);
@@ -91,7 +91,7 @@ describe('createRequestRecorder', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store, false);
     const { req, res, answer } = fakeExchange();
-    obs.begin(req, res, '/hooks/wake');
+    obs.begin(res, req);
     obs.noteBody(res, Buffer.from('{"text":"secret"}'));
     answer(204);
     assert.equal(records[0]!.payload, null);
@@ -101,7 +101,7 @@ describe('createRequestRecorder', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store);
     const { req, res, answer } = fakeExchange();
-    obs.begin(req, res, '/hooks/wake');
+    obs.begin(res, req);
     void obs.ingress(res)!.addSystemEvent(newEvent('x'));
     obs.noteError(res, Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }));
     answer(503);
@@ -114,7 +114,7 @@ describe('createRequestRecorder', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store);
     const { req, res } = fakeExchange();
-    obs.begin(req, res, '/hooks/wake');
+    obs.begin(res, req);
     res.emit('close');
     assert.deepEqual([records[0]!.status, records[0]!.code], [499, 'client_closed']);
   });

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
 import type { RequestObserver } from '../http/index.js';
@@ -7,11 +7,8 @@ import { describeRejection } from './describe-rejection.js';
 
 export interface RequestRecorderDeps {
   store: IngressStore & RequestLog;
-  /** `hooks.path`. */
-  hooksPath: string;
   /** Keep bodies in the records (`gateway.recordPayloads`). @default false */
   recordPayloads: boolean;
-  clientAddress: (socketAddress: string | undefined, forwardedFor: string | string[] | undefined) => string;
   clock: Clock;
   ids: Ids;
   /** A monotonic clock in ms for durations. @default performance.now */
@@ -37,7 +34,6 @@ const CLIENT_CLOSED = 499;
  */
 export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserver {
   const { store } = deps;
-  const prefix = `${deps.hooksPath}/`;
   const elapsedMs = deps.elapsedMs ?? (() => performance.now());
   const traces = new WeakMap<ServerResponse, Trace>();
 
@@ -67,12 +63,9 @@ export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserve
   };
 
   return {
-    begin(req: IncomingMessage, res: ServerResponse, path: string) {
-      let hook: string | null = path.slice(prefix.length);
-      if (hook.endsWith('/')) hook = hook.slice(0, -1);
+    begin(res, { method, path, hook, client }) {
       const t: Trace = {
-        id: deps.ids.next(), at: deps.clock.now(), method: req.method ?? '', path, hook: hook === '' ? null : hook,
-        client: deps.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']),
+        id: deps.ids.next(), at: deps.clock.now(), method, path, hook: hook === '' ? null : hook, client,
         status: 0, code: null, reason: null, durationMs: 0, eventIds: [], runIds: [], payload: null,
         startedMs: elapsedMs(), queuedStatus: null, error: undefined,
       };

@@ -1,3 +1,4 @@
+import type { Log } from '../common/log.js';
 import type { Env, LoadedConfig } from '../config/index.js';
 import type { Store, StoreMode } from '../store/index.js';
 
@@ -6,8 +7,16 @@ export interface CliDeps {
   env: Env;
   stdout: (text: string) => void;
   stderr: (text: string) => void;
-  startGateway: (loaded: LoadedConfig) => Promise<{ port: number; close(): Promise<void> }>;
+  startGateway: (loaded: LoadedConfig, options: { log: Log }) => Promise<RunningGateway>;
   openStore: (loaded: LoadedConfig, options: { mode: StoreMode }) => Promise<Store>;
+}
+
+/** What `serve` holds while the gateway runs. */
+export interface RunningGateway {
+  port: number;
+  /** Applies a checked config; returns the changed keys that need a restart. */
+  reload(next: LoadedConfig): string[];
+  close(): Promise<void>;
 }
 
 /** Exit codes: 0 ok, 1 a problem with config or state, 2 a usage error. */

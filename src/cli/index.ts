@@ -1,3 +1,3 @@
 /** The `hookgate` command line. */
 export { runCli, USAGE } from './run-cli.js';
-export type { CliDeps } from './cli-deps.js';
+export type { CliDeps, RunningGateway } from './cli-deps.js';

@@ -2,33 +2,25 @@ import { parseArgs } from 'node:util';
 import { generateToken } from '../common/ids.js';
 import { resolveConfigPath, writeDefaultConfig } from '../config/index.js';
 import { checkCommand } from './check-command.js';
+import { COMMAND_HELP, USAGE } from './command-help.js';
+import { mappingsTestCommand } from './mappings-command.js';
+import { readVersion } from './read-version.js';
+import { sendCommand } from './send-command.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
 import { listCommand } from './list-command.js';
 import { deliveriesCommand, retryCommand } from './deliveries-command.js';
 import { serveCommand } from './serve-command.js';
 import { sessionCommand, sessionsCommand } from './sessions-command.js';
 
-export const USAGE = `Usage: hookgate <command> [options]
+export { USAGE } from './command-help.js';
 
-Commands:
-  serve              start the gateway (first run writes a config with fresh tokens)
-  init               write a starter config with fresh tokens
-  check              validate the config and print every issue
-  events             list system events, newest first
-  runs               list agent runs, newest first (state, timings, model, reply or error)
-  sessions           list sessions, most recently active first
-  session KEY        show a session's transcript and pending events
-  deliveries         list deliveries, newest first (--failed: only failed ones)
-  retry ID           requeue a failed or skipped delivery
-  token              print a fresh random token
-
-Options:
-  -c, --config FILE  config file (default: $HOOKGATE_CONFIG, else $HOOKGATE_HOME/hookgate.json)
-  --json             (events, runs, sessions, session, deliveries) print JSON
-  --failed           (deliveries) only failed deliveries
-  -n, --limit N      (events, runs, sessions, session) how many to show (default 20)
-  -h, --help         show this help
-`;
+/** Positional arguments each command takes after its name. */
+const POSITIONALS: Readonly<Record<string, { count: number; missing: string }>> = {
+  session: { count: 1, missing: 'a session key' },
+  retry: { count: 1, missing: 'a delivery id' },
+  send: { count: 1, missing: 'a hook name (wake, agent or a mapped name)' },
+  mappings: { count: 2, missing: '"test" and a hook name' },
+};
 
 /** Runs one CLI command; resolves with the exit code, or `undefined` while `serve` keeps running. */
 export async function runCli(argv: readonly string[], deps: CliDeps): Promise<number | undefined> {
@@ -43,21 +35,45 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
         limit: { type: 'string', short: 'n' },
         help: { type: 'boolean', short: 'h', default: false },
         failed: { type: 'boolean', default: false },
+        version: { type: 'boolean', short: 'V', default: false },
+        data: { type: 'string' },
+        file: { type: 'string' },
+        port: { type: 'string' },
+        bind: { type: 'string' },
       },
     });
   } catch (error) {
-    deps.stderr(`hookgate: ${(error as Error).message}\n\n${USAGE}`);
+    const named = argv.find((a) => Object.hasOwn(COMMAND_HELP, a));
+    deps.stderr(`hookgate: ${(error as Error).message.split('\n')[0]}\n\n${named === undefined ? USAGE : COMMAND_HELP[named]}`);
     return EXIT_USAGE;
   }
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
+  if (values.version) {
+    deps.stdout(`hookgate ${readVersion()}\n`);
+    return EXIT_OK;
+  }
+  if (command === 'help' && rest[0] !== undefined && Object.hasOwn(COMMAND_HELP, rest[0])) {
+    deps.stdout(COMMAND_HELP[rest[0]]!);
+    return EXIT_OK;
+  }
   if (values.help || command === undefined || command === 'help') {
-    deps.stdout(USAGE);
+    deps.stdout(command !== undefined && Object.hasOwn(COMMAND_HELP, command) ? COMMAND_HELP[command]! : USAGE);
     return command === undefined && !values.help ? EXIT_USAGE : EXIT_OK;
   }
-  const wanted = command === 'session' || command === 'retry' ? 1 : 0;
+  if (!Object.hasOwn(COMMAND_HELP, command)) {
+    deps.stderr(`hookgate: unknown command "${command}"\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  const wanted = POSITIONALS[command]?.count ?? 0;
   if (rest.length !== wanted) {
-    deps.stderr(rest.length > wanted ? `hookgate: unexpected argument "${rest[wanted]}"\n` : `hookgate: ${command} needs ${command === 'retry' ? 'a delivery id' : 'a session key'}\n`);
+    deps.stderr(rest.length > wanted
+      ? `hookgate: unexpected argument "${rest[wanted]}"\n\n${COMMAND_HELP[command]}`
+      : `hookgate: ${command} needs ${POSITIONALS[command]!.missing}\n\n${COMMAND_HELP[command]}`);
+    return EXIT_USAGE;
+  }
+  if (command === 'mappings' && rest[0] !== 'test') {
+    deps.stderr(`hookgate: unknown mappings command "${rest[0]}"\n\n${COMMAND_HELP['mappings']}`);
     return EXIT_USAGE;
   }
   const configPath = resolveConfigPath(values.config, deps.env);
@@ -68,7 +84,15 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
   }
   switch (command) {
     case 'serve':
-      return serveCommand(configPath, deps);
+      return serveCommand(configPath, {
+        explicit: values.config !== undefined || deps.env['HOOKGATE_CONFIG'] !== undefined,
+        port: values.port,
+        bind: values.bind,
+      }, deps);
+    case 'send':
+      return sendCommand(configPath, rest[0]!, { data: values.data, file: values.file }, deps);
+    case 'mappings':
+      return mappingsTestCommand(configPath, rest[1]!, { data: values.data, file: values.file }, deps);
     case 'init': {
       try {
         const tokens = writeDefaultConfig(configPath);

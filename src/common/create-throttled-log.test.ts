@@ -23,8 +23,8 @@ describe('createThrottledLog', () => {
     report({ code: 'SQLITE_FULL' });
     assert.equal(lines.length, 2);
     assert.deepEqual(lines.map((l) => [l['level'], l['msg'], l['code'], l['suppressed']]), [
-      ['error', 'store unavailable', 'SQLITE_BUSY', 0],
-      ['error', 'store unavailable', 'SQLITE_FULL', 500],
+      [50, 'store unavailable', 'SQLITE_BUSY', 0],
+      [50, 'store unavailable', 'SQLITE_FULL', 500],
     ]);
   });
 });

@@ -1,4 +1,11 @@
-/** Structured JSON-lines logger. Callers pass fields, never tokens or raw payloads. */
+/**
+ * Structured JSON-lines logger (pino): numeric levels (debug 20, info 30, warn 40, error 50) so
+ * `pino-pretty` and log shippers filter by level. Callers pass fields, never tokens or raw payloads;
+ * what slips through anyway is redacted twice: by key name at any depth, and by pino's paths.
+ */
+import pino from 'pino';
+import { createRepeatLimiter, type RepeatLimiter } from './create-repeat-limiter.js';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export type LogFields = Record<string, unknown>;
 
@@ -8,45 +15,125 @@ export interface Log {
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
   child(fields: LogFields): Log;
+  /** Writes held-back repeat summaries and every buffered line, synchronously (shutdown, fatal exit). */
+  flush(): void;
 }
 
-const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
-
 /** Keys whose values are replaced before a line is written, wherever they appear. */
-const SECRET_KEY = /token|password|secret|authorization|api[-_]?key/i;
+const SECRET_KEY = /token|password|secret|authorization|api[-_]?key|cookie/i;
+const CENSOR = '[redacted]';
+/** Objects nested deeper than this are cut, not written unredacted. */
+const MAX_DEPTH = 8;
 
-function redact(value: unknown, depth = 0): unknown {
+/**
+ * Fields that must never carry their value, by path: request bodies and headers wherever a caller
+ * attaches them whole. The key-name pass cannot know that `payload` is a payload.
+ */
+export const REDACT_PATHS: readonly string[] = [
+  'payload', '*.payload', 'body', '*.body', 'rawBody', '*.rawBody',
+  'headers.cookie', '*.headers.cookie', 'headers["x-hookgate-token"]', '*.headers["x-hookgate-token"]',
+  'headers["x-openclaw-token"]', '*.headers["x-openclaw-token"]',
+];
+
+function redactKeys(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   if (value instanceof Error) {
-    return { name: value.name, message: value.message, code: (value as { code?: unknown }).code, stack: value.stack };
+    const code = (value as { code?: unknown }).code;
+    const out: LogFields = { type: value.name, message: value.message, stack: value.stack };
+    if (code !== undefined) out['code'] = code;
+    if (value.cause !== undefined) out['cause'] = redactKeys(value.cause, depth + 1, seen);
+    return out;
   }
-  if (value === null || typeof value !== 'object' || depth > 4) return value;
-  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? '[redacted]' : redact(v, depth + 1);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > MAX_DEPTH) return '[too deep]';
+  if (seen.has(value)) return '[circular]';
+  seen.add(value);
+  if (Array.isArray(value)) return value.map((v) => redactKeys(v, depth + 1, seen));
+  const out: LogFields = {};
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? CENSOR : redactKeys(v, depth + 1, seen);
   return out;
 }
 
+export interface LogOptions {
+  /** Minimum level written. @default 'info' */
+  level?: LogLevel;
+  /** Sink for each line (tests). @default stderr, written asynchronously and flushed at exit */
+  write?: (line: string) => void;
+  bindings?: LogFields;
+  /** Window in which identical `warn`/`error` lines are counted, not written; 0 turns it off. @default 10000 */
+  repeatIntervalMs?: number;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+type Level = Exclude<LogLevel, 'silent'>;
+
 /**
- * Creates a logger writing one JSON object per line.
- * @param options.level minimum level written. @default 'info'
- * @param options.write sink for each line. @default process.stderr
+ * What makes two lines with one message the same failure: the error's message and code. Two
+ * different transforms failing are two kinds; one transform failing a thousand times is one.
  */
-export function createLog(
-  options: { level?: LogLevel; write?: (line: string) => void; bindings?: LogFields } = {},
-): Log {
-  const min = RANK[options.level ?? 'info'];
-  const write = options.write ?? ((line: string) => process.stderr.write(line));
-  const bindings = options.bindings ?? {};
-  const emit = (level: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields): void => {
-    if (RANK[level] < min) return;
-    const line = { time: new Date().toISOString(), level, msg, ...(redact({ ...bindings, ...fields }) as LogFields) };
-    write(JSON.stringify(line) + '\n');
+function errorKey(fields: LogFields): string {
+  const err = fields['err'];
+  const e = err !== null && typeof err === 'object' ? (err as LogFields) : {};
+  return JSON.stringify([e['message'] ?? null, e['code'] ?? fields['code'] ?? null, fields['error'] ?? null]);
+}
+
+function wrap(p: pino.Logger, limiter: RepeatLimiter | null, now: () => number, flush: () => void): Log {
+  const emit = (level: Level, msg: string, fields?: LogFields): void => {
+    if (!p.isLevelEnabled(level)) return;
+    const obj = redactKeys(fields ?? {}, 0, new WeakSet()) as LogFields;
+    if (limiter !== null && (level === 'warn' || level === 'error')) {
+      const d = limiter.take(`${level}\u0000${msg}\u0000${errorKey(obj)}`, now());
+      if (d.kind === 'drop') return;
+      if (d.kind === 'summary') {
+        p[level]({ ...obj, repeated: d.count }, `${msg} (repeated ${d.count} times)`);
+        return;
+      }
+    }
+    p[level](obj, msg);
   };
   return {
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
-    child: (fields) => createLog({ ...options, bindings: { ...bindings, ...fields } }),
+    child: (fields) => wrap(p.child(redactKeys(fields, 0, new WeakSet()) as LogFields), limiter, now, flush),
+    flush,
   };
+}
+
+/** Creates the logger; children share its destination and its repeat limiter. */
+export function createLog(options: LogOptions = {}): Log {
+  const level = options.level ?? 'info';
+  const now = options.now ?? Date.now;
+  const sink = options.write;
+  const destination = sink === undefined ? pino.destination({ dest: 2, sync: false }) : undefined;
+  const p = pino({
+    level,
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: [...REDACT_PATHS], censor: CENSOR },
+    // Errors are already plain objects (redactKeys); pino's own err serializer would re-wrap them.
+    serializers: { err: (value: unknown) => value },
+  }, destination ?? { write: (line: string) => sink!(line) });
+  const root = options.bindings === undefined ? p : p.child(redactKeys(options.bindings, 0, new WeakSet()) as LogFields);
+  const intervalMs = options.repeatIntervalMs ?? 10_000;
+  const limiter = intervalMs > 0 && level !== 'silent' ? createRepeatLimiter({ intervalMs }) : null;
+  const writeSummaries = (due: { key: string; count: number }[]): void => {
+    for (const { key, count } of due) {
+      const [lvl, msg] = key.split('\u0000') as [Level, string];
+      root[lvl]({ repeated: count }, `${msg} (repeated ${count} times)`);
+    }
+  };
+  if (limiter !== null) {
+    setInterval(() => writeSummaries(limiter.drain(now())), intervalMs).unref();
+  }
+  const flush = (): void => {
+    if (limiter !== null) writeSummaries(limiter.drain());
+    try {
+      destination?.flushSync();
+    } catch {
+      // Nothing written yet (the stream is still opening): nothing to lose.
+    }
+  };
+  return wrap(root, limiter, now, flush);
 }

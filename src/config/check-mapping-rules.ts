@@ -19,6 +19,22 @@ export function isPlainRelative(module: string): boolean {
   return !isAbsolute(module) && !module.split(/[\\/]/).includes('..');
 }
 
+/** The text before the first `{{`: every rendering of the template starts with it. */
+function fixedStart(template: string): string {
+  const i = template.indexOf('{{');
+  return i === -1 ? template : template.slice(0, i);
+}
+
+/**
+ * Whether some rendering of a session-key template can start with one of the prefixes: its fixed
+ * start must either already begin with a prefix, or be the beginning of one (the rest rendered).
+ */
+export function canSatisfyPrefixes(template: string, prefixes: readonly string[]): boolean {
+  const start = fixedStart(template);
+  const literal = !template.includes('{{');
+  return prefixes.some((p) => start.startsWith(p) || (!literal && p.startsWith(start)));
+}
+
 const TEMPLATED = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to', 'model', 'thinking'] as const;
 
 /**
@@ -74,8 +90,16 @@ export function checkMappingRules(config: Config, transformsDir: string): { issu
       if (!r.ok) issues.push({ path: `${at}.model`, message: r.message });
     }
     const prefixes = hooks.allowedSessionKeyPrefixes;
-    if (literal(m.sessionKey) && prefixes !== undefined && !prefixes.some((p) => m.sessionKey!.startsWith(p))) {
-      issues.push({ path: `${at}.sessionKey`, message: 'does not start with any of hooks.allowedSessionKeyPrefixes' });
+    if (m.sessionKey !== undefined && prefixes !== undefined && !canSatisfyPrefixes(m.sessionKey, prefixes)) {
+      issues.push({
+        path: `${at}.sessionKey`,
+        message: literal(m.sessionKey)
+          ? 'does not start with any of hooks.allowedSessionKeyPrefixes'
+          : `can never start with any of hooks.allowedSessionKeyPrefixes: its fixed start "${fixedStart(m.sessionKey)}" rules them out`,
+      });
+    }
+    if (m.channel !== undefined && m.channel !== 'last' && m.deliver !== false && config.channels[m.channel] === undefined) {
+      issues.push({ path: `${at}.channel`, message: `channel ${m.channel} is not configured (channels.${m.channel}); configure it or set deliver: false` });
     }
     if (m.transform !== undefined) {
       const problem = checkTransformModule(transformsDir, m.transform.module);

@@ -8,3 +8,6 @@ export { BUILTIN_ECHO_PROVIDER, resolveModel } from './resolve-model.js';
 export type { ModelResolution } from './resolve-model.js';
 export { isPlainRelative, RESERVED_HOOK_NAMES, trimSlashes } from './check-mapping-rules.js';
 export { GENERATED_SESSION_PREFIX, normalizeHooksPath, transformsRoot } from './check-config-rules.js';
+export { RESTART_ONLY_KEYS, restartOnlyChanges } from './restart-only-changes.js';
+export { checkBind } from './check-bind.js';
+export type { BindCheckDeps } from './check-bind.js';

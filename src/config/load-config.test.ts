@@ -65,6 +65,9 @@ describe('safeParseConfig', () => {
     ['a mapping literal session key outside the prefixes', { hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:'], mappings: [{ sessionKey: 'x:1' }] } }, 'hooks.mappings[0].sessionKey'],
     ['the gmail preset with prefixes that refuse its keys', { hooks: { ...valid.hooks, defaultSessionKey: 'ext:1', allowedSessionKeyPrefixes: ['ext:'], presets: ['gmail'] } }, 'hooks.presets'],
     ['a gmail thinking outside the levels', { hooks: { ...valid.hooks, gmail: { thinking: 'turbo' } } }, 'hooks.gmail.thinking'],
+    ['a mapping routed to a channel that is not configured', { hooks: { ...valid.hooks, mappings: [{ channel: 'telegram' }] } }, 'hooks.mappings[0].channel'],
+    ['a session-key template whose fixed start no prefix allows', { hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:'], mappings: [{ sessionKey: 'gh:{{repo}}' }] } }, 'hooks.mappings[0].sessionKey'],
+    ['a session-key template longer than a prefix yet outside it', { hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:gh:'], mappings: [{ sessionKey: 'hook:gl:{{id}}' }] } }, 'hooks.mappings[0].sessionKey'],
     ['a duplicate model alias', { agents: { defaults: { models: { 'a/x': { alias: 'm' }, 'b/y': { alias: 'm' } } } } }, 'agents.defaults.models.b/y.alias'],
   ];
   for (const [name, raw, where] of refusals) {
@@ -73,6 +76,21 @@ describe('safeParseConfig', () => {
 
   it('leaves templated mapping values to be checked per call', () => {
     assert.deepEqual(paths({ hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:'], mappings: [{ thinking: '{{t}}', model: '{{m}}', sessionKey: '{{k}}' }] } }), []);
+  });
+
+  it('accepts a session-key template that can render into a prefix', () => {
+    const prefixes = ['hook:', 'gh:pr:'];
+    for (const sessionKey of ['hook:{{id}}', 'gh:{{kind}}:{{n}}', 'gh:pr:{{n}}', '{{key}}']) {
+      assert.deepEqual(paths({ hooks: { ...valid.hooks, allowedSessionKeyPrefixes: prefixes, mappings: [{ sessionKey }] } }), [], sessionKey);
+    }
+  });
+
+  it('accepts an unconfigured channel on a mapping that does not deliver, and "last"', () => {
+    assert.deepEqual(paths({ hooks: { ...valid.hooks, mappings: [{ channel: 'telegram', deliver: false }, { channel: 'last' }] } }), []);
+  });
+
+  it('accepts a mapping channel that is configured', () => {
+    assert.deepEqual(paths({ hooks: { ...valid.hooks, mappings: [{ channel: 'telegram' }] }, channels: { telegram: { botToken: '123:abc' } } }), []);
   });
 
   it('accepts an agent model given by alias', () => {
@@ -101,6 +119,68 @@ describe('safeParseConfig', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('safeParseConfig: values from the environment', () => {
+  const parse = (raw: unknown, e: Record<string, string>) => safeParseConfig(raw, { path, env: e });
+
+  it('coerces "${PORT}" to a number where the schema wants one', () => {
+    const r = parse({ ...valid, gateway: { port: '${PORT}' } }, { PORT: '9100' });
+    assert.ok(r.ok, JSON.stringify(r));
+    assert.equal(r.loaded.config.gateway.port, 9100);
+  });
+
+  it('coerces booleans and nested numbers (hooks.enabled, authRateLimit, mapping deliver)', () => {
+    const r = parse({
+      gateway: valid.gateway,
+      hooks: { token: 'hook-secret', enabled: '${ON}', authRateLimit: { maxFailures: '${MAX}' }, mappings: [{ deliver: '${DELIVER}' }] },
+    }, { ON: 'true', MAX: '5', DELIVER: 'false' });
+    assert.ok(r.ok, JSON.stringify(r));
+    assert.equal(r.loaded.config.hooks.enabled, true);
+    assert.equal(r.loaded.config.hooks.authRateLimit.maxFailures, 5);
+    assert.equal(r.loaded.config.hooks.mappings[0]!.deliver, false);
+  });
+
+  it('keeps a value of digits a string where the schema wants a string (a token)', () => {
+    const r = parse({ hooks: { enabled: true, token: '${TOKEN}' } }, { TOKEN: '123456' });
+    assert.ok(r.ok);
+    assert.equal(r.loaded.config.hooks.token, '123456');
+  });
+
+  it('still refuses a literal "80" written in the file (only environment values are coerced)', () => {
+    assert.deepEqual(issuesOf({ gateway: { port: '80' } }).map((i) => i.path), ['gateway.port']);
+  });
+
+  it('refuses an environment value that is not a number, at its path', () => {
+    const r = parse({ gateway: { port: '${PORT}' } }, { PORT: 'eighty' });
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.deepEqual(r.issues.map((i) => i.path), ['gateway.port']);
+  });
+
+  it('takes the port from HOOKGATE_PORT over gateway.port', () => {
+    const r = parse({ ...valid, gateway: { port: 8000 } }, { HOOKGATE_PORT: '9200' });
+    assert.ok(r.ok);
+    assert.equal(r.loaded.config.gateway.port, 9200);
+  });
+
+  it('refuses a HOOKGATE_PORT that is not a port', () => {
+    const r = parse(valid, { HOOKGATE_PORT: '70000' });
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.deepEqual(r.issues.map((i) => i.path), ['HOOKGATE_PORT']);
+  });
+});
+
+describe('safeParseConfig: an OpenClaw hooks section', () => {
+  it('warns about hooks.internal instead of refusing it, and drops it', () => {
+    const r = safeParseConfig({ hooks: { ...valid.hooks, internal: { enabled: true, entries: { 'session-memory': { enabled: true } } } } }, { path, env });
+    assert.ok(r.ok, JSON.stringify(r));
+    assert.deepEqual(r.loaded.warnings.map((w) => w.path), ['hooks.internal']);
+    assert.equal(Object.hasOwn(r.loaded.config.hooks, 'internal'), false);
+  });
+
+  it('still refuses any other unknown hooks key', () => {
+    assert.deepEqual(paths({ hooks: { ...valid.hooks, internal: {}, tokn: 'x' } }), ['hooks.tokn']);
   });
 });
 

@@ -7,6 +7,8 @@ import { ConfigError, type Issue } from '../common/errors.js';
 import { checkConfigRules, normalizeHooksPath, resolveTransformsDir } from './check-config-rules.js';
 import { checkMappingRules } from './check-mapping-rules.js';
 import { ConfigSchema, type Config } from './schema.js';
+import { coerceEnvValues, dotPath, type TypeMismatch } from './coerce-env-values.js';
+import { stripForeignKeys } from './strip-foreign-keys.js';
 import { substituteEnv } from './substitute-env.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -34,13 +36,28 @@ export function resolveConfigPath(flag: string | undefined, env: Env): string {
   return resolve(flag ?? env['HOOKGATE_CONFIG'] ?? join(resolveHome(env), 'hookgate.json'));
 }
 
-function formatPath(segments: readonly PropertyKey[]): string {
-  let out = '';
-  for (const s of segments) {
-    if (typeof s === 'number') out += `[${s}]`;
-    else out += out === '' ? String(s) : `.${String(s)}`;
+const formatPath = dotPath;
+
+function typeMismatches(error: z.ZodError): TypeMismatch[] {
+  const out: TypeMismatch[] = [];
+  for (const i of error.issues) {
+    if (i.code !== 'invalid_type') continue;
+    if (i.expected === 'number') out.push({ path: i.path, expected: 'number' });
+    else if (i.expected === 'boolean') out.push({ path: i.path, expected: 'boolean' });
   }
   return out;
+}
+
+/** `HOOKGATE_PORT` overrides `gateway.port` (containers and process managers set the port this way). */
+function portFromEnv(env: Env, issues: Issue[]): number | undefined {
+  const raw = env['HOOKGATE_PORT'];
+  if (raw === undefined || raw === '') return undefined;
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port > 65_535) {
+    issues.push({ path: 'HOOKGATE_PORT', message: `"${raw}" is not a port number (0-65535)` });
+    return undefined;
+  }
+  return port;
 }
 
 function toIssues(error: z.ZodError): Issue[] {
@@ -61,9 +78,18 @@ export function safeParseConfig(
   options: { path: string; env: Env },
 ): { ok: true; loaded: LoadedConfig } | { ok: false; issues: Issue[] } {
   const envIssues: Issue[] = [];
-  const substituted = substituteEnv(raw, options.env, envIssues);
-  const parsed = ConfigSchema.safeParse(substituted);
+  const foreign: Issue[] = [];
+  const fromEnv = new Set<string>();
+  const substituted = substituteEnv(stripForeignKeys(raw, foreign), options.env, envIssues, '', fromEnv);
+  let parsed = ConfigSchema.safeParse(substituted);
+  // A coerced value can uncover a deeper mismatch (defaults fill in behind it): a few rounds at most.
+  for (let round = 0; round < 3 && !parsed.success; round++) {
+    if (coerceEnvValues(substituted, typeMismatches(parsed.error), fromEnv) === 0) break;
+    parsed = ConfigSchema.safeParse(substituted);
+  }
+  const port = portFromEnv(options.env, envIssues);
   if (!parsed.success) return { ok: false, issues: [...envIssues, ...toIssues(parsed.error)] };
+  if (port !== undefined) parsed.data.gateway.port = port;
   const dir = dirname(options.path);
   const issues = [...envIssues, ...checkConfigRules(parsed.data, dir)];
   const transformsDir = resolveTransformsDir(dir, parsed.data.hooks.transformsDir);
@@ -75,7 +101,7 @@ export function safeParseConfig(
   if (config.store.driver === 'sqlite' && !isAbsolute(config.store.path)) {
     config.store.path = resolve(dir, config.store.path);
   }
-  return { ok: true, loaded: { config, path: options.path, dir, transformsDir, warnings: mappings.warnings } };
+  return { ok: true, loaded: { config, path: options.path, dir, transformsDir, warnings: [...foreign, ...mappings.warnings] } };
 }
 
 /** Parses JSON5 text, reporting a syntax error with its line and column. */

@@ -23,48 +23,54 @@ const source = (hook: string): ActionSource => ({ hook, external: true, allowUns
 const WAKE_SOURCE = source('wake');
 const AGENT_SOURCE = source('agent');
 
-/**
- * Builds the action for `/wake`, `/agent` or a mapped name, applies policy, and records it: the
- * returned promise resolves only after the store has committed, so the caller may acknowledge.
- */
-export function createHookHandler(deps: {
+/** What building an action needs: everything but the store. */
+export interface HookActionDeps {
   policy: Policy;
-  store: IngressStore;
   clock: Clock;
   /** User mappings, then presets. */
   mappings: readonly CompiledMapping[];
   runTransform: TransformRunner;
-}): HookHandler {
-  const { policy, store } = deps;
-  const recordWake = async (request: WakeRequest, ingress: IngressStore): Promise<HookOutcome> => {
-    const event = policy.resolveWake(request);
-    await ingress.addSystemEvent(event);
-    return { kind: 'wake', event };
-  };
-  const recordRun = async (request: AgentRequest, ingress: IngressStore): Promise<HookOutcome> => {
-    const run = policy.resolveAgentRun(request);
-    await ingress.enqueueRun(run);
-    return { kind: 'agent', run };
-  };
-  return async (call, ingress = store) => {
-    switch (call.name) {
-      case 'wake': {
-        const wake = parseWakePayload(call.payload);
-        return recordWake({ text: wake.text, mode: wake.mode, source: WAKE_SOURCE }, ingress);
-      }
-      case 'agent':
-        return recordRun({ ...parseAgentPayload(call.payload), sessionKeyOrigin: 'request', source: AGENT_SOURCE }, ingress);
-      default: {
-        const mapped = await buildMappedRequest(deps.mappings, deps.runTransform, call, deps.clock.now());
-        switch (mapped.kind) {
-          case 'wake':
-            return recordWake(mapped.request, ingress);
-          case 'agent':
-            return recordRun(mapped.request, ingress);
-          case 'skip':
-            return { kind: 'skip' };
-        }
+}
+
+/**
+ * Builds the action a hook call stands for, policy applied and every default filled, without
+ * recording it: the gateway records what this returns; `hookgate mappings test` only prints it.
+ */
+export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall): Promise<HookOutcome> {
+  const { policy } = deps;
+  const wake = (request: WakeRequest): HookOutcome => ({ kind: 'wake', event: policy.resolveWake(request) });
+  const run = (request: AgentRequest): HookOutcome => ({ kind: 'agent', run: policy.resolveAgentRun(request) });
+  switch (call.name) {
+    case 'wake': {
+      const payload = parseWakePayload(call.payload);
+      return wake({ text: payload.text, mode: payload.mode, source: WAKE_SOURCE });
+    }
+    case 'agent':
+      return run({ ...parseAgentPayload(call.payload), sessionKeyOrigin: 'request', source: AGENT_SOURCE });
+    default: {
+      const mapped = await buildMappedRequest(deps.mappings, deps.runTransform, call, deps.clock.now());
+      switch (mapped.kind) {
+        case 'wake':
+          return wake(mapped.request);
+        case 'agent':
+          return run(mapped.request);
+        case 'skip':
+          return { kind: 'skip' };
       }
     }
+  }
+}
+
+/**
+ * Builds the action for `/wake`, `/agent` or a mapped name, applies policy, and records it: the
+ * returned promise resolves only after the store has committed, so the caller may acknowledge.
+ */
+export function createHookHandler(deps: HookActionDeps & { store: IngressStore }): HookHandler {
+  const { store } = deps;
+  return async (call, ingress = store) => {
+    const outcome = await buildHookAction(deps, call);
+    if (outcome.kind === 'wake') await ingress.addSystemEvent(outcome.event);
+    else if (outcome.kind === 'agent') await ingress.enqueueRun(outcome.run);
+    return outcome;
   };
 }

@@ -58,13 +58,16 @@ describe('createRequestHandler bounds', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'hookgate-handler-'));
-    const handler = createRequestHandler({
+    const settings = {
       hooks: HooksSchema.parse({ enabled: true, token: TOKEN, maxBodiesPerClient: 2 }),
       bodyTimeoutMs: 10_000,
       verifyToken: createTokenVerifier(TOKEN),
+      handleHook: (call: Parameters<HookHandler>[0]) => handleHook(call),
+    };
+    const handler = createRequestHandler({
+      settings: () => settings,
       limiter: createAuthLimiter({ maxFailures: 20, windowSeconds: 60, lockoutSeconds: 60, maxClients: 100 }),
       clientAddress: createClientAddressResolver([]),
-      handleHook: (call) => handleHook(call),
       // A clock that never moves: every outage line after the first falls in the same interval.
       clock: { now: () => 1_000_000, sleep: async () => undefined },
       log: createLog({ level: 'debug', write: (l) => logLines.push(JSON.parse(l) as Record<string, unknown>) }),
@@ -105,7 +108,7 @@ describe('createRequestHandler bounds', () => {
     } finally {
       holder.exec('ROLLBACK');
     }
-    const outage = logLines.slice(before).filter((l) => l['level'] === 'error');
+    const outage = logLines.slice(before).filter((l) => l['level'] === 50);
     assert.equal(outage.length, 1, JSON.stringify(outage));
     assert.equal(outage[0]!['code'], 'SQLITE_BUSY');
     assert.equal(outage[0]!['stack'], undefined);

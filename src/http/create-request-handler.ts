@@ -2,24 +2,31 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthLimiter } from '../auth/index.js';
 import { extractToken } from '../auth/index.js';
 import type { Clock } from '../common/clock.js';
-import { createThrottledLog } from '../common/create-throttled-log.js';
 import { RequestError } from '../common/errors.js';
+import { createThrottledLog } from '../common/create-throttled-log.js';
 import { textExceedsJsonDepth } from '../common/json-depth.js';
 import type { Log } from '../common/log.js';
 import type { HooksConfig } from '../config/index.js';
 import type { HookHandler, HookOutcome, Payload } from '../hooks/index.js';
 import { isStoreUnavailable } from '../store/index.js';
+import { logAccessOnClose, type AccessEntry } from './access-log.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
 import type { RequestObserver } from './request-observer.js';
 import { sendError, sendJson } from './send-response.js';
 
-export interface RequestHandlerDeps {
+/** The parts built from the config file, which a reload replaces as a whole. */
+export interface IngressSettings {
   hooks: HooksConfig;
   bodyTimeoutMs: number;
   verifyToken: (candidate: string | undefined) => boolean;
+  handleHook: HookHandler;
+}
+
+export interface RequestHandlerDeps {
+  /** Read once per request, so a request runs start to end on one config. */
+  settings: () => IngressSettings;
   limiter: AuthLimiter;
   clientAddress: (socketAddress: string | undefined, forwardedFor: string | string[] | undefined) => string;
-  handleHook: HookHandler;
   clock: Clock;
   log: Log;
   /** False until the store is open, and again while shutting down. */
@@ -70,37 +77,33 @@ function outcomeResponse(outcome: HookOutcome): { status: number; body: string }
  * its depth (400), hook (400/404), durable record (503 when the store cannot write), answer.
  */
 export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
-  const base = deps.hooks.path;
-  const prefix = `${base}/`;
-  const enabled = deps.hooks.enabled;
-  const limits = { maxBytes: deps.hooks.maxBodyBytes, timeoutMs: deps.bodyTimeoutMs };
-  const maxBodiesPerClient = deps.hooks.maxBodiesPerClient;
   /** Bodies being read per client address; an address leaves the map when its count is back to 0. */
   const reading = new Map<string, number>();
   const reportStoreOutage = createThrottledLog(deps.log, 'error', 'store cannot write; answering 503 store_unavailable', {
     intervalMs: STORE_LOG_INTERVAL_MS,
     now: deps.clock.now,
   });
-
-  const fail = (req: IncomingMessage, res: ServerResponse, error: unknown, bodyWithheld = false): void => {
+  const fail = (req: IncomingMessage, res: ServerResponse, entry: AccessEntry, error: unknown, bodyWithheld = false): void => {
     if (error instanceof ClientGoneError) return;
     deps.observer?.noteError(res, error);
     if (!(error instanceof RequestError) && isStoreUnavailable(error)) {
+      entry.code = 'store_unavailable';
       reportStoreOutage({ code: (error as { code?: unknown }).code, error: (error as Error).message });
       sendError(req, res, new RequestError('store_unavailable', { retryAfterSeconds: STORE_RETRY_AFTER_SECONDS }), { bodyWithheld });
       return;
     }
     if (error instanceof RequestError) {
-      if (error.status >= 500) deps.log.error('request failed', { code: error.code, err: error.cause ?? error });
-      else deps.log.debug('request rejected', { code: error.code, status: error.status });
+      entry.code = error.code;
+      if (error.status >= 500) deps.log.error('request failed', { code: error.code, hook: entry.hook, err: error.cause ?? error });
       sendError(req, res, error, { bodyWithheld });
       return;
     }
-    deps.log.error('request failed', { err: error });
+    entry.code = 'internal_error';
+    deps.log.error('request failed', { hook: entry.hook, err: error });
     sendError(req, res, new RequestError('internal_error'), { bodyWithheld });
   };
 
-  const readCounted = async (req: IncomingMessage, client: string): Promise<Buffer> => {
+  const readCounted = async (req: IncomingMessage, client: string, limits: { maxBytes: number; timeoutMs: number }): Promise<Buffer> => {
     reading.set(client, (reading.get(client) ?? 0) + 1);
     try {
       return await readBody(req, limits);
@@ -110,25 +113,30 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       else reading.set(client, left);
     }
   };
-  const handleHook = async (req: IncomingMessage, res: ServerResponse, name: string, client: string, expectsContinue: boolean) => {
-    if ((reading.get(client) ?? 0) >= maxBodiesPerClient) {
-      fail(req, res, new RequestError('too_many_bodies', { retryAfterSeconds: BODIES_RETRY_AFTER_SECONDS }), expectsContinue);
+  const handleHook = async (
+    req: IncomingMessage, res: ServerResponse, entry: AccessEntry, settings: IngressSettings, name: string, expectsContinue: boolean,
+  ) => {
+    const limits = { maxBytes: settings.hooks.maxBodyBytes, timeoutMs: settings.bodyTimeoutMs };
+    if ((reading.get(entry.client) ?? 0) >= settings.hooks.maxBodiesPerClient) {
+      fail(req, res, entry, new RequestError('too_many_bodies', { retryAfterSeconds: BODIES_RETRY_AFTER_SECONDS }), expectsContinue);
       return;
     }
     if (expectsContinue) {
       // Refuse a declared oversize body before inviting it.
       const tooLarge = checkDeclaredLength(req, limits.maxBytes);
       if (tooLarge !== null) {
-        fail(req, res, tooLarge, true);
+        fail(req, res, entry, tooLarge, true);
         return;
       }
       res.writeContinue();
     }
     try {
-      const raw = await readCounted(req, client);
+      const raw = await readCounted(req, entry.client, limits);
       deps.observer?.noteBody(res, raw);
       const call = { name, payload: parseJsonObject(raw), headers: req.headers, url: req.url ?? '' };
-      const outcome = await deps.handleHook(call, deps.observer?.ingress(res));
+      const outcome = await settings.handleHook(call, deps.observer?.ingress(res));
+      if (outcome.kind === 'wake') entry.eventId = outcome.event.id;
+      else if (outcome.kind === 'agent') entry.runId = outcome.run.id;
       const { status, body } = outcomeResponse(outcome);
       if (status === 204) {
         res.writeHead(204);
@@ -137,7 +145,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
         sendJson(res, status, body);
       }
     } catch (error) {
-      fail(req, res, error);
+      fail(req, res, entry, error);
     }
   };
 
@@ -155,39 +163,44 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       deps.admin(req, res, expectsContinue);
       return;
     }
-    if (!enabled || !path.startsWith(prefix)) {
-      fail(req, res, new RequestError('not_found'), expectsContinue);
-      return;
-    }
-    deps.observer?.begin(req, res, path);
-    if (req.method !== 'POST') {
-      fail(req, res, new RequestError('method_not_allowed'), expectsContinue);
-      return;
-    }
-    if (q !== -1 && new URLSearchParams(url.slice(q + 1)).has('token')) {
-      fail(req, res, new RequestError('token_in_query'), expectsContinue);
-      return;
-    }
+    const settings = deps.settings();
+    const prefix = `${settings.hooks.path}/`;
     const client = deps.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
-    const now = deps.clock.now();
-    const lock = deps.limiter.check(client, now);
-    if (lock.locked) {
-      fail(req, res, new RequestError('rate_limited', { retryAfterSeconds: lock.retryAfterSeconds }), expectsContinue);
-      return;
-    }
-    if (!deps.verifyToken(extractToken(req.headers))) {
-      const after = deps.limiter.recordFailure(client, now);
-      if (after.locked) deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds });
-      fail(req, res, new RequestError('unauthorized'), expectsContinue);
-      return;
-    }
-    if (!deps.isReady()) {
-      fail(req, res, new RequestError('unavailable'), expectsContinue);
+    const entry: AccessEntry = { method: req.method ?? '', path, hook: null, client, code: null };
+    logAccessOnClose(res, entry, { log: deps.log, now: deps.clock.now, startedAt: deps.clock.now() });
+    if (!settings.hooks.enabled || !path.startsWith(prefix)) {
+      fail(req, res, entry, new RequestError('not_found'), expectsContinue);
       return;
     }
     // One trailing slash is tolerated: `/hooks/wake/` is `/hooks/wake`.
     let name = path.slice(prefix.length);
     if (name.endsWith('/')) name = name.slice(0, -1);
-    void handleHook(req, res, name, client, expectsContinue);
+    entry.hook = name;
+    deps.observer?.begin(res, entry);
+    if (req.method !== 'POST') {
+      fail(req, res, entry, new RequestError('method_not_allowed'), expectsContinue);
+      return;
+    }
+    if (q !== -1 && new URLSearchParams(url.slice(q + 1)).has('token')) {
+      fail(req, res, entry, new RequestError('token_in_query'), expectsContinue);
+      return;
+    }
+    const now = deps.clock.now();
+    const lock = deps.limiter.check(client, now);
+    if (lock.locked) {
+      fail(req, res, entry, new RequestError('rate_limited', { retryAfterSeconds: lock.retryAfterSeconds }), expectsContinue);
+      return;
+    }
+    if (!settings.verifyToken(extractToken(req.headers))) {
+      const after = deps.limiter.recordFailure(client, now);
+      if (after.locked) deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds });
+      fail(req, res, entry, new RequestError('unauthorized'), expectsContinue);
+      return;
+    }
+    if (!deps.isReady()) {
+      fail(req, res, entry, new RequestError('unavailable'), expectsContinue);
+      return;
+    }
+    void handleHook(req, res, entry, settings, name, expectsContinue);
   };
 }

@@ -1,6 +1,6 @@
 /** HTTP edge: routing, body limits, client address, error responses, the `node:http` binding. */
 export { createRequestHandler } from './create-request-handler.js';
-export type { RequestHandler, RequestHandlerDeps } from './create-request-handler.js';
+export type { IngressSettings, RequestHandler, RequestHandlerDeps } from './create-request-handler.js';
 export { createHttpServer } from './create-http-server.js';
 export type { HttpServer } from './create-http-server.js';
 export { createClientAddressResolver, foldAddress } from './resolve-client-address.js';

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { IngressStore } from '../store/index.js';
 
 /**
@@ -6,8 +6,8 @@ import type { IngressStore } from '../store/index.js';
  * response, so the pipeline passes nothing around but what it already holds.
  */
 export interface RequestObserver {
-  /** A request under the hooks path arrived (`path` without its query). */
-  begin(req: IncomingMessage, res: ServerResponse, path: string): void;
+  /** A request under the hooks path arrived (`path` without its query; `hook` the name after the prefix). */
+  begin(res: ServerResponse, request: { method: string; path: string; hook: string | null; client: string }): void;
   /** The body as read, once it is complete. */
   noteBody(res: ServerResponse, raw: Buffer): void;
   /** The error the request is being refused with. */

@@ -31,7 +31,7 @@ export interface ModelTurn {
  * in entries and characters) and the new message, retried while `timeoutMs` allows.
  * @throws TurnTimeoutError when the time runs out; the provider's error otherwise.
  */
-export async function callModelTurn(deps: Pick<RuntimeDeps, 'store' | 'clock' | 'retry'>, turn: ModelTurn): Promise<string> {
+export async function callModelTurn(deps: Pick<RuntimeDeps, 'store' | 'clock' | 'retry' | 'log'>, turn: ModelTurn): Promise<string> {
   const started = deps.clock.now();
   const controller = new AbortController();
   let timedOut = false;
@@ -47,7 +47,7 @@ export async function callModelTurn(deps: Pick<RuntimeDeps, 'store' | 'clock' | 
       messages: [...fitHistory(history), { role: 'user', content: turn.content }],
       thinking: turn.thinking,
       signal: AbortSignal.any([controller.signal, turn.shutdown]),
-    }, started + turn.timeoutMs, deps.retry);
+    }, started + turn.timeoutMs, { ...deps.retry, log: deps.log });
     return result.text;
   } catch (error) {
     if (timedOut) throw new TurnTimeoutError(turn.timeoutMs, { cause: error });

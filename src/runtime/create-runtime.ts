@@ -54,8 +54,10 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
         runTurn: async (trigger) => {
           try {
             // Another process holding the agent's lease runs the turn (it hears the same signal).
-            const more = await withHeartbeatLease(deps, { agentId, owner, leaseMs, shutdown: shutdown.signal },
-              (lease) => runHeartbeatTurn(deps, agentId, trigger, lease));
+            // A periodic tick skips an agent another replica gave a turn within half a period.
+            const minIntervalMs = trigger === 'periodic' ? Math.floor(everyMs / 2) : undefined;
+            const lease = { agentId, owner, leaseMs, shutdown: shutdown.signal, ...(minIntervalMs === undefined ? {} : { minIntervalMs }) };
+            const more = await withHeartbeatLease(deps, lease, (held) => runHeartbeatTurn(deps, agentId, trigger, held));
             // Events beyond one turn's share wait for the next turn, which is asked for at once.
             if (more === true) schedulerFor(agentId).request();
           } catch (error) {
@@ -90,7 +92,9 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
         log.warn('recovered interrupted runs', { requeued: r.requeued, failed: r.abandoned.map((run) => run.id) });
       }
       for (const run of r.abandoned) {
-        await finishRun(deps, run, { state: 'failed', reply: null, error: 'interrupted', modelUsed: null, content: '', started: clock.now() });
+        await finishRun(deps, run, {
+          state: 'failed', reply: null, error: 'interrupted', category: 'interrupted', modelUsed: null, content: '', started: clock.now(),
+        });
       }
       for (const agentId of await store.recoverExpiredHeartbeats()) {
         log.warn('heartbeat lease expired with its turn unfinished; running it again', { agentId });

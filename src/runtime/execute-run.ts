@@ -4,6 +4,7 @@ import type { ClaimedRun, NewSystemEvent, RunOutcomeState, RunRecord } from '../
 import { buildRunMessage, buildRunSummary } from './build-prompts.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
 import { callModelTurn, TurnTimeoutError } from './call-model-turn.js';
+import { classifyRunError, type RunErrorCategory } from './classify-run-error.js';
 import { resolveAgentProfile } from './resolve-agent-profile.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import { createBoundaryId, looksLikeInjection } from './wrap-external-content.js';
@@ -45,6 +46,7 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
   let reply: string | null = null;
   let error: string | null = null;
   let modelUsed: string | null = null;
+  let category: RunErrorCategory | null = null;
   try {
     const model = deps.models.resolve(run.model ?? profile.model);
     modelUsed = model.ref;
@@ -60,6 +62,7 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
     state = 'succeeded';
   } catch (err) {
     state = err instanceof TurnTimeoutError ? 'timed_out' : 'failed';
+    category = classifyRunError(err);
     error = state === 'timed_out' ? `timed out after ${run.timeoutSeconds} s` : (err as Error).message;
   }
   if (shutdown.aborted && state !== 'succeeded') {
@@ -67,17 +70,20 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
     if (await deps.store.releaseRun(run)) log.info('run handed back', { runId: run.id, reason: String(shutdown.reason) });
     return { state, recorded: false };
   }
-  return finishRun(deps, run, { state, reply, error, modelUsed, content, started });
+  return finishRun(deps, run, { state, reply, error, category, modelUsed, content, started });
 }
 
 /** Records a run's outcome under its claim: the run, its transcript, summary and delivery, in one transaction. */
 export async function finishRun(
   deps: RuntimeDeps,
   run: ClaimedRun,
-  outcome: { state: RunOutcomeState; reply: string | null; error: string | null; modelUsed: string | null; content: string; started: number },
+  outcome: {
+    state: RunOutcomeState; reply: string | null; error: string | null; category: RunErrorCategory | null; modelUsed: string | null;
+    content: string; started: number;
+  },
 ): Promise<RunResult> {
   const { config, clock, log } = deps;
-  const { state, reply, error, modelUsed, content, started } = outcome;
+  const { state, reply, error, category, modelUsed, content, started } = outcome;
   const at = clock.now();
   const deliver = state === 'succeeded' && run.deliver && reply !== null
     && !isHeartbeatAck(reply, config.agents.defaults.heartbeat.ackMaxChars);
@@ -103,7 +109,8 @@ export async function finishRun(
     log.warn('run finished on a stale claim; outcome discarded', { runId: run.id });
     return { state, recorded };
   }
-  log.info('run finished', { runId: run.id, state, model: modelUsed, ms: at - started });
+  if (state === 'succeeded') log.info('run finished', { runId: run.id, state, model: modelUsed, ms: at - started });
+  else log.warn('run failed', { runId: run.id, hook: run.source.hook, state, category, error, model: modelUsed, ms: at - started });
   if (delivery !== null) deps.delivery.deliver(delivery);
   return { state, recorded };
 }

@@ -4,6 +4,12 @@ import { createLog } from '../common/log.js';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../test/helpers/store-fixture.js';
 import { withHeartbeatLease } from './with-heartbeat-lease.js';
 
+/** Waits (in real time, briefly) for what a database round trip makes true. */
+async function eventually(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(cond(), 'condition never became true');
+}
+
 describeEachDriver('withHeartbeatLease', (driver) => {
   let f: StoreFixture;
   const log = createLog({ level: 'silent' });
@@ -41,13 +47,19 @@ describeEachDriver('withHeartbeatLease', (driver) => {
       signal = lease.signal;
       return new Promise<void>((resolve) => lease.signal.addEventListener('abort', () => resolve(), { once: true }));
     });
-    await f.clock.advance(1000);
+    await eventually(() => signal !== undefined);
+    for (let i = 0; i < 10; i++) {
+      await f.clock.advance(100);
+      // Each renewal is a round trip to the database: let it land before time moves on.
+      await eventually(() => f.clock.sleepers() > 0);
+    }
     assert.equal(signal?.aborted, false, 'renewed every third of the lease, so never lost');
     assert.equal(await f.store.claimHeartbeat({ agentId: 'main', owner: 'b', leaseMs: 300 }), null);
     // A peer takes the agent over (as after this process stalled past its lease).
     await f.store.releaseHeartbeat({ agentId: 'main', claimId });
     assert.ok(await f.store.claimHeartbeat({ agentId: 'main', owner: 'b', leaseMs: 10_000 }));
     await f.clock.advance(100);
+    await eventually(() => signal?.aborted === true);
     await turn;
     assert.equal(signal?.aborted, true, 'the turn was told its lease is gone');
     assert.equal(await f.store.claimHeartbeat({ agentId: 'main', owner: 'c', leaseMs: 300 }), null, "the peer's lease was not released by the loser");

@@ -4,16 +4,19 @@ import type { HeartbeatLease } from './run-heartbeat-turn.js';
 
 /**
  * Runs `turn` under the agent's heartbeat lease, renewed every third of `leaseMs` while it runs,
- * and released after. Resolves `undefined` without running it when another process holds the lease.
+ * and released after. Resolves `undefined` without running it when another process holds the lease
+ * (or, with `minIntervalMs`, gave the agent a turn that recently).
  * The lease's signal aborts at shutdown or when a renewal finds the lease lost.
  */
 export async function withHeartbeatLease<T>(
   deps: Pick<RuntimeDeps, 'store' | 'clock' | 'log'>,
-  o: { agentId: string; owner: string; leaseMs: number; shutdown: AbortSignal },
+  o: { agentId: string; owner: string; leaseMs: number; shutdown: AbortSignal; minIntervalMs?: number },
   turn: (lease: HeartbeatLease) => Promise<T>,
 ): Promise<T | undefined> {
   const { store, clock, log } = deps;
-  const claim = await store.claimHeartbeat({ agentId: o.agentId, owner: o.owner, leaseMs: o.leaseMs });
+  const claim = await store.claimHeartbeat({
+    agentId: o.agentId, owner: o.owner, leaseMs: o.leaseMs, ...(o.minIntervalMs === undefined ? {} : { minIntervalMs: o.minIntervalMs }),
+  });
   if (claim === null) return undefined;
   const lost = new AbortController();
   const done = new AbortController();

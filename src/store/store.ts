@@ -100,8 +100,12 @@ export interface RequestLog {
 
 /** Heartbeat turns: one runner per agent across every process sharing the store. */
 export interface HeartbeatQueue {
-  /** Takes the agent's heartbeat lease; `null` while another claim holds it. */
-  claimHeartbeat(options: { agentId: string; owner: string; leaseMs: number }): Promise<HeartbeatClaim | null>;
+  /**
+   * Takes the agent's heartbeat lease; `null` while another claim holds it, or when `minIntervalMs`
+   * is given and the agent's last recorded turn is more recent than that (so replicas ticking
+   * on their own clocks give an agent one periodic turn, not one each).
+   */
+  claimHeartbeat(options: { agentId: string; owner: string; leaseMs: number; minIntervalMs?: number }): Promise<HeartbeatClaim | null>;
   /** Extends the lease; `false` when the claim is no longer current. */
   renewHeartbeat(claim: HeartbeatClaim, leaseMs: number): Promise<boolean>;
   /** Gives the lease up after a turn. */

@@ -100,10 +100,10 @@ describe('a fleet of three replicas on one PostgreSQL database', async () => {
           killed = true;
           await replicas[victim]!.kill();
         }
-        const port = ports[i % REPLICAS]!;
         try {
           if (i % 6 === 5) {
             const r = Math.floor(i / 6);
+            const port = ports[r % REPLICAS]!;
             const tag = `r${r}`;
             const res = await post(port, 'agent', {
               message: `task [${tag}]`, name: tag, model: r % 2 === 0 ? 'echo/echo' : 'fake/m', channel: 'telegram', to: '42',
@@ -111,6 +111,7 @@ describe('a fleet of three replicas on one PostgreSQL database', async () => {
             });
             if (res.status === 202) ackedRuns.set(String(res.json.runId), tag);
           } else {
+            const port = ports[i % REPLICAS]!;
             const res = await post(port, 'wake', { text: `wake ${i}`, mode: i % 50 === 0 ? 'now' : 'next-heartbeat' });
             if (res.status === 200) ackedWakes.push(String(res.json.eventId));
           }

@@ -121,7 +121,7 @@ function assertGenericFailure(res: HttpResult, ...secrets: string[]): void {
 
 /** Log lines at level error that mention `needle`. */
 function errorLogsWith(needle: string): string[] {
-  return gw.logLines.filter((line) => (JSON.parse(line) as { level?: unknown }).level === 'error' && line.includes(needle));
+  return gw.logLines.filter((line) => (JSON.parse(line) as { level?: unknown }).level === 50 && line.includes(needle));
 }
 
 describe('mapped hooks: transform results', () => {
@@ -190,7 +190,8 @@ describe('mapped hooks: what a transform sees', () => {
       headers: { 'X-GitHub-Event': 'push', 'X-Mixed-Case': 'Value' },
     }));
     assert.deepEqual(s.payload, payload);
-    assert.equal(s.url, '/hooks/echo-input?delivery=42');
+    // `url` is a URL (OpenClaw's shape); JSON.stringify writes its href, on the request's host.
+    assert.equal(s.url, `http://127.0.0.1:${gw.port}/hooks/echo-input?delivery=42`);
     assert.equal(s.path, 'echo-input');
     assert.equal(s.headers['x-github-event'], 'push');
     assert.equal(s.headers['x-mixed-case'], 'Value');

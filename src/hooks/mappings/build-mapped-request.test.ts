@@ -255,6 +255,20 @@ describe('buildMappedRequest: transforms', () => {
     assert.equal(wake.mode, 'next-heartbeat');
   });
 
+  it('reads the action from kind, as OpenClaw transforms return it', async () => {
+    const wake = wakeOf(await buildOne(withTransform(), { n: 1 }, fakeRunner({ kind: 'wake', text: 'kind wake' }).run));
+    assert.equal(wake.text, 'kind wake');
+  });
+
+  it('lets action win over kind when a transform returns both', async () => {
+    const request = agentOf(await buildOne(withTransform(), { n: 1 }, fakeRunner({ kind: 'wake', action: 'agent', message: 'both' }).run));
+    assert.equal(request.message, 'both');
+  });
+
+  it('refuses a kind other than wake or agent, naming action', async () => {
+    await assertRejects(buildOne(withTransform(), { n: 1 }, fakeRunner({ kind: 'email' }).run), 'invalid_payload', 'action');
+  });
+
   it('lets a transform override the wake mode set by the mapping', async () => {
     const mapping = { action: 'wake', textTemplate: 'x', wakeMode: 'now', transform: { module: 'shape.js' } };
     assert.equal(wakeOf(await buildOne(mapping, {}, fakeRunner({ mode: 'next-heartbeat' }).run)).mode, 'next-heartbeat');

@@ -103,6 +103,8 @@ async function applyTransform(mapped: CompiledMapping, input: TransformInput, fi
   }
   const out = { ...fields };
   for (const key of OVERRIDABLE) if (Object.hasOwn(result, key)) out[key] = (result as Payload)[key];
+  // OpenClaw transforms name the action `kind`; `action` wins when both are set.
+  if (Object.hasOwn(result, 'kind') && !Object.hasOwn(result, 'action')) out['action'] = (result as Payload)['kind'];
   // `mode` is the wake's name for `wakeMode`; a transform's `mode` overrides the mapping's wakeMode.
   if (Object.hasOwn(result, 'mode') && !Object.hasOwn(result, 'wakeMode')) out['wakeMode'] = (result as Payload)['mode'];
   return out;

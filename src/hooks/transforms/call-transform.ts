@@ -3,7 +3,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { isInsideDir } from '../../common/is-inside-dir.js';
-import { TransformError, type TransformInput } from './transform-types.js';
+import { TransformError, type TransformContext, type TransformInput } from './transform-types.js';
 
 const TS = /\.m?ts$/;
 
@@ -58,14 +58,47 @@ export async function loadTransformModule(transformsDir: string, file: string): 
   }
 }
 
+/** The export called when none is configured: `default`, else a named `transform` (OpenClaw's habit). */
+export const DEFAULT_EXPORT = 'default';
+const FALLBACK_EXPORT = 'transform';
+
+/** Picks the function to call, or explains why there is none. */
+export function pickTransformExport(mod: Record<string, unknown>, exportName: string): { fn: (ctx: TransformContext) => unknown } | { problem: string } {
+  const fn = mod[exportName];
+  if (typeof fn === 'function') return { fn: fn as (ctx: TransformContext) => unknown };
+  const fallback = exportName === DEFAULT_EXPORT ? mod[FALLBACK_EXPORT] : undefined;
+  if (typeof fallback === 'function') return { fn: fallback as (ctx: TransformContext) => unknown };
+  const exported = Object.keys(mod).filter((k) => typeof mod[k] === 'function');
+  const has = exported.length === 0 ? 'it exports no function' : `its functions: ${exported.join(', ')}`;
+  if (exportName !== DEFAULT_EXPORT || mod[DEFAULT_EXPORT] !== undefined) {
+    return { problem: `export "${exportName}" is not a function (${has})` };
+  }
+  return { problem: `exports neither a default function nor a function named "transform" (${has})` };
+}
+
+/** `input.url` as a `URL`, on the request's own host when it names a valid one. */
+function toUrl(input: TransformInput): URL {
+  try {
+    return new URL(input.url, `http://${input.headers['host'] ?? 'localhost'}`);
+  } catch {
+    return new URL(input.url, 'http://localhost');
+  }
+}
+
 /** Loads the module and calls its export with the input. */
 export async function callTransform(transformsDir: string, file: string, exportName: string, input: TransformInput): Promise<unknown> {
   const mod = await loadTransformModule(transformsDir, file);
-  const fn = mod[exportName];
-  if (typeof fn !== 'function') throw new TransformError(`transform export "${exportName}" is not a function: ${file}`);
+  const picked = pickTransformExport(mod, exportName);
+  if ('problem' in picked) throw new TransformError(`transform ${picked.problem}: ${file}`);
   try {
-    return await (fn as (input: TransformInput) => unknown)(input);
+    return await picked.fn({ ...input, url: toUrl(input) });
   } catch (error) {
     throw new TransformError(`transform threw: ${describeError(error)}`, { cause: error });
   }
+}
+
+/** Loads the module and names the problem with the export the mapping would call, or `null`. */
+export async function probeTransform(transformsDir: string, file: string, exportName: string): Promise<string | null> {
+  const picked = pickTransformExport(await loadTransformModule(transformsDir, file), exportName);
+  return 'problem' in picked ? picked.problem : null;
 }

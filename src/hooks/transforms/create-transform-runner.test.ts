@@ -7,7 +7,7 @@ import { createTransformRunner, TransformError, type TransformInput, type Transf
 
 const INPUT: TransformInput = {
   payload: { n: 2, who: 'kestrel' },
-  headers: { 'x-github-event': 'push' },
+  headers: { 'x-github-event': 'push', host: 'gateway.example:8787' },
   url: '/hooks/shape?x=1',
   path: 'shape',
 };
@@ -75,10 +75,48 @@ after(async () => {
   rmSync(base, { recursive: true, force: true });
 });
 
+describe('createTransformRunner: probe', () => {
+  it('answers null for a module whose export is a function, without calling it', async () => {
+    write('probe-ok.js', 'globalThis.called = 0;\nexport default () => { throw new Error("must not be called"); };');
+    assert.equal(await run.probe({ file: join(root, 'probe-ok.js'), exportName: 'default', timeoutMs: TIMEOUT_MS, key: 'probe', maxMemoryMb: 64, maxResultBytes: 262_144 }), null);
+  });
+
+  it('names the problem when the configured export is not a function', async () => {
+    write('probe-bad.js', 'export const toAction = "not a function";');
+    const problem = await run.probe({ file: join(root, 'probe-bad.js'), exportName: 'toAction', timeoutMs: TIMEOUT_MS, key: 'probe', maxMemoryMb: 64, maxResultBytes: 262_144 });
+    assert.match(String(problem), /export "toAction" is not a function/);
+  });
+
+  it('fails for a module that does not load', async () => {
+    write('probe-throws.js', 'throw new Error("probe kaboom");');
+    await assertTransformError(run.probe({ file: join(root, 'probe-throws.js'), exportName: 'default', timeoutMs: TIMEOUT_MS, key: 'probe', maxMemoryMb: 64, maxResultBytes: 262_144 }), /failed to load.*probe kaboom/);
+  });
+});
+
 describe('createTransformRunner: JavaScript modules', () => {
   it('calls the default export with the input and returns its result', async () => {
     write('default.js', 'export default (input) => ({ message: `${input.path}:${input.payload.n}:${input.headers["x-github-event"]}:${input.url}` });');
-    assert.deepEqual(await call('default.js'), { message: 'shape:2:push:/hooks/shape?x=1' });
+    assert.deepEqual(await call('default.js'), { message: 'shape:2:push:http://gateway.example:8787/hooks/shape?x=1' });
+  });
+
+  it('passes url as a URL, so searchParams and pathname work (OpenClaw transforms use them)', async () => {
+    write('url.js', 'export default (ctx) => ({ message: `${ctx.url instanceof URL}:${ctx.url.pathname}:${ctx.url.searchParams.get("x")}` });');
+    assert.deepEqual(await call('url.js'), { message: 'true:/hooks/shape:1' });
+  });
+
+  it('calls a named transform export when there is no default export', async () => {
+    write('openclaw-style.js', 'export function transform(ctx) { return { message: "named transform " + ctx.payload.who }; }');
+    assert.deepEqual(await call('openclaw-style.js'), { message: 'named transform kestrel' });
+  });
+
+  it('prefers the default export over a named transform', async () => {
+    write('both.js', 'export default () => ({ message: "default" });\nexport const transform = () => ({ message: "named" });');
+    assert.deepEqual(await call('both.js'), { message: 'default' });
+  });
+
+  it('refuses a module with neither a default nor a transform function, naming what it exports', async () => {
+    write('neither.js', 'export const shape = () => ({});\nexport const version = 2;');
+    await assertTransformError(call('neither.js'), /neither a default function nor a function named "transform".*shape/);
   });
 
   it('calls a named export', async () => {
@@ -127,7 +165,7 @@ describe('createTransformRunner: JavaScript modules', () => {
 
   it('refuses an export that is not a function', async () => {
     write('not-fn.js', 'export default { message: "object" };\nexport const answer = 42;');
-    await assertTransformError(call('not-fn.js'), /"default" is not a function/);
+    await assertTransformError(call('not-fn.js'), /export "default" is not a function/);
     await assertTransformError(call('not-fn.js', { exportName: 'answer' }), /"answer" is not a function/);
     await assertTransformError(call('not-fn.js', { exportName: 'missing' }), /"missing" is not a function/);
   });

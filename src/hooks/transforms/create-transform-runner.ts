@@ -12,7 +12,11 @@ export type TransformRunner = (spec: TransformSpec, input: TransformInput) => Pr
  * exit: once a worker registered the TypeScript loader, its loader thread keeps the process alive
  * even though the worker itself is unref'd.
  */
-export type WorkerTransformRunner = TransformRunner & { close(): Promise<void> };
+export type WorkerTransformRunner = TransformRunner & {
+  /** Loads the module without calling it: the problem with the export `spec` names, or `null`. */
+  probe(spec: TransformSpec): Promise<string | null>;
+  close(): Promise<void>;
+};
 
 interface TransformRunnerOptions {
   /** A worker with no call for this long is ended; the next call starts a fresh one. @default 60000 */
@@ -59,7 +63,7 @@ export function createTransformRunner(transformsDir: string, options: TransformR
     idleTimers.set(key, timer);
   };
 
-  const run = (async (spec: TransformSpec, input: TransformInput): Promise<unknown> => {
+  const send = async (spec: TransformSpec, input: TransformInput | null): Promise<unknown> => {
     let worker = workers.get(spec.key);
     if (worker === undefined || !worker.alive) {
       worker = startTransformWorker({
@@ -84,7 +88,9 @@ export function createTransformRunner(transformsDir: string, options: TransformR
     } finally {
       settled(spec.key, current);
     }
-  }) as WorkerTransformRunner;
+  };
+  const run = ((spec: TransformSpec, input: TransformInput): Promise<unknown> => send(spec, input)) as WorkerTransformRunner;
+  run.probe = async (spec) => (await send(spec, null)) as string | null;
 
   run.close = async () => {
     clearInterval(watchdog);

@@ -16,7 +16,8 @@ interface Pending {
 
 /** One transform worker thread, owned by the pool; its failures fail only its own calls. */
 export interface TransformWorker {
-  call(spec: TransformSpec, input: TransformInput): Promise<unknown>;
+  /** Calls the transform; with `null` only loads it and answers the problem with its export, or `null`. */
+  call(spec: TransformSpec, input: TransformInput | null): Promise<unknown>;
   /** Calls in flight. */
   readonly busy: boolean;
   /** False once the thread ended or is ending. */
@@ -120,7 +121,9 @@ export function startTransformWorker(options: {
           void handle.end('transform worker restarted after another call to it timed out');
         }, spec.timeoutMs);
         pending.set(id, { resolve, reject, timer, maxResultBytes: spec.maxResultBytes });
-        const call: TransformCall = { id, file: spec.file, exportName: spec.exportName, input, maxResultBytes: spec.maxResultBytes };
+        const call: TransformCall = input === null
+          ? { id, probe: true, file: spec.file, exportName: spec.exportName }
+          : { id, file: spec.file, exportName: spec.exportName, input, maxResultBytes: spec.maxResultBytes };
         thread.postMessage(call);
       });
     },

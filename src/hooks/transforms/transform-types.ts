@@ -1,4 +1,4 @@
-/** What a transform is called with. */
+/** What a transform call carries to the worker (plain data: it crosses a thread). */
 export interface TransformInput {
   payload: Record<string, unknown>;
   /** Request headers, lower-case names, credentials removed. */
@@ -8,6 +8,9 @@ export interface TransformInput {
   /** The `<name>` segment the hook was called at. */
   path: string;
 }
+
+/** What the transform function receives: the input, with `url` as a `URL` (as OpenClaw passes it). */
+export type TransformContext = Omit<TransformInput, 'url'> & { url: URL };
 
 /** A transform failed to load, threw, returned something unusable, timed out or broke its bounds. */
 export class TransformError extends Error {
@@ -29,14 +32,10 @@ export interface TransformSpec {
   maxResultBytes: number;
 }
 
-/** A call to the transform worker. */
-export interface TransformCall {
-  id: number;
-  file: string;
-  exportName: string;
-  input: TransformInput;
-  maxResultBytes: number;
-}
+/** A call to the transform worker; `probe` only loads the module and answers its function exports. */
+export type TransformCall =
+  | { id: number; probe?: false; file: string; exportName: string; input: TransformInput; maxResultBytes: number }
+  | { id: number; probe: true; file: string; exportName: string };
 
 /** The worker's answer to one call. */
 export type TransformAnswer =

@@ -5,7 +5,7 @@
  * worker reports its buffer memory, which its heap limit does not cover.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { callTransform } from './call-transform.js';
+import { callTransform, probeTransform } from './call-transform.js';
 import { checkTransformResult } from './check-transform-result.js';
 import { guardWorkerProcess } from './guard-worker-process.js';
 import type { MemoryReport, TransformAnswer, TransformCall } from './transform-types.js';
@@ -26,6 +26,7 @@ const report = (): void => {
 
 async function answer(call: TransformCall): Promise<TransformAnswer> {
   try {
+    if (call.probe === true) return { kind: 'answer', id: call.id, ok: true, result: await probeTransform(transformsDir, call.file, call.exportName) };
     const result = await callTransform(transformsDir, call.file, call.exportName, call.input);
     const refused = checkTransformResult(result, call.maxResultBytes);
     return refused === null ? { kind: 'answer', id: call.id, ok: true, result } : { kind: 'answer', id: call.id, ok: false, message: refused };

@@ -1,3 +1,4 @@
+import type { Log } from '../../common/log.js';
 import { ProviderError, type CompletionRequest, type CompletionResult, type ModelProvider } from './model-provider.js';
 import { providerRetryDelayMs } from './provider-retry-delay.js';
 
@@ -5,6 +6,8 @@ export interface RetryDeps {
   now: () => number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   random: () => number;
+  /** Where each retry is announced (`warn`, with the attempt and the wait). */
+  log?: Log;
 }
 
 /**
@@ -31,6 +34,9 @@ export async function callWithRetry(
       const delay = providerRetryDelayMs(error, attempt, triesOfKind, deps.random);
       if (delay === null) throw error.retryable ? gaveUp(error, triesOfKind) : error;
       if (deps.now() + delay >= deadlineMs) throw error;
+      deps.log?.warn('model call failed; will retry', {
+        model: request.model, attempt, waitMs: delay, status: error.status ?? null, error: error.message,
+      });
       await deps.sleep(delay, request.signal);
     }
   }

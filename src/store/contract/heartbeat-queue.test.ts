@@ -90,6 +90,20 @@ describeEachDriver('store contract: heartbeat queue', (driver) => {
     assert.ok(await take('w2'));
   });
 
+  it('refuses a periodic claim within minIntervalMs of the agent\'s last recorded turn', async () => {
+    const c = await take();
+    assert.equal(await store.recordHeartbeatTurn(heartbeat(c!, [])), true);
+    await store.releaseHeartbeat(c!);
+    const periodic = { agentId: 'main', owner: 'w2', leaseMs: 1000, minIntervalMs: 60_000 };
+    assert.equal(await store.claimHeartbeat(periodic), null, 'a turn ran moments ago');
+    const asked = await store.claimHeartbeat({ agentId: 'main', owner: 'w2', leaseMs: 1000 });
+    assert.ok(asked, 'a requested turn is not held back');
+    await store.releaseHeartbeat(asked);
+    await f.clock.advance(60_001);
+    assert.ok(await store.claimHeartbeat(periodic), 'free once the interval passed');
+    assert.ok(await store.claimHeartbeat({ agentId: 'ops', owner: 'w', leaseMs: 1000, minIntervalMs: 60_000 }), 'an agent with no turn yet');
+  });
+
   it('a released lease is never reported as expired', async () => {
     const c = await take('w1', 10);
     await store.releaseHeartbeat(c!);

@@ -1,6 +1,6 @@
 import type { DeliveryQueue } from '../store.js';
 import type { ClaimedDelivery } from '../types.js';
-import { toDelivery, type DeliveryRow } from './rows.js';
+import { toDelivery, type DeliveryRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 export function createSqliteDeliveryQueue({ st, write, now, emit, newClaimId }: SqliteContext): DeliveryQueue {

@@ -11,12 +11,14 @@ export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }:
     }
     st.addTranscript(t.agentId, t.transcript, t.at);
     if (t.delivery !== null) st.addDelivery(t.delivery);
+    st.noteHeartbeatTurn.run(t.agentId, now());
   });
 
   return {
-    claimHeartbeat({ agentId, owner, leaseMs }) {
+    claimHeartbeat({ agentId, owner, leaseMs, minIntervalMs }) {
       return write(() => {
         const t = now();
+        if (minIntervalMs !== undefined && st.recentHeartbeatTurn.get(agentId, t - minIntervalMs) !== undefined) return null;
         const claimId = newClaimId();
         const taken = st.claimHeartbeat.run({ agentId, claimId, owner, until: t + leaseMs, now: t }).changes === 1;
         return taken ? { agentId, claimId } : null;

@@ -3,7 +3,7 @@ import type { DeliveryWithAttempts } from '../types.js';
 import {
   toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
   type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
-} from './rows.js';
+} from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 const DEFAULT_LIMIT = 20;

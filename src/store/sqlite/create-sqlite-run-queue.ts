@@ -1,6 +1,6 @@
 import type { RunQueue } from '../store.js';
 import type { ClaimedRun } from '../types.js';
-import { toRun, type RunRow } from './rows.js';
+import { toRun, type RunRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 const claimed = (row: RunRow, claimId: string): ClaimedRun => ({ ...toRun(row), claimId });

@@ -17,7 +17,7 @@ import { createSqliteRequestLog } from './create-sqlite-request-log.js';
 import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
 import { MIGRATIONS } from './migrations.js';
 import { prepareStatements } from './prepare-statements.js';
-import { toIdempotency, type IdempotencyRow } from './rows.js';
+import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 export interface SqliteStoreOptions {

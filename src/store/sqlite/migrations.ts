@@ -135,6 +135,12 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
   `,
   `
+  CREATE TABLE heartbeat_turns (
+    agent_id TEXT PRIMARY KEY,
+    last_turn_at INTEGER NOT NULL
+  );
+  `,
+  `
   CREATE TABLE requests (
     seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,

@@ -65,6 +65,11 @@ export function prepareStatements(db: Database) {
         ON CONFLICT (agent_id) DO UPDATE SET claim_id = excluded.claim_id, owner = excluded.owner,
         lease_until = excluded.lease_until WHERE heartbeat_leases.lease_until < @now`,
     ),
+    recentHeartbeatTurn: db.prepare('SELECT 1 FROM heartbeat_turns WHERE agent_id = ? AND last_turn_at > ?'),
+    noteHeartbeatTurn: db.prepare(
+      `INSERT INTO heartbeat_turns (agent_id, last_turn_at) VALUES (?, ?)
+        ON CONFLICT (agent_id) DO UPDATE SET last_turn_at = excluded.last_turn_at`,
+    ),
     renewHeartbeat: db.prepare('UPDATE heartbeat_leases SET lease_until = ? WHERE agent_id = ? AND claim_id = ?'),
     releaseHeartbeat: db.prepare('DELETE FROM heartbeat_leases WHERE agent_id = ? AND claim_id = ?'),
     holdsHeartbeat: db.prepare('SELECT 1 FROM heartbeat_leases WHERE agent_id = ? AND claim_id = ?'),

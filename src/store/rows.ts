@@ -1,8 +1,8 @@
+/** Row shapes as the databases return them (same columns in SQLite and PostgreSQL), and their mapping to records. */
 import type {
   ActionSource, IdempotencyRecord, DeliveryAttempt, DeliveryRecord, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry,
-} from '../types.js';
+} from './types.js';
 
-/** Row shapes as SQLite returns them, and their mapping to records. */
 export interface EventRow {
   id: string; agent_id: string; session_key: string; text: string; mode: string; source: string;
   created_at: number; consumed_at: number | null;

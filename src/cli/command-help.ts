@@ -1,0 +1,113 @@
+/** The global usage text and each command's own. */
+export const USAGE = `Usage: hookgate <command> [options]
+
+Commands:
+  serve              start the gateway (first run writes a config with fresh tokens)
+  init               write a starter config with fresh tokens
+  check              validate the config and print every issue
+  send HOOK          post a payload to the running gateway (wake, agent or a mapped name)
+  mappings test HOOK show the action a mapping builds from a payload (nothing is stored)
+  events             list system events, newest first
+  runs               list agent runs, newest first (state, timings, model, reply or error)
+  sessions           list sessions, most recently active first
+  session KEY        show a session's transcript and pending events
+  deliveries         list deliveries, newest first (--failed: only failed ones)
+  retry ID           requeue a failed or skipped delivery
+  token              print a fresh random token
+
+Options:
+  -c, --config FILE  config file (default: $HOOKGATE_CONFIG, else $HOOKGATE_HOME/hookgate.json)
+  -h, --help         show this help, or a command's own with "hookgate <command> --help"
+  -V, --version      print the version
+`;
+
+const CONFIG = '  -c, --config FILE  config file (default: $HOOKGATE_CONFIG, else $HOOKGATE_HOME/hookgate.json)\n';
+const LIST = `${CONFIG}  --json             print JSON\n  -n, --limit N      how many to show (default 20)\n`;
+
+/** Each command's usage, as `hookgate <command> --help` prints it. */
+export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  serve: `Usage: hookgate serve [--config FILE] [--port N] [--bind ADDRESS]
+
+Starts the gateway and runs until SIGINT or SIGTERM. Without --config or $HOOKGATE_CONFIG and with
+no $HOOKGATE_HOME/hookgate.json, writes a starter config with fresh tokens (printed once). A config
+named explicitly must exist. SIGHUP, or saving the config file, reloads hooks, mappings, tokens
+and channels; a reload that fails the checks of "hookgate check" is refused and the old config stays.
+
+Options:
+${CONFIG}  --port N           listen on this port (overrides $HOOKGATE_PORT and gateway.port)
+  --bind ADDRESS     listen on this address (overrides gateway.bind)
+`,
+  init: `Usage: hookgate init [--config FILE]
+
+Writes a starter config with fresh hook and gateway tokens and prints them. Refuses to overwrite.
+
+Options:
+${CONFIG}`,
+  check: `Usage: hookgate check [--config FILE]
+
+Validates the config the way "serve" does, and also loads every transform and resolves
+gateway.bind; prints every issue with its path. Exit 0: serve would start; 1: it would refuse.
+
+Options:
+${CONFIG}`,
+  send: `Usage: hookgate send HOOK (--data JSON | --file PAYLOAD.json) [--config FILE]
+
+Posts the payload to HOOK (wake, agent or a mapped name) on the running gateway of the config,
+with its hook token, and prints the status and the response body. Exit 0 for a 2xx answer, 1 otherwise.
+
+Options:
+${CONFIG}  --data JSON        the payload
+  --file FILE        read the payload from a file
+`,
+  mappings: `Usage: hookgate mappings test HOOK --file PAYLOAD.json [--config FILE]
+
+Shows the action a call to HOOK with this payload would build (match, templates, transform,
+policy: the gateway's own code path) without storing anything or calling a model. Exit 0 when an
+action (or a skip) is built; 1 when the call would be refused, with the status and code it would get.
+
+Options:
+${CONFIG}  --file FILE        the payload (use --data JSON to give it inline)
+  --data JSON        the payload
+`,
+  events: `Usage: hookgate events [--json] [-n N] [--config FILE]
+
+Lists system events, newest first.
+
+Options:
+${LIST}`,
+  runs: `Usage: hookgate runs [--json] [-n N] [--config FILE]
+
+Lists agent runs, newest first: state, timings, agent, session, model, reply or error.
+
+Options:
+${LIST}`,
+  sessions: `Usage: hookgate sessions [--json] [-n N] [--config FILE]
+
+Lists sessions, most recently active first.
+
+Options:
+${LIST}`,
+  session: `Usage: hookgate session KEY [--json] [-n N] [--config FILE]
+
+Shows a session's transcript and its pending events.
+
+Options:
+${LIST}`,
+  deliveries: `Usage: hookgate deliveries [--failed] [--json] [-n N] [--config FILE]
+
+Lists deliveries, newest first.
+
+Options:
+${LIST}  --failed           only failed deliveries
+`,
+  retry: `Usage: hookgate retry ID [--config FILE]
+
+Requeues a failed or skipped delivery.
+
+Options:
+${CONFIG}`,
+  token: `Usage: hookgate token
+
+Prints a fresh random token (for hooks.token or gateway.auth.token).
+`,
+};

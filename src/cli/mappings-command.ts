@@ -1,0 +1,56 @@
+import { systemClock } from '../common/clock.js';
+import { createIds } from '../common/ids.js';
+import { RequestError } from '../common/errors.js';
+import { buildHookAction, compileMappings, createTransformRunner, type Payload } from '../hooks/index.js';
+import { createPolicy } from '../policy/index.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
+import { loadOrReport } from './load-or-report.js';
+import { readPayload } from './read-payload.js';
+
+/**
+ * `hookgate mappings test HOOK`: builds the action exactly as the gateway would (match,
+ * templates, transform, policy) and prints it as JSON; nothing is stored, no model is called.
+ */
+export async function mappingsTestCommand(
+  configPath: string,
+  hook: string,
+  options: { data?: string | undefined; file?: string | undefined },
+  deps: CliDeps,
+): Promise<number> {
+  const payload = readPayload(options);
+  if (!payload.ok) {
+    deps.stderr(`hookgate mappings test: ${payload.message}\n`);
+    return EXIT_USAGE;
+  }
+  if (payload.value === null || typeof payload.value !== 'object' || Array.isArray(payload.value)) {
+    deps.stderr('hookgate mappings test: the payload must be a JSON object (the gateway answers 400 invalid_body)\n');
+    return EXIT_FAILURE;
+  }
+  const loaded = loadOrReport(configPath, deps);
+  if (loaded === null) return EXIT_FAILURE;
+  const clock = systemClock;
+  const runTransform = createTransformRunner(loaded.transformsDir);
+  const name = hook.replace(/^\/+/, '');
+  try {
+    const outcome = await buildHookAction({
+      policy: createPolicy({ config: loaded.config, ids: createIds(clock.now), clock }),
+      clock,
+      mappings: compileMappings(loaded.config.hooks, loaded.transformsDir),
+      runTransform,
+    }, { name, payload: payload.value as Payload, headers: { 'content-type': 'application/json' }, url: `${loaded.config.hooks.path}/${name}` });
+    const status = outcome.kind === 'wake' ? 200 : outcome.kind === 'agent' ? 202 : 204;
+    const action = outcome.kind === 'wake' ? outcome.event : outcome.kind === 'agent' ? outcome.run : null;
+    deps.stdout(`${JSON.stringify({ status, kind: outcome.kind, action }, null, 2)}\n`);
+    return EXIT_OK;
+  } catch (error) {
+    if (!(error instanceof RequestError)) throw error;
+    const refusal: Record<string, unknown> = { status: error.status, code: error.code, error: error.message };
+    if (error.issues !== undefined) refusal['issues'] = error.issues;
+    // Unlike the gateway's answer, the operator sees why a transform failed.
+    if (error.code === 'transform_failed' && error.cause instanceof Error) refusal['cause'] = error.cause.message;
+    deps.stdout(`${JSON.stringify(refusal, null, 2)}\n`);
+    return EXIT_FAILURE;
+  } finally {
+    await runTransform.close();
+  }
+}

@@ -1,0 +1,53 @@
+import type { LoadedConfig } from '../config/index.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
+import { loadOrReport } from './load-or-report.js';
+import { readPayload } from './read-payload.js';
+
+/** How long `send` waits for the gateway's answer. */
+const SEND_TIMEOUT_MS = 30_000;
+
+/** Where the gateway of a config listens, as a client reaches it (a wildcard bind is reached on loopback). */
+export function gatewayOrigin(loaded: LoadedConfig): string {
+  const { bind, port } = loaded.config.gateway;
+  const host = bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '::1' : bind;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** `hookgate send HOOK`: posts a payload to the running gateway with the config's hook token. */
+export async function sendCommand(
+  configPath: string,
+  hook: string,
+  options: { data?: string | undefined; file?: string | undefined },
+  deps: CliDeps,
+): Promise<number> {
+  const payload = readPayload(options);
+  if (!payload.ok) {
+    deps.stderr(`hookgate send: ${payload.message}\n`);
+    return EXIT_USAGE;
+  }
+  const loaded = loadOrReport(configPath, deps);
+  if (loaded === null) return EXIT_FAILURE;
+  const { hooks } = loaded.config;
+  if (!hooks.enabled) {
+    deps.stderr(`hookgate send: hooks are disabled in ${configPath} (hooks.enabled)\n`);
+    return EXIT_FAILURE;
+  }
+  const url = `${gatewayOrigin(loaded)}${hooks.path}/${hook.replace(/^\/+/, '')}`;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hooks.token ?? ''}`, 'content-type': 'application/json' },
+      body: payload.text,
+      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause;
+    const why = cause?.code === 'ECONNREFUSED' ? 'connection refused; is the gateway running ("hookgate serve")?' : (error as Error).message;
+    deps.stderr(`hookgate send: POST ${url}: ${why}\n`);
+    return EXIT_FAILURE;
+  }
+  const body = await res.text();
+  deps.stdout(`${res.status} ${res.statusText}\n${body === '' ? '' : `${body}\n`}`);
+  return res.ok ? EXIT_OK : EXIT_FAILURE;
+}

@@ -1,0 +1,39 @@
+import type { ServerResponse } from 'node:http';
+import type { Log } from '../common/log.js';
+
+/**
+ * What the access line of one request says. Never the token, the query or the body: the path is
+ * logged without its query string, and nothing of the payload is kept here.
+ */
+export interface AccessEntry {
+  method: string;
+  path: string;
+  /** The `<name>` after `hooks.path`, once the request got that far. */
+  hook: string | null;
+  client: string;
+  /** The error code of a refused request; `null` when accepted. */
+  code: string | null;
+  eventId?: string;
+  runId?: string;
+}
+
+/**
+ * Writes one `info` line when the response is done (sent, or the client went away), with the
+ * status actually sent and the time since `startedAt`.
+ */
+export function logAccessOnClose(res: ServerResponse, entry: AccessEntry, deps: { log: Log; now: () => number; startedAt: number }): void {
+  res.once('close', () => {
+    const sent = res.headersSent;
+    deps.log.info('hook request', {
+      method: entry.method,
+      path: entry.path,
+      hook: entry.hook,
+      client: entry.client,
+      status: sent ? res.statusCode : null,
+      code: sent || entry.code !== null ? entry.code : 'client_gone',
+      ms: Math.max(0, deps.now() - deps.startedAt),
+      ...(entry.eventId === undefined ? {} : { eventId: entry.eventId }),
+      ...(entry.runId === undefined ? {} : { runId: entry.runId }),
+    });
+  });
+}

@@ -1,0 +1,168 @@
+import type pg from 'pg';
+import type { RequestRecord } from '../request-record.js';
+import type { NewDelivery, NewRun, NewSystemEvent, WorkSignal } from '../types.js';
+import { encodeSignal } from './pg-context.js';
+
+/** An ingress write, as the group commit takes it. */
+export type IngressWrite =
+  | { kind: 'event'; event: NewSystemEvent }
+  | { kind: 'run'; run: NewRun }
+  | { kind: 'delivery'; delivery: NewDelivery }
+  | { kind: 'request'; record: RequestRecord };
+
+interface Pending {
+  write: IngressWrite;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export interface PgGroupCommit {
+  submit(write: IngressWrite): Promise<void>;
+  /** Resolves once every submitted write has settled. */
+  drain(): Promise<void>;
+}
+
+/** Batches in flight at once; the next batch gathers meanwhile. */
+const MAX_IN_FLIGHT = 2;
+
+const signalOf = (w: IngressWrite): WorkSignal | null => {
+  switch (w.kind) {
+    case 'event':
+      return w.event.mode === 'now' ? { kind: 'heartbeat', agentId: w.event.agentId } : null;
+    case 'run':
+      return { kind: 'runs' };
+    case 'delivery':
+      return { kind: 'deliveries' };
+    case 'request':
+      return null;
+  }
+};
+
+/**
+ * One statement for a batch: data-modifying CTEs insert each kind of row from arrays, and
+ * `pg_notify` announces the work, all in the statement's own transaction, so a batch costs one
+ * round trip and one commit (with `synchronous_commit` on, one WAL flush).
+ */
+export function batchStatement(writes: readonly IngressWrite[], channel: string): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const arr = (items: unknown[], type: string): string => {
+    values.push(items);
+    return `$${values.length}::${type}[]`;
+  };
+  const ctes: string[] = [];
+  const events = writes.flatMap((w) => (w.kind === 'event' ? [w.event] : []));
+  const runs = writes.flatMap((w) => (w.kind === 'run' ? [w.run] : []));
+  const deliveries = writes.flatMap((w) => (w.kind === 'delivery' ? [w.delivery] : []));
+  if (events.length > 0) {
+    ctes.push(`e AS (INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at)
+      SELECT * FROM unnest(${arr(events.map((e) => e.id), 'text')}, ${arr(events.map((e) => e.agentId), 'text')},
+        ${arr(events.map((e) => e.sessionKey), 'text')}, ${arr(events.map((e) => e.text), 'text')}, ${arr(events.map((e) => e.mode), 'text')},
+        ${arr(events.map((e) => JSON.stringify(e.source)), 'text')}, ${arr(events.map((e) => e.createdAt), 'bigint')}))`);
+  }
+  if (runs.length > 0) {
+    ctes.push(`r AS (INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient, model,
+        thinking, timeout_seconds, source, created_at)
+      SELECT u.id, 'queued', u.agent_id, u.session_key, u.message, u.name, u.wake_mode, u.deliver, u.channel, u.recipient, u.model,
+        u.thinking, u.timeout_seconds, u.source, u.created_at
+      FROM unnest(${arr(runs.map((r) => r.id), 'text')}, ${arr(runs.map((r) => r.agentId), 'text')}, ${arr(runs.map((r) => r.sessionKey), 'text')},
+        ${arr(runs.map((r) => r.message), 'text')}, ${arr(runs.map((r) => r.name), 'text')}, ${arr(runs.map((r) => r.wakeMode), 'text')},
+        ${arr(runs.map((r) => (r.deliver ? 1 : 0)), 'integer')}, ${arr(runs.map((r) => r.channel), 'text')}, ${arr(runs.map((r) => r.to), 'text')},
+        ${arr(runs.map((r) => r.model), 'text')}, ${arr(runs.map((r) => r.thinking), 'text')}, ${arr(runs.map((r) => r.timeoutSeconds), 'float8')},
+        ${arr(runs.map((r) => JSON.stringify(r.source)), 'text')}, ${arr(runs.map((r) => r.createdAt), 'bigint')})
+        AS u (id, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient, model, thinking, timeout_seconds, source, created_at))`);
+  }
+  if (deliveries.length > 0) {
+    ctes.push(`d AS (INSERT INTO deliveries (id, state, agent_id, channel, recipient, text, run_id, created_at, updated_at)
+      SELECT u.id, 'pending', u.agent_id, u.channel, u.recipient, u.text, u.run_id, u.created_at, u.created_at
+      FROM unnest(${arr(deliveries.map((d) => d.id), 'text')}, ${arr(deliveries.map((d) => d.agentId), 'text')},
+        ${arr(deliveries.map((d) => d.channel), 'text')}, ${arr(deliveries.map((d) => d.to), 'text')}, ${arr(deliveries.map((d) => d.text), 'text')},
+        ${arr(deliveries.map((d) => d.runId), 'text')}, ${arr(deliveries.map((d) => d.createdAt), 'bigint')})
+        AS u (id, agent_id, channel, recipient, text, run_id, created_at))`);
+  }
+  // The last write of a record wins; one statement may not upsert the same row twice.
+  const requests = [...new Map(writes.flatMap((w) => (w.kind === 'request' ? [[w.record.id, w.record] as const] : []))).values()];
+  if (requests.length > 0) {
+    ctes.push(`q AS (INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
+      SELECT u.id, u.at, u.method, u.path, u.hook, u.client, u.status, u.code, u.reason, u.duration_ms,
+        string_to_array(u.event_ids, ','), string_to_array(u.run_ids, ','), u.payload
+      FROM unnest(${arr(requests.map((r) => r.id), 'text')}, ${arr(requests.map((r) => r.at), 'bigint')}, ${arr(requests.map((r) => r.method), 'text')},
+        ${arr(requests.map((r) => r.path), 'text')}, ${arr(requests.map((r) => r.hook), 'text')}, ${arr(requests.map((r) => r.client), 'text')},
+        ${arr(requests.map((r) => r.status), 'integer')}, ${arr(requests.map((r) => r.code), 'text')}, ${arr(requests.map((r) => r.reason), 'text')},
+        ${arr(requests.map((r) => r.durationMs), 'float8')}, ${arr(requests.map((r) => r.eventIds.join(',')), 'text')},
+        ${arr(requests.map((r) => r.runIds.join(',')), 'text')}, ${arr(requests.map((r) => r.payload), 'text')})
+        AS u (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
+      ON CONFLICT (id) DO UPDATE SET status = excluded.status, code = excluded.code, reason = excluded.reason,
+        duration_ms = excluded.duration_ms, event_ids = excluded.event_ids, run_ids = excluded.run_ids, payload = excluded.payload)`);
+  }
+  const signals = [...new Set(writes.map(signalOf).filter((s): s is WorkSignal => s !== null).map(encodeSignal))];
+  values.push(channel);
+  const channelParam = `$${values.length}`;
+  const select = signals.length === 0
+    ? 'SELECT 1'
+    : `SELECT pg_notify(${channelParam}, s) FROM unnest(${arr(signals, 'text')}) AS s`;
+  if (signals.length === 0) values.pop();
+  return { text: `WITH ${ctes.join(',\n')}\n${select}`, values };
+}
+
+/**
+ * Group commit for PostgreSQL: ingress writes submitted in one event-loop turn go to the
+ * database as one statement (one round trip, one commit); each write's promise resolves only
+ * after that commit. While batches are in flight the next one gathers. A failed batch is retried
+ * write by write, so one bad write fails alone.
+ */
+export function createPgGroupCommit(pool: pg.Pool, channel: string): PgGroupCommit {
+  let queue: Pending[] = [];
+  let scheduled = false;
+  let inFlight = 0;
+  const settled = new Set<Promise<void>>();
+
+  const run = async (batch: Pending[]): Promise<void> => {
+    try {
+      const { text, values } = batchStatement(batch.map((p) => p.write), channel);
+      await pool.query(text, values);
+      for (const p of batch) p.resolve();
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]!.reject(error);
+        return;
+      }
+      await Promise.all(batch.map((p) => run([p])));
+    }
+  };
+
+  const flush = (): void => {
+    scheduled = false;
+    if (queue.length === 0 || inFlight >= MAX_IN_FLIGHT) return;
+    const batch = queue;
+    queue = [];
+    inFlight++;
+    const done: Promise<void> = run(batch).finally(() => {
+      inFlight--;
+      settled.delete(done);
+      if (queue.length > 0 && !scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
+    settled.add(done);
+  };
+
+  return {
+    submit(write) {
+      return new Promise<void>((resolve, reject) => {
+        queue.push({ write, resolve, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      });
+    },
+    async drain() {
+      while (queue.length > 0 || settled.size > 0) {
+        if (queue.length > 0 && !scheduled) flush();
+        await Promise.allSettled([...settled]);
+        if (settled.size === 0 && queue.length > 0) flush();
+      }
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import type { HeartbeatQueue } from '../store.js';
+import { insertDelivery, insertTranscript } from './create-pg-run-queue.js';
+import { notify, nowSql, type PgContext } from './pg-context.js';
+
+/** Rolls a turn's transaction back and reports it as refused. */
+class Refused extends Error {}
+
+export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
+  const { pool, channel } = ctx;
+  return {
+    async claimHeartbeat({ agentId, owner, leaseMs, minIntervalMs }) {
+      ctx.checkWritable();
+      const { rows } = await pool.query(
+        `WITH n AS (SELECT ${nowSql(4)} AS now)
+        INSERT INTO heartbeat_leases (agent_id, claim_id, owner, lease_until)
+          SELECT $1, gen_random_uuid()::text, $2, n.now + $3 FROM n
+          WHERE $5::bigint IS NULL OR NOT EXISTS (
+            SELECT 1 FROM heartbeat_turns h WHERE h.agent_id = $1 AND h.last_turn_at > n.now - $5::bigint)
+        ON CONFLICT (agent_id) DO UPDATE SET claim_id = excluded.claim_id, owner = excluded.owner,
+          lease_until = excluded.lease_until
+          WHERE heartbeat_leases.lease_until < (SELECT now FROM n)
+        RETURNING claim_id`,
+        [agentId, owner, leaseMs, ctx.clockParam(), minIntervalMs ?? null],
+      );
+      const row = rows[0] as { claim_id: string } | undefined;
+      return row === undefined ? null : { agentId, claimId: row.claim_id };
+    },
+    async renewHeartbeat(claim, leaseMs) {
+      ctx.checkWritable();
+      const { rowCount } = await pool.query(
+        `UPDATE heartbeat_leases SET lease_until = ${nowSql(4)} + $3 WHERE agent_id = $1 AND claim_id = $2`,
+        [claim.agentId, claim.claimId, leaseMs, ctx.clockParam()],
+      );
+      return rowCount === 1;
+    },
+    async releaseHeartbeat(claim) {
+      ctx.checkWritable();
+      await pool.query('DELETE FROM heartbeat_leases WHERE agent_id = $1 AND claim_id = $2', [claim.agentId, claim.claimId]);
+    },
+    async recordHeartbeatTurn(t) {
+      try {
+        return await ctx.tx(async (client) => {
+          // Holding the lease row for the transaction keeps a takeover from racing this record.
+          const held = await client.query('SELECT 1 FROM heartbeat_leases WHERE agent_id = $1 AND claim_id = $2 FOR UPDATE', [t.agentId, t.claimId]);
+          if (held.rowCount !== 1) throw new Refused();
+          const turnId = t.transcript[0]?.turnId ?? null;
+          if (t.consumedEventIds.length > 0) {
+            const { rowCount } = await client.query(
+              'UPDATE system_events SET consumed_at = $1, consumed_by = $2 WHERE id = ANY($3::text[]) AND consumed_at IS NULL',
+              [t.at, turnId, t.consumedEventIds],
+            );
+            // An event another turn already consumed means this turn is a twin: write nothing.
+            if (rowCount !== new Set(t.consumedEventIds).size) throw new Refused();
+          }
+          await insertTranscript(client, t.agentId, t.transcript, t.at);
+          await client.query(
+            `INSERT INTO heartbeat_turns (agent_id, last_turn_at) VALUES ($1, ${nowSql(2)})
+              ON CONFLICT (agent_id) DO UPDATE SET last_turn_at = excluded.last_turn_at`,
+            [t.agentId, ctx.clockParam()],
+          );
+          if (t.delivery !== null) {
+            await insertDelivery(client, t.delivery);
+            await notify(client, channel, [{ kind: 'deliveries' }]);
+          }
+          return true;
+        });
+      } catch (error) {
+        if (error instanceof Refused) return false;
+        throw error;
+      }
+    },
+    async recoverExpiredHeartbeats() {
+      ctx.checkWritable();
+      const { rows } = await pool.query(
+        `DELETE FROM heartbeat_leases WHERE agent_id IN (
+          SELECT agent_id FROM heartbeat_leases WHERE lease_until < ${nowSql(1)} FOR UPDATE SKIP LOCKED)
+        RETURNING agent_id`,
+        [ctx.clockParam()],
+      );
+      return (rows as Array<{ agent_id: string }>).map((r) => r.agent_id).sort();
+    },
+  };
+}

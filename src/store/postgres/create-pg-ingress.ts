@@ -1,0 +1,56 @@
+import { DuplicateRequestError } from '../duplicate-request-error.js';
+import { toIdempotency, type IdempotencyRow } from '../rows.js';
+import type { IngressStore } from '../store.js';
+import { batchStatement, type IngressWrite, type PgGroupCommit } from './create-pg-group-commit.js';
+import { nowSql, type PgContext } from './pg-context.js';
+
+/** Rolls the request's transaction back. */
+class Duplicate extends Error {}
+
+export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressStore {
+  return {
+    async addSystemEvent(event) {
+      ctx.checkWritable();
+      await group.submit({ kind: 'event', event });
+    },
+    async enqueueRun(run) {
+      ctx.checkWritable();
+      await group.submit({ kind: 'run', run });
+    },
+    async recordActions(a) {
+      const k = a.idempotency;
+      try {
+        await ctx.tx(async (client) => {
+          if (k !== null) {
+            // A concurrent request with the same key waits here on the unique index until the first commits.
+            const { rowCount } = await client.query(
+              `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
+                ON CONFLICT (hook, key) DO UPDATE SET status = excluded.status, body = excluded.body, created_at = excluded.created_at,
+                expires_at = excluded.expires_at WHERE idempotency_keys.expires_at <= ${nowSql(7)}`,
+              [k.hook, k.key, k.status, k.body, k.createdAt, k.expiresAt, ctx.clockParam()],
+            );
+            if (rowCount !== 1) throw new Duplicate();
+          }
+          const writes: IngressWrite[] = [
+            ...a.events.map((event): IngressWrite => ({ kind: 'event', event })),
+            ...a.runs.map((run): IngressWrite => ({ kind: 'run', run })),
+          ];
+          if (writes.length === 0) return;
+          const { text, values } = batchStatement(writes, ctx.channel);
+          await client.query(text, values);
+        });
+      } catch (error) {
+        if (error instanceof Duplicate) throw new DuplicateRequestError(k!.hook, k!.key);
+        throw error;
+      }
+    },
+    async findIdempotencyKey(hook, key) {
+      const { rows } = await ctx.pool.query(
+        `SELECT * FROM idempotency_keys WHERE hook = $1 AND key = $2 AND expires_at > ${nowSql(3)}`,
+        [hook, key, ctx.clockParam()],
+      );
+      const row = rows[0] as IdempotencyRow | undefined;
+      return row === undefined ? null : toIdempotency(row);
+    },
+  };
+}

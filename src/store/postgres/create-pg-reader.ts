@@ -1,0 +1,90 @@
+import {
+  toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
+  type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
+} from '../rows.js';
+import type { StoreReader } from '../store.js';
+import type { DeliveryWithAttempts } from '../types.js';
+import type { PgContext } from './pg-context.js';
+
+const DEFAULT_LIMIT = 20;
+/** `limit` as SQL: a non-positive or absent one means no limit where the API says "all". */
+const all = (limit: number | undefined): number | null => (limit === undefined || limit < 0 ? null : limit);
+
+const SESSION_COLUMNS = `s.last_channel, s.last_to, s.updated_at,
+  (SELECT count(*)::int FROM transcript t WHERE t.session_key = k.key) AS entries,
+  (SELECT count(*)::int FROM system_events e WHERE e.session_key = k.key AND e.consumed_at IS NULL) AS pending`;
+
+export function createPgReader({ pool }: Pick<PgContext, 'pool'>): StoreReader {
+  const q = async <T>(text: string, values: unknown[] = []): Promise<T[]> => (await pool.query(text, values)).rows as T[];
+  const withAttempts = async (rows: DeliveryRow[]): Promise<DeliveryWithAttempts[]> => {
+    if (rows.length === 0) return [];
+    const attempts = await q<AttemptRow>('SELECT * FROM delivery_attempts WHERE delivery_id = ANY($1::text[]) ORDER BY seq', [rows.map((r) => r.id)]);
+    return rows.map((r) => ({ ...toDelivery(r), attemptLog: attempts.filter((a) => a.delivery_id === r.id).map(toAttempt) }));
+  };
+  return {
+    async listSystemEvents(o) {
+      return (await q<EventRow>('SELECT * FROM system_events ORDER BY seq DESC LIMIT $1', [o?.limit ?? DEFAULT_LIMIT])).map(toEvent);
+    },
+    async listRuns(o) {
+      return (await q<RunRow>('SELECT * FROM runs WHERE ($1::text IS NULL OR state = $1) ORDER BY seq DESC LIMIT $2',
+        [o?.state ?? null, o?.limit ?? DEFAULT_LIMIT])).map(toRun);
+    },
+    async getRun(id) {
+      const [row] = await q<RunRow>('SELECT * FROM runs WHERE id = $1', [id]);
+      return row === undefined ? null : toRun(row);
+    },
+    async listPendingEvents(sessionKey, o) {
+      return (await q<EventRow>('SELECT * FROM system_events WHERE session_key = $1 AND consumed_at IS NULL ORDER BY seq LIMIT $2',
+        [sessionKey, all(o?.limit)])).map(toEvent);
+    },
+    async hasPendingNowEvent(sessionKey) {
+      return (await q("SELECT 1 FROM system_events WHERE session_key = $1 AND consumed_at IS NULL AND mode = 'now' LIMIT 1", [sessionKey])).length > 0;
+    },
+    async readTranscript(sessionKey, o) {
+      return (await q<TranscriptRow>(
+        'SELECT * FROM (SELECT * FROM transcript WHERE session_key = $1 ORDER BY seq DESC LIMIT $2) t ORDER BY seq',
+        [sessionKey, all(o?.limit)],
+      )).map(toTranscript);
+    },
+    async listSessions(o) {
+      return (await q<SessionRow>(
+        `WITH keys AS (SELECT key, agent_id FROM sessions
+            UNION SELECT DISTINCT session_key, agent_id FROM system_events
+            UNION SELECT DISTINCT session_key, agent_id FROM runs),
+          k AS (SELECT DISTINCT ON (key) key, agent_id FROM keys ORDER BY key)
+        SELECT k.key, k.agent_id, ${SESSION_COLUMNS}
+        FROM k LEFT JOIN sessions s ON s.key = k.key
+        ORDER BY COALESCE(s.updated_at, 0) DESC, k.key LIMIT $1`,
+        [o?.limit ?? DEFAULT_LIMIT],
+      )).map(toSession);
+    },
+    async getSession(key) {
+      const [row] = await q<SessionRow>(
+        `WITH k AS (SELECT $1::text AS key)
+        SELECT k.key,
+          COALESCE(s.agent_id, (SELECT agent_id FROM system_events WHERE session_key = k.key LIMIT 1),
+            (SELECT agent_id FROM runs WHERE session_key = k.key LIMIT 1)) AS agent_id,
+          ${SESSION_COLUMNS}
+        FROM k LEFT JOIN sessions s ON s.key = k.key`,
+        [key],
+      );
+      return row === undefined || row.agent_id === null ? null : toSession(row);
+    },
+    async getLastRoute(sessionKey) {
+      const [row] = await q<{ last_channel: string | null; last_to: string | null }>('SELECT last_channel, last_to FROM sessions WHERE key = $1', [sessionKey]);
+      return row?.last_channel == null || row.last_to == null ? null : { channel: row.last_channel, to: row.last_to };
+    },
+    async listDeliveries(o) {
+      return withAttempts(await q<DeliveryRow>('SELECT * FROM deliveries WHERE ($1::text IS NULL OR state = $1) ORDER BY seq DESC LIMIT $2',
+        [o?.state ?? null, o?.limit ?? DEFAULT_LIMIT]));
+    },
+    async getDelivery(id) {
+      const [row] = await withAttempts(await q<DeliveryRow>('SELECT * FROM deliveries WHERE id = $1', [id]));
+      return row ?? null;
+    },
+    async getRunDelivery(runId) {
+      const [row] = await q<DeliveryRow>('SELECT * FROM deliveries WHERE run_id = $1 ORDER BY seq LIMIT 1', [runId]);
+      return row === undefined ? null : toDelivery(row);
+    },
+  };
+}

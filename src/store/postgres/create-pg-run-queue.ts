@@ -1,0 +1,142 @@
+import { toRun, type RunRow } from '../rows.js';
+import type { RunQueue } from '../store.js';
+import type { ClaimedRun, WorkSignal } from '../types.js';
+import { notify, nowSql, type PgContext } from './pg-context.js';
+
+const claimed = (row: RunRow & { claim_id: string }): ClaimedRun => ({ ...toRun(row), claimId: row.claim_id });
+
+export function createPgRunQueue(ctx: PgContext): RunQueue {
+  const { pool, channel } = ctx;
+  return {
+    async claimRuns({ owner, limit, leaseMs }) {
+      ctx.checkWritable();
+      // SKIP LOCKED: replicas claiming at once take different runs. A run is claimable only when no
+      // run of its session is running or queued before it; the redundant `state IN (…)` terms let
+      // the partial indexes on open runs serve the query.
+      const { rows } = await pool.query(
+        `WITH n AS (SELECT ${nowSql(4)} AS now),
+          picked AS (
+            SELECT r.seq FROM runs r
+            WHERE r.state IN ('queued', 'running') AND r.state = 'queued'
+              AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
+                AND (o.state = 'running' OR o.seq < r.seq))
+            ORDER BY r.seq LIMIT $1 FOR UPDATE SKIP LOCKED)
+        UPDATE runs SET state = 'running', attempts = runs.attempts + 1, started_at = COALESCE(runs.started_at, n.now),
+          lease_owner = $2, lease_until = n.now + $3, claim_id = gen_random_uuid()::text
+        FROM picked, n WHERE runs.seq = picked.seq AND runs.state = 'queued'
+        RETURNING runs.*`,
+        [limit, owner, leaseMs, ctx.clockParam()],
+      );
+      return (rows as Array<RunRow & { claim_id: string; seq: string }>).sort((a, b) => Number(a.seq) - Number(b.seq)).map(claimed);
+    },
+    async renewRuns(claims, leaseMs) {
+      if (claims.length === 0) return [];
+      ctx.checkWritable();
+      const { rows } = await pool.query(
+        `UPDATE runs SET lease_until = ${nowSql(4)} + $3
+          FROM unnest($1::text[], $2::text[]) AS c (id, claim_id)
+          WHERE runs.id = c.id AND runs.claim_id = c.claim_id AND runs.state = 'running' RETURNING runs.id`,
+        [claims.map((c) => c.id), claims.map((c) => c.claimId), leaseMs, ctx.clockParam()],
+      );
+      return (rows as Array<{ id: string }>).map((r) => r.id);
+    },
+    async releaseRun(claim) {
+      return ctx.tx(async (client) => {
+        const { rowCount } = await client.query(
+          `UPDATE runs SET state = 'queued', attempts = attempts - 1, lease_owner = NULL, lease_until = NULL, claim_id = NULL
+            WHERE id = $1 AND claim_id = $2 AND state = 'running'`,
+          [claim.id, claim.claimId],
+        );
+        if (rowCount === 1) await notify(client, channel, [{ kind: 'runs' }]);
+        return rowCount === 1;
+      });
+    },
+    async completeRun(c) {
+      return ctx.tx(async (client) => {
+        const { rowCount } = await client.query(
+          `UPDATE runs SET state = $1, finished_at = $2, model_used = $3, reply = $4, error = $5, lease_owner = NULL,
+            lease_until = NULL, claim_id = NULL WHERE id = $6 AND state = 'running' AND claim_id = $7`,
+          [c.state, c.finishedAt, c.model, c.reply, c.error, c.runId, c.claimId],
+        );
+        if (rowCount !== 1) return false;
+        await insertTranscript(client, c.summary.agentId, c.transcript, c.finishedAt);
+        const s = c.summary;
+        await client.query(
+          `INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [s.id, s.agentId, s.sessionKey, s.text, s.mode, JSON.stringify(s.source), s.createdAt],
+        );
+        const signals: WorkSignal[] = [{ kind: 'runs' }, { kind: 'finished', runId: c.runId }];
+        if (c.delivery !== null) {
+          await insertDelivery(client, c.delivery);
+          signals.push({ kind: 'deliveries' });
+        }
+        if (s.mode === 'now') signals.push({ kind: 'heartbeat', agentId: s.agentId });
+        await notify(client, channel, signals);
+        return true;
+      });
+    },
+    async recoverExpiredRuns({ owner, maxAttempts, leaseMs }) {
+      return ctx.tx(async (client) => {
+        const { rows } = await client.query(
+          `WITH n AS (SELECT ${nowSql(1)} AS now)
+          SELECT r.* FROM runs r, n WHERE r.state IN ('queued', 'running') AND r.state = 'running' AND r.lease_until < n.now
+            ORDER BY r.seq FOR UPDATE OF r SKIP LOCKED`,
+          [ctx.clockParam()],
+        );
+        const expired = rows as RunRow[];
+        const requeue = expired.filter((r) => r.attempts < maxAttempts).map((r) => r.id);
+        const abandon = expired.filter((r) => r.attempts >= maxAttempts).map((r) => r.id);
+        if (requeue.length > 0) {
+          await client.query(
+            `UPDATE runs SET state = 'queued', lease_owner = NULL, lease_until = NULL, claim_id = NULL
+              WHERE id = ANY($1::text[]) AND state = 'running'`,
+            [requeue],
+          );
+          await notify(client, channel, [{ kind: 'runs' }]);
+        }
+        let abandoned: ClaimedRun[] = [];
+        if (abandon.length > 0) {
+          const res = await client.query(
+            `UPDATE runs SET lease_owner = $2, lease_until = ${nowSql(4)} + $3, claim_id = gen_random_uuid()::text
+              WHERE id = ANY($1::text[]) AND state = 'running' RETURNING *`,
+            [abandon, owner, leaseMs, ctx.clockParam()],
+          );
+          abandoned = (res.rows as Array<RunRow & { claim_id: string; seq: string }>).sort((a, b) => Number(a.seq) - Number(b.seq)).map(claimed);
+        }
+        return { requeued: requeue, abandoned };
+      });
+    },
+  };
+}
+
+/** Appends transcript entries and touches their sessions. */
+export async function insertTranscript(
+  client: { query: (text: string, values: unknown[]) => Promise<unknown> },
+  agentId: string,
+  entries: ReadonlyArray<{ sessionKey: string; role: string; content: string; turnId: string; createdAt: number }>,
+  at: number,
+): Promise<void> {
+  if (entries.length === 0) return;
+  await client.query(
+    `INSERT INTO transcript (session_key, role, content, turn_id, created_at)
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])`,
+    [entries.map((t) => t.sessionKey), entries.map((t) => t.role), entries.map((t) => t.content), entries.map((t) => t.turnId), entries.map((t) => t.createdAt)],
+  );
+  await client.query(
+    `INSERT INTO sessions (key, agent_id, created_at, updated_at) SELECT k, $2, $3, $3 FROM unnest($1::text[]) AS k
+      ON CONFLICT (key) DO UPDATE SET updated_at = excluded.updated_at`,
+    [[...new Set(entries.map((t) => t.sessionKey))], agentId, at],
+  );
+}
+
+/** Inserts a delivery request as `pending`. */
+export async function insertDelivery(
+  client: { query: (text: string, values: unknown[]) => Promise<unknown> },
+  d: { id: string; agentId: string; channel: string; to: string | null; text: string; runId: string | null; createdAt: number },
+): Promise<void> {
+  await client.query(
+    `INSERT INTO deliveries (id, state, agent_id, channel, recipient, text, run_id, created_at, updated_at)
+      VALUES ($1, 'pending', $2, $3, $4, $5, $6, $7, $7)`,
+    [d.id, d.agentId, d.channel, d.to, d.text, d.runId, d.createdAt],
+  );
+}

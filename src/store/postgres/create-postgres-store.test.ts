@@ -1,0 +1,145 @@
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { createManualClock } from '../../../test/helpers/manual-clock.js';
+import { dropSchema, POSTGRES_URL, postgresUnavailable, uniqueSchema } from '../../../test/helpers/store-fixture.js';
+import { newEvent, newRun } from '../../../test/helpers/store-records.js';
+import type { Store } from '../store.js';
+import type { WorkSignal } from '../types.js';
+import { batchStatement } from './create-pg-group-commit.js';
+import { createPostgresStore, describeUrl } from './create-postgres-store.js';
+
+/** What only PostgreSQL has: several stores on one schema are replicas. */
+describe('createPostgresStore', async () => {
+  const why = await postgresUnavailable();
+  if (why !== null) {
+    process.stderr.write(`SKIPPED: createPostgresStore: ${why}\n`);
+    it('runs against PostgreSQL', { skip: why }, () => undefined);
+    return;
+  }
+  const schemas: string[] = [];
+  const stores: Store[] = [];
+  after(async () => {
+    for (const s of stores) await s.close().catch(() => undefined);
+    for (const s of schemas) await dropSchema(s);
+  });
+  const open = async (schema: string, mode: 'serve' | 'read' | 'write' = 'serve', clock?: ReturnType<typeof createManualClock>) => {
+    const s = await createPostgresStore({ url: POSTGRES_URL, schema, poolSize: 4, mode, ...(clock ? { clock } : {}) });
+    stores.push(s);
+    return s;
+  };
+  const fresh = (): string => {
+    const s = uniqueSchema();
+    schemas.push(s);
+    return s;
+  };
+
+  it('migrates a fresh schema once when three replicas start together', async () => {
+    const schema = fresh();
+    const [a, b, c] = await Promise.all([open(schema), open(schema), open(schema)]);
+    await a!.addSystemEvent(newEvent('one'));
+    assert.equal((await c!.listSystemEvents()).length, 1);
+    assert.equal((await b!.listSystemEvents()).length, 1);
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    const { rows } = await client.query(`SELECT version FROM "${schema}".hookgate_schema`);
+    await client.end();
+    assert.deepEqual(rows, [{ version: 1 }]);
+  });
+
+  it('refuses to read or write a schema no gateway has migrated, saying so', async () => {
+    await assert.rejects(open(fresh(), 'read'), /version none.*start the gateway once/);
+  });
+
+  it('names the database without its password when it cannot connect', async () => {
+    assert.equal(describeUrl('postgres://u:secret@db.example:6543/prod'), 'db.example:6543/prod');
+    await assert.rejects(
+      createPostgresStore({ url: 'postgres://u:secret@127.0.0.1:1/x', schema: 'public', poolSize: 2, mode: 'serve' }),
+      (e: Error) => e.message.includes('127.0.0.1:1/x') && !e.message.includes('secret'),
+    );
+  });
+
+  it('commits the ingress writes of one turn in one statement, each resolving after it', async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const statements: string[] = [];
+    const original = pg.Pool.prototype.query;
+    pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+      if (typeof args[0] === 'string' && args[0].startsWith('WITH ')) statements.push(args[0]);
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    try {
+      await Promise.all([
+        ...Array.from({ length: 20 }, (_, i) => store.addSystemEvent(newEvent(`e${i}`))),
+        ...Array.from({ length: 5 }, (_, i) => store.enqueueRun(newRun(`s${i}`))),
+      ]);
+    } finally {
+      pg.Pool.prototype.query = original;
+    }
+    assert.equal(statements.length, 1, 'one statement for the whole turn');
+    assert.equal((await store.listSystemEvents({ limit: 100 })).length, 20);
+    assert.equal((await store.listRuns({ limit: 100 })).length, 5);
+  });
+
+  it('fails a bad write of a batch alone', async () => {
+    const store = await open(fresh());
+    const dup = newEvent('dup');
+    await store.addSystemEvent(dup);
+    const results = await Promise.allSettled([store.addSystemEvent(newEvent('a')), store.addSystemEvent(dup), store.enqueueRun(newRun('s'))]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  });
+
+  it('builds a batch statement that only announces work there is', () => {
+    const { text } = batchStatement([{ kind: 'event', event: newEvent('x', { mode: 'next-heartbeat' }) }], 'hg_x');
+    assert.doesNotMatch(text, /pg_notify/);
+    const withRun = batchStatement([{ kind: 'run', run: newRun('s') }], 'hg_x');
+    assert.match(withRun.text, /pg_notify/);
+  });
+
+  it('announces work to every replica, and never lets two replicas claim one run', async () => {
+    const schema = fresh();
+    const a = await open(schema);
+    const b = await open(schema);
+    const seen: WorkSignal[] = [];
+    b.subscribe((s) => seen.push(s));
+    await a.enqueueRun(newRun('k'));
+    for (let i = 0; i < 100 && !seen.some((s) => s.kind === 'runs'); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(seen.some((s) => s.kind === 'runs'), 'the other replica heard of the run');
+    for (let i = 0; i < 200; i++) await a.enqueueRun(newRun(`k${i % 50}`));
+    const claimed: string[] = [];
+    for (let round = 0; round < 30; round++) {
+      const [x, y] = await Promise.all([
+        a.claimRuns({ owner: 'a', limit: 8, leaseMs: 60_000 }),
+        b.claimRuns({ owner: 'b', limit: 8, leaseMs: 60_000 }),
+      ]);
+      const sessions = [...x, ...y].map((r) => r.sessionKey);
+      assert.equal(new Set(sessions).size, sessions.length, 'one running run per session across replicas');
+      claimed.push(...[...x, ...y].map((r) => r.id));
+      await Promise.all([...x.map((r) => a.completeRun(done(r))), ...y.map((r) => b.completeRun(done(r)))]);
+    }
+    assert.equal(new Set(claimed).size, claimed.length, 'no run claimed twice');
+  });
+
+  it('hears notifications again after its listening connection was cut', async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    const other = await open(schema);
+    const seen: WorkSignal[] = [];
+    store.subscribe((s) => seen.push(s));
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hookgate' AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()");
+    await admin.end();
+    for (let i = 0; i < 300 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(seen.some((s) => s.kind === 'runs'), 'after reconnecting it announces runs and deliveries it may have missed');
+    seen.length = 0;
+    await other.addSystemEvent(newEvent('now again'));
+    for (let i = 0; i < 300 && !seen.some((s) => s.kind === 'heartbeat'); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(seen.some((s) => s.kind === 'heartbeat'), 'and hears new work');
+  });
+});
+
+const done = (r: { id: string; claimId: string; sessionKey: string; wakeMode: 'now' | 'next-heartbeat' }) => ({
+  runId: r.id, claimId: r.claimId, state: 'succeeded' as const, finishedAt: 1, model: null, reply: 'ok', error: null, transcript: [],
+  summary: newEvent('Hook agent: ok', { mode: 'next-heartbeat' }), delivery: null,
+});

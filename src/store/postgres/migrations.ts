@@ -1,0 +1,155 @@
+/**
+ * PostgreSQL schema migrations, applied in order under an advisory lock; `hookgate_schema`
+ * records how many ran. The same tables as SQLite: a `bigserial` order column, the public UUIDv7
+ * ids in unique columns, millisecond timestamps as `bigint`, and partial indexes on open work.
+ * `hookgate_now_ms()` is the database clock every lease is judged by.
+ */
+export const PG_MIGRATIONS: readonly string[] = [
+  `
+  CREATE FUNCTION hookgate_now_ms() RETURNS bigint LANGUAGE sql VOLATILE
+    AS $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint $$;
+  CREATE TABLE system_events (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    agent_id text NOT NULL,
+    session_key text NOT NULL,
+    text text NOT NULL,
+    mode text NOT NULL,
+    source text NOT NULL,
+    created_at bigint NOT NULL,
+    consumed_at bigint,
+    consumed_by text
+  );
+  CREATE INDEX system_events_pending ON system_events (session_key, seq) WHERE consumed_at IS NULL;
+  CREATE TABLE runs (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    state text NOT NULL,
+    agent_id text NOT NULL,
+    session_key text NOT NULL,
+    message text NOT NULL,
+    name text NOT NULL,
+    wake_mode text NOT NULL,
+    deliver integer NOT NULL,
+    channel text NOT NULL,
+    recipient text,
+    model text,
+    thinking text,
+    timeout_seconds double precision NOT NULL,
+    source text NOT NULL,
+    created_at bigint NOT NULL,
+    attempts integer NOT NULL DEFAULT 0,
+    started_at bigint,
+    finished_at bigint,
+    reply text,
+    error text,
+    model_used text,
+    lease_owner text,
+    lease_until bigint,
+    claim_id text
+  );
+  CREATE INDEX runs_open ON runs (seq) WHERE state IN ('queued', 'running');
+  CREATE INDEX runs_open_session ON runs (session_key, seq) WHERE state IN ('queued', 'running');
+  CREATE INDEX runs_session ON runs (session_key, seq);
+  CREATE INDEX runs_state ON runs (state, seq);
+  CREATE TABLE sessions (
+    key text PRIMARY KEY,
+    agent_id text NOT NULL,
+    last_channel text,
+    last_to text,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL
+  );
+  CREATE TABLE transcript (
+    seq bigserial PRIMARY KEY,
+    session_key text NOT NULL,
+    role text NOT NULL,
+    content text NOT NULL,
+    turn_id text NOT NULL,
+    created_at bigint NOT NULL
+  );
+  CREATE INDEX transcript_session ON transcript (session_key, seq);
+  CREATE TABLE deliveries (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    state text NOT NULL,
+    agent_id text NOT NULL,
+    channel text NOT NULL,
+    recipient text,
+    text text NOT NULL,
+    run_id text,
+    attempts integer NOT NULL DEFAULT 0,
+    error text,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    resolved_channel text,
+    resolved_to text,
+    parts_sent integer NOT NULL DEFAULT 0,
+    next_attempt_at bigint,
+    lease_owner text,
+    lease_until bigint,
+    sent_at bigint,
+    claim_id text
+  );
+  CREATE INDEX deliveries_pending ON deliveries (seq) WHERE state = 'pending';
+  CREATE INDEX deliveries_run ON deliveries (run_id) WHERE run_id IS NOT NULL;
+  CREATE INDEX deliveries_state ON deliveries (state, seq);
+  CREATE TABLE delivery_attempts (
+    seq bigserial PRIMARY KEY,
+    delivery_id text NOT NULL,
+    attempt integer NOT NULL,
+    at bigint NOT NULL,
+    status integer,
+    error text,
+    outcome text NOT NULL
+  );
+  CREATE INDEX delivery_attempts_delivery ON delivery_attempts (delivery_id, seq);
+  CREATE TABLE heartbeat_leases (
+    agent_id text PRIMARY KEY,
+    claim_id text NOT NULL,
+    owner text NOT NULL,
+    lease_until bigint NOT NULL
+  );
+  CREATE TABLE auth_failures (
+    client text PRIMARY KEY,
+    failures bigint[] NOT NULL,
+    locked_until bigint NOT NULL DEFAULT 0,
+    updated_at bigint NOT NULL
+  );
+  CREATE INDEX auth_failures_locked ON auth_failures (locked_until) WHERE locked_until > 0;
+  CREATE TABLE idempotency_keys (
+    hook text NOT NULL,
+    key text NOT NULL,
+    status integer NOT NULL,
+    body text NOT NULL,
+    created_at bigint NOT NULL,
+    expires_at bigint NOT NULL,
+    PRIMARY KEY (hook, key)
+  );
+  CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+  CREATE TABLE heartbeat_turns (
+    agent_id text PRIMARY KEY,
+    last_turn_at bigint NOT NULL
+  );
+  `,
+  `
+  CREATE TABLE requests (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    at bigint NOT NULL,
+    method text NOT NULL,
+    path text NOT NULL,
+    hook text,
+    client text NOT NULL,
+    status integer NOT NULL,
+    code text,
+    reason text,
+    duration_ms float8 NOT NULL,
+    event_ids text[] NOT NULL,
+    run_ids text[] NOT NULL,
+    payload text
+  );
+  CREATE INDEX requests_hook ON requests (hook, seq);
+  CREATE INDEX requests_status ON requests (status, seq);
+  `,
+];

@@ -1,0 +1,60 @@
+import type pg from 'pg';
+import type { WorkSignal } from '../types.js';
+
+/** What the PostgreSQL store's parts share. */
+export interface PgContext {
+  pool: pg.Pool;
+  /** The NOTIFY channel of this schema. */
+  channel: string;
+  /**
+   * The lease clock as a query parameter: `null` in production, so SQL falls back to the
+   * database's own clock (`hookgate_now_ms()`); a test clock's time otherwise.
+   */
+  clockParam(): number | null;
+  /** Runs `fn` in a transaction on one pooled client; rolls back when it throws. */
+  tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** Refuses writes in `read` mode. */
+  checkWritable(): void;
+  /** False in `read` mode. */
+  writable: boolean;
+}
+
+/** `COALESCE($n::bigint, hookgate_now_ms())`: the lease clock in SQL. */
+export const nowSql = (n: number): string => `COALESCE($${n}::bigint, hookgate_now_ms())`;
+
+/** A work signal as a NOTIFY payload, and back. The client goes last: an IPv6 address has colons. */
+export function encodeSignal(s: WorkSignal): string {
+  switch (s.kind) {
+    case 'runs':
+    case 'deliveries':
+      return s.kind;
+    case 'finished':
+      return `finished:${s.runId}`;
+    case 'heartbeat':
+      return `heartbeat:${s.agentId}`;
+    case 'lockout':
+      return `lockout:${s.lockedUntil}:${s.client}`;
+  }
+}
+
+export function decodeSignal(payload: string): WorkSignal | null {
+  if (payload === 'runs' || payload === 'deliveries') return { kind: payload };
+  const colon = payload.indexOf(':');
+  if (colon === -1) return null;
+  const kind = payload.slice(0, colon);
+  const rest = payload.slice(colon + 1);
+  if (kind === 'finished') return { kind, runId: rest };
+  if (kind === 'heartbeat') return { kind, agentId: rest };
+  if (kind === 'lockout') {
+    const second = rest.indexOf(':');
+    const lockedUntil = Number(rest.slice(0, second));
+    return second === -1 || !Number.isFinite(lockedUntil) ? null : { kind, lockedUntil, client: rest.slice(second + 1) };
+  }
+  return null;
+}
+
+/** Sends signals in the transaction of `client` (delivered to every listener when it commits). */
+export async function notify(client: pg.ClientBase, channel: string, signals: readonly WorkSignal[]): Promise<void> {
+  if (signals.length === 0) return;
+  await client.query('SELECT pg_notify($1, s) FROM unnest($2::text[]) AS s', [channel, [...new Set(signals.map(encodeSignal))]]);
+}
