@@ -88,7 +88,7 @@ describe('admin dashboard in headless Chromium', { skip: missing ?? false }, () 
   });
 
   it('opens a failed run and shows why it failed', async () => {
-    const res = await post(gw.port, '/hooks/agent', { message: 'Summarise the alert', model: 'fake/gpt-4o-mini', deliver: false, name: 'Alert' });
+    const res = await post(gw.port, '/hooks/agent', { message: 'Summarise the alert', model: 'fake/gpt-4o-mini', deliver: false, name: 'Alert', wakeMode: 'next-heartbeat' });
     const runId = (res.json as { runId: string }).runId;
     await until('the run to fail', async () => ((await gw.gateway.store.getRun(runId))?.state === 'failed' ? true : null));
     await page.click('nav a[data-tab="runs"]');
@@ -102,7 +102,7 @@ describe('admin dashboard in headless Chromium', { skip: missing ?? false }, () 
 
   it('retries a failed delivery from the run view and sees it sent', async () => {
     telegram.script.push(telegramError(400, 'Bad Request: chat not found'));
-    const res = await post(gw.port, '/hooks/agent', { message: 'Tell the on-call', channel: 'telegram', to: '42', name: 'Oncall' });
+    const res = await post(gw.port, '/hooks/agent', { message: 'Tell the on-call', channel: 'telegram', to: '42', name: 'Oncall', wakeMode: 'next-heartbeat' });
     const runId = (res.json as { runId: string }).runId;
     await until('the delivery to fail', async () => {
       const d = await gw.gateway.store.getRunDelivery(runId);
@@ -115,8 +115,9 @@ describe('admin dashboard in headless Chromium', { skip: missing ?? false }, () 
     await shot('3-failed-delivery');
     await delivery.locator('button', { hasText: 'Retry delivery' }).click();
     await page.locator('#delivery .badge', { hasText: 'sent' }).waitFor();
-    assert.equal(telegram.messages.length, 1);
-    assert.equal(telegram.messages[0]!.to, '42');
+    // Summaries wait for the next periodic heartbeat (wakeMode), so the reply is the one message sent.
+    const reply = (await gw.gateway.store.getRun(runId))?.reply;
+    assert.deepEqual(telegram.messages, [{ to: '42', text: reply }]);
     await shot('4-delivery-sent');
   });
 });

@@ -8,6 +8,7 @@ import type { Store } from '../store.js';
 import type { WorkSignal } from '../types.js';
 import { batchStatement } from './create-pg-group-commit.js';
 import { createPostgresStore, describeUrl } from './create-postgres-store.js';
+import { PG_MIGRATIONS } from './migrations.js';
 
 /** What only PostgreSQL has: several stores on one schema are replicas. */
 describe('createPostgresStore', async () => {
@@ -44,7 +45,7 @@ describe('createPostgresStore', async () => {
     await client.connect();
     const { rows } = await client.query(`SELECT version FROM "${schema}".hookgate_schema`);
     await client.end();
-    assert.deepEqual(rows, [{ version: 1 }]);
+    assert.deepEqual(rows, [{ version: PG_MIGRATIONS.length }]);
   });
 
   it('refuses to read or write a schema no gateway has migrated, saying so', async () => {
