@@ -12,6 +12,7 @@ import { createRequestRecorder } from './create-request-recorder.js';
 function fakeStore() {
   const queued: string[] = [];
   const records: RequestRecord[] = [];
+  const prunes: Array<{ before: number; limit: number }> = [];
   const store: IngressStore & RequestLog = {
     addSystemEvent: async (e) => void queued.push(`event ${e.id}`),
     enqueueRun: async (r) => void queued.push(`run ${r.id}`),
@@ -23,8 +24,12 @@ function fakeStore() {
     },
     listRequests: async () => records,
     getRequest: async () => null,
+    pruneRequests: async (o) => {
+      prunes.push(o);
+      return 0;
+    },
   };
-  return { store, queued, records };
+  return { store, queued, records, prunes };
 }
 
 function fakeExchange(method = 'POST') {
@@ -40,7 +45,7 @@ function fakeExchange(method = 'POST') {
 function recorder(store: IngressStore & RequestLog, recordPayloads = false) {
   let t = 0;
   return createRequestRecorder({
-    store, recordPayloads, ids: createIds(),
+    store, recordPayloads, ids: createIds(), retentionMs: 600,
     clock: { now: () => 1_000, sleep: async () => undefined }, elapsedMs: () => (t += 2), onError: (e) => assert.fail(String(e)),
   });
 }
@@ -108,6 +113,17 @@ describe('createRequestRecorder', () => {
     assert.equal(records.length, 2);
     assert.equal(records[1]!.id, records[0]!.id, 'same record, replaced');
     assert.deepEqual([records[1]!.status, records[1]!.code, records[1]!.eventIds], [503, 'store_unavailable', []]);
+  });
+
+  it('prunes records past the retention once every thousand records, in bounded steps', () => {
+    const { store, prunes } = fakeStore();
+    const obs = recorder(store);
+    for (let i = 0; i < 2_500; i++) {
+      const { req, res, answer } = fakeExchange();
+      obs.begin(res, req);
+      answer(204);
+    }
+    assert.deepEqual(prunes, [{ before: 400, limit: 10_000 }, { before: 400, limit: 10_000 }]);
   });
 
   it('records 499 client_closed when the client left before the answer', () => {

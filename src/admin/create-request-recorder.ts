@@ -13,6 +13,8 @@ export interface RequestRecorderDeps {
   ids: Ids;
   /** A monotonic clock in ms for durations. @default performance.now */
   elapsedMs?: () => number;
+  /** Records older than this are pruned as new ones arrive. @default 7 days */
+  retentionMs?: number;
   /** A record could not be written (it never fails the request). */
   onError: (error: unknown) => void;
 }
@@ -26,6 +28,13 @@ interface Trace extends RequestRecord {
 
 /** The status a client that left before its answer is recorded with (nginx's convention). */
 const CLIENT_CLOSED = 499;
+/**
+ * Every this many records, the oldest past the retention are pruned, at most PRUNE_LIMIT at once:
+ * ten times the rate records arrive, so the log stays bounded at any load, with no timer to run.
+ */
+const PRUNE_EVERY = 1_000;
+const PRUNE_LIMIT = 10_000;
+const DEFAULT_RETENTION_MS = 7 * 24 * 3_600_000;
 
 /**
  * Records every hook request, accepted or not. An accepted request's record is queued beside its
@@ -36,10 +45,19 @@ export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserve
   const { store } = deps;
   const elapsedMs = deps.elapsedMs ?? (() => performance.now());
   const traces = new WeakMap<ServerResponse, Trace>();
+  const retentionMs = deps.retentionMs ?? DEFAULT_RETENTION_MS;
+  let sincePrune = 0;
 
   const write = (t: Trace): void => {
-    const { startedMs: _s, queuedStatus: _q, error: _e, ...record } = t;
+    const record: RequestRecord = {
+      id: t.id, at: t.at, method: t.method, path: t.path, hook: t.hook, client: t.client, status: t.status, code: t.code,
+      reason: t.reason, durationMs: t.durationMs, eventIds: t.eventIds, runIds: t.runIds, payload: t.payload,
+    };
     store.recordRequest(record).catch(deps.onError);
+    if (++sincePrune >= PRUNE_EVERY) {
+      sincePrune = 0;
+      store.pruneRequests({ before: deps.clock.now() - retentionMs, limit: PRUNE_LIMIT }).catch(deps.onError);
+    }
   };
   const queueWithAction = (t: Trace, status: number, eventIds: string[], runIds: string[]): void => {
     t.status = status;

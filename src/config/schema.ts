@@ -102,6 +102,8 @@ export const GatewaySchema = z.strictObject({
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Keep each hook request's body in its request record (for the admin API's replay). */
   recordPayloads: z.boolean().default(false),
+  /** How long request records are kept. */
+  requestRetentionHours: z.number().min(1).max(24 * 366).default(168),
 });
 
 const ModelEntrySchema = z.strictObject({ alias: nonEmpty.optional() });

@@ -96,6 +96,8 @@ export interface RequestLog {
   /** Request records, newest first. */
   listRequests(options?: ListRequestsOptions): Promise<RequestRecord[]>;
   getRequest(id: string): Promise<RequestRecord | null>;
+  /** Deletes up to `limit` of the oldest records that arrived before `before`; resolves with how many. */
+  pruneRequests(options: { before: number; limit: number }): Promise<number>;
 }
 
 /** Heartbeat turns: one runner per agent across every process sharing the store. */

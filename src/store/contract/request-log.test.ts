@@ -57,6 +57,17 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
     assert.equal((await store.listSystemEvents())[0]?.id, event.id);
   });
 
+  it('prunes the oldest records that arrived before the cutoff, at most limit at a time', async () => {
+    const old = [request({ at: 10 }), request({ at: 20 }), request({ at: 30 })];
+    const recent = request({ at: 100 });
+    for (const r of [...old, recent]) await store.recordRequest(r);
+    assert.equal(await store.pruneRequests({ before: 100, limit: 2 }), 2);
+    assert.deepEqual((await store.listRequests()).map((r) => r.at), [100, 30]);
+    assert.equal(await store.pruneRequests({ before: 100, limit: 10 }), 1);
+    assert.equal(await store.pruneRequests({ before: 100, limit: 10 }), 0);
+    assert.deepEqual((await store.listRequests()).map((r) => r.id), [recent.id]);
+  });
+
   it('cancels a queued run: failed with its error, the summary posted, work announced', async () => {
     const run = newRun('s1', { wakeMode: 'now' });
     await store.enqueueRun(run);

@@ -133,6 +133,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   `,
   `
+  -- One index only (the public id), as on SQLite: every request writes a row here.
   CREATE TABLE requests (
     seq bigserial PRIMARY KEY,
     id text NOT NULL UNIQUE,
@@ -149,7 +150,5 @@ export const PG_MIGRATIONS: readonly string[] = [
     run_ids text[] NOT NULL,
     payload text
   );
-  CREATE INDEX requests_hook ON requests (hook, seq);
-  CREATE INDEX requests_status ON requests (status, seq);
   `,
 ];

@@ -30,21 +30,24 @@ const toRecord = (r: RequestRow): RequestRecord => ({
 export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' | 'write'>): RequestLog {
   const upsert = db.prepare(
     `INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
-      VALUES (@id, @at, @method, @path, @hook, @client, @status, @code, @reason, @durationMs, @eventIds, @runIds, @payload)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (id) DO UPDATE SET status = excluded.status, code = excluded.code, reason = excluded.reason,
       duration_ms = excluded.duration_ms, event_ids = excluded.event_ids, run_ids = excluded.run_ids, payload = excluded.payload`,
   );
-  // The redundant `seq` order lets SQLite walk the (hook, seq) and (status, seq) indexes backwards.
+  // Newest first along the rowid: filters are checked row by row until `limit` match.
   const select = db.prepare(
     `SELECT * FROM requests WHERE (@hook IS NULL OR hook = @hook) AND (@status IS NULL OR status = @status)
       ORDER BY seq DESC LIMIT @limit`,
   );
   const selectOne = db.prepare('SELECT * FROM requests WHERE id = ?');
+  // The oldest `limit` rows by rowid (arrival order), of which those before the cutoff: never a full scan.
+  const prune = db.prepare('DELETE FROM requests WHERE seq IN (SELECT seq FROM (SELECT seq, at FROM requests ORDER BY seq LIMIT ?) WHERE at < ?)');
   return {
     async recordRequest(r) {
-      const row = { ...r, eventIds: JSON.stringify(r.eventIds), runIds: JSON.stringify(r.runIds) };
+      const eventIds = JSON.stringify(r.eventIds);
+      const runIds = JSON.stringify(r.runIds);
       await write(() => {
-        upsert.run(row);
+        upsert.run(r.id, r.at, r.method, r.path, r.hook, r.client, r.status, r.code, r.reason, r.durationMs, eventIds, runIds, r.payload);
       });
     },
     async listRequests(o) {
@@ -54,6 +57,9 @@ export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' |
     async getRequest(id) {
       const row = selectOne.get(id) as RequestRow | undefined;
       return row === undefined ? null : toRecord(row);
+    },
+    pruneRequests({ before, limit }) {
+      return write(() => prune.run(limit, before).changes);
     },
   };
 }

@@ -141,6 +141,8 @@ export const MIGRATIONS: readonly string[] = [
   );
   `,
   `
+  -- One index only (the public id): every request writes a row here, so each index is a cost on
+  -- the ingress path. Listings walk seq backwards; pruning walks it forwards.
   CREATE TABLE requests (
     seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -157,7 +159,5 @@ export const MIGRATIONS: readonly string[] = [
     run_ids TEXT NOT NULL,
     payload TEXT
   );
-  CREATE INDEX requests_hook ON requests (hook, seq);
-  CREATE INDEX requests_status ON requests (status, seq);
   `,
 ];
