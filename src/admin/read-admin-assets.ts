@@ -7,10 +7,11 @@ export interface AdminAsset {
   contentType: string;
 }
 
-/** The dashboard's files: plain HTML, JS and CSS, no build step. URL name → file name. */
+/** The dashboard's files: plain HTML, JS modules and CSS, no build step. URL name → file name. */
 const FILES = {
   '': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
   'app.js': { file: 'app.js', contentType: 'text/javascript; charset=utf-8' },
+  'dom.js': { file: 'dom.js', contentType: 'text/javascript; charset=utf-8' },
   'app.css': { file: 'app.css', contentType: 'text/css; charset=utf-8' },
 } as const;
 

@@ -80,7 +80,7 @@ describe('admin API over HTTP', () => {
     assert.equal(page.status, 200);
     assert.match(String(page.headers['content-type']), /^text\/html/);
     assert.match(String(page.headers['content-security-policy']), /default-src 'none'/);
-    assert.match(page.text, /<script src="\/admin\/app\.js"/);
+    assert.match(page.text, /<script type="module" src="\/admin\/app\.js">/);
     const js = await send(gw.port, '/admin/app.js', { method: 'GET', auth: false });
     assert.equal(js.status, 200);
     assert.match(String(js.headers['content-type']), /^text\/javascript/);

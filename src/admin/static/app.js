@@ -1,34 +1,11 @@
 // Hookgate dashboard: plain browser JavaScript over /admin/api, no build step, no dependencies.
 // Every value from the gateway (payloads, replies, reasons) is untrusted: it is only ever set as
 // text (textContent), never parsed as HTML.
-'use strict';
+import { $, badge, el, fields, link, row, table, time } from '/admin/dom.js';
 
 const TOKEN_KEY = 'hookgate.adminToken';
 const POLL_MS = 2000;
 let pollTimer = null;
-
-const $ = (id) => document.getElementById(id);
-
-/** Builds an element: el('td', {className: 'x'}, 'text', childNode, …). */
-function el(tag, props, ...children) {
-  const node = document.createElement(tag);
-  Object.assign(node, props || {});
-  for (const c of children) {
-    if (c === null || c === undefined) continue;
-    node.append(c instanceof Node ? c : String(c));
-  }
-  return node;
-}
-
-const time = (ms) => (ms === null || ms === undefined ? '—' : new Date(ms).toLocaleString());
-const link = (href, text) => el('a', { href }, text);
-
-function badge(text, status) {
-  const cls = typeof status === 'number'
-    ? (status < 300 ? 'ok' : status < 500 ? 'warn' : 'bad')
-    : ({ succeeded: 'ok', sent: 'ok', failed: 'bad', timed_out: 'bad', skipped: 'warn', queued: '', running: '', pending: '' })[status] ?? '';
-  return el('span', { className: `badge ${cls}` }, text);
-}
 
 class ApiError extends Error {
   constructor(status, body) {
@@ -56,25 +33,6 @@ function setStatus(text, isError) {
   const s = $('status');
   s.textContent = text;
   s.className = isError ? 'error' : 'muted';
-}
-
-function table(headers, rows) {
-  return el('table', {},
-    el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', {}, h)))),
-    el('tbody', {}, ...rows));
-}
-
-function row(cells, href, testId) {
-  const tr = el('tr', {}, ...cells.map((c) => (c instanceof Node && c.tagName === 'TD' ? c : el('td', {}, c))));
-  tr.addEventListener('click', (e) => {
-    if (e.target.tagName !== 'A') location.hash = href;
-  });
-  if (testId) tr.dataset.id = testId;
-  return tr;
-}
-
-function fields(pairs) {
-  return el('dl', {}, ...pairs.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v ?? '—')]));
 }
 
 function actionButton(label, onClick, secondary) {

@@ -34,14 +34,14 @@ export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' |
       ON CONFLICT (id) DO UPDATE SET status = excluded.status, code = excluded.code, reason = excluded.reason,
       duration_ms = excluded.duration_ms, event_ids = excluded.event_ids, run_ids = excluded.run_ids, payload = excluded.payload`,
   );
-  // Newest first along the rowid: filters are checked row by row until `limit` match.
+  // Newest first along the key: filters are checked row by row until `limit` match.
   const select = db.prepare(
     `SELECT * FROM requests WHERE (@hook IS NULL OR hook = @hook) AND (@status IS NULL OR status = @status)
-      ORDER BY seq DESC LIMIT @limit`,
+      ORDER BY id DESC LIMIT @limit`,
   );
   const selectOne = db.prepare('SELECT * FROM requests WHERE id = ?');
-  // The oldest `limit` rows by rowid (arrival order), of which those before the cutoff: never a full scan.
-  const prune = db.prepare('DELETE FROM requests WHERE seq IN (SELECT seq FROM (SELECT seq, at FROM requests ORDER BY seq LIMIT ?) WHERE at < ?)');
+  // The oldest `limit` rows by key (arrival order), of which those before the cutoff: never a full scan.
+  const prune = db.prepare('DELETE FROM requests WHERE id IN (SELECT id FROM (SELECT id, at FROM requests ORDER BY id LIMIT ?) WHERE at < ?)');
   return {
     async recordRequest(r) {
       const eventIds = JSON.stringify(r.eventIds);

@@ -141,11 +141,10 @@ export const MIGRATIONS: readonly string[] = [
   );
   `,
   `
-  -- One index only (the public id): every request writes a row here, so each index is a cost on
-  -- the ingress path. Listings walk seq backwards; pruning walks it forwards.
+  -- Every request writes a row here, so each B-tree is a cost on the ingress path: one only, keyed
+  -- by the UUIDv7 id (time-ordered, so inserts append). Listings walk it backwards, pruning forwards.
   CREATE TABLE requests (
-    seq INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
+    id TEXT PRIMARY KEY,
     at INTEGER NOT NULL,
     method TEXT NOT NULL,
     path TEXT NOT NULL,
@@ -158,6 +157,6 @@ export const MIGRATIONS: readonly string[] = [
     event_ids TEXT NOT NULL,
     run_ids TEXT NOT NULL,
     payload TEXT
-  );
+  ) WITHOUT ROWID;
   `,
 ];
