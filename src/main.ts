@@ -5,19 +5,20 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createAuthLimiter, createSharedAuthLimiter, createTokenVerifier, type SharedAuthLimiter } from './auth/index.js';
+import { createAuthLimiter, createSharedAuthLimiter, createSignatureGate, createTokenVerifier, type SharedAuthLimiter } from './auth/index.js';
 import { createAdminSurface } from './admin/index.js';
 import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
-import { CHANNEL_NAMES, restartOnlyChanges, type LoadedConfig } from './config/index.js';
+import { createSecretScrubber } from './common/scrub-secrets.js';
+import { CHANNEL_NAMES, listConfigSecrets, restartOnlyChanges, type LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import { createClientAddressResolver, createHttpServer, createRequestHandler, type IngressSettings } from './http/index.js';
 import { createPolicy } from './policy/index.js';
 import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
-import { abortableSleep, createModelRegistry, createRuntime, type Runtime, type RuntimeOptions } from './runtime/index.js';
-import { createStore, type Store, type StoreMode } from './store/index.js';
+import { abortableSleep, createModelRegistry, createRuntime, waitForRun, type Runtime, type RuntimeOptions } from './runtime/index.js';
+import { createPruner, createStore, type Store, type StoreMode } from './store/index.js';
 
 /** The dashboard's files, copied beside the compiled code and the bundle by the build. */
 const ADMIN_ASSETS_DIR = fileURLToPath(new URL('./admin/static/', import.meta.url));
@@ -59,7 +60,8 @@ export function openStore(loaded: LoadedConfig, options: { mode: StoreMode }): P
 /** Starts the gateway for a validated config. */
 export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {}): Promise<Gateway> {
   const { config } = loaded;
-  const log = deps.log ?? createLog({ level: config.gateway.logLevel });
+  const scrub = createSecretScrubber(listConfigSecrets(config));
+  const log = deps.log ?? createLog({ level: config.gateway.logLevel, scrub });
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIds(clock.now);
   for (const w of loaded.warnings) log.warn('config warning', { path: w.path, warning: w.message });
@@ -81,6 +83,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       adapters,
       owner: `${process.pid}:${ids.next()}`,
       leaseMs: config.store.leaseSeconds * 1000,
+      scrub,
       ...deps.deliveryOptions,
     })
     : undefined;
@@ -94,9 +97,11 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     clock,
     ids,
     retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
+    scrub,
   }, { leaseMs: config.store.leaseSeconds * 1000, ...deps.runtime });
   const runTransform = createTransformRunner(loaded.transformsDir);
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
+  const pruner = createPruner({ store, retention: config.store.retention, clock, log });
   const localLimiter = createAuthLimiter(config.hooks.authRateLimit);
   const sharedLimiter: SharedAuthLimiter | undefined = store.shared
     ? createSharedAuthLimiter({ local: localLimiter, store, options: config.hooks.authRateLimit, clock, log })
@@ -105,12 +110,16 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     hooks: l.config.hooks,
     bodyTimeoutMs: config.gateway.bodyTimeoutMs,
     verifyToken: createTokenVerifier(l.config.hooks.token ?? ''),
+    signatures: createSignatureGate(l.config.hooks.mappings),
+    waitForRun: (runId, timeoutMs) => waitForRun({ store, clock }, runId, timeoutMs),
     handleHook: createHookHandler({
       policy: createPolicy({ config: l.config, ids, clock }),
       store,
       clock,
       mappings: compileMappings(l.config.hooks, loaded.transformsDir),
       runTransform,
+      idempotencyWindowSeconds: l.config.hooks.idempotencyWindowSeconds,
+      maxWaitSeconds: l.config.hooks.maxWaitSeconds,
     }),
   });
   let ingress = buildIngress(loaded);
@@ -139,6 +148,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     port = await http.listen(deps.port ?? config.gateway.port, config.gateway.bind);
     await sharedLimiter?.start();
     await runtime.start();
+    pruner.start();
     if (deliveryWorker !== undefined) {
       unsubscribe = store.subscribe((signal) => {
         if (signal.kind === 'deliveries') deliveryWorker.notify();
@@ -148,6 +158,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   } catch (error) {
     unsubscribe();
     sharedLimiter?.stop();
+    await pruner.stop();
     await http.close();
     await deliveryWorker?.stop();
     await runtime.stop();
@@ -184,6 +195,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         ready = false;
         unsubscribe();
         sharedLimiter?.stop();
+        await pruner.stop();
         await http.close();
         await runtime.stop();
         await deliveryWorker?.stop();

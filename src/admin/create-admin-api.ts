@@ -35,8 +35,18 @@ const found = <T>(value: T | null): T => {
   if (value === null) throw new RequestError('record_not_found');
   return value;
 };
-const describeOutcome = (o: HookOutcome): Record<string, unknown> =>
-  o.kind === 'wake' ? { kind: 'wake', event: o.event } : o.kind === 'agent' ? { kind: 'agent', run: o.run } : { kind: 'skip' };
+function describeOutcome(o: HookOutcome): Record<string, unknown> {
+  switch (o.kind) {
+    case 'wake':
+      return { kind: 'wake', event: o.event };
+    case 'agent':
+      return { kind: 'agent', run: o.run };
+    case 'skip':
+      return { kind: 'skip' };
+    case 'duplicate':
+      return { kind: 'duplicate', status: o.status, body: o.body === '' ? null : (JSON.parse(o.body) as unknown) };
+  }
+}
 
 /**
  * The admin API over plain values: `/requests`, `/runs`, `/deliveries`, `/sessions`, `/events`

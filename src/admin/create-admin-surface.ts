@@ -43,7 +43,6 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
   const observer = createRequestRecorder({
     store: deps.store,
     recordPayloads: config.gateway.recordPayloads,
-    retentionMs: config.gateway.requestRetentionHours * 3_600_000,
     clock,
     ids: deps.ids,
     onError(error) {

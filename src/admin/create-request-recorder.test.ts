@@ -12,11 +12,10 @@ import { createRequestRecorder } from './create-request-recorder.js';
 function fakeStore() {
   const queued: string[] = [];
   const records: RequestRecord[] = [];
-  const prunes: Array<{ before: number; limit: number }> = [];
   const store: IngressStore & RequestLog = {
     addSystemEvent: async (e) => void queued.push(`event ${e.id}`),
     enqueueRun: async (r) => void queued.push(`run ${r.id}`),
-    recordActions: async () => undefined,
+    recordActions: async () => ({ skippedItems: [] }),
     findIdempotencyKey: async () => null,
     recordRequest: async (r) => {
       queued.push(`request ${r.status}`);
@@ -24,12 +23,8 @@ function fakeStore() {
     },
     listRequests: async () => records,
     getRequest: async () => null,
-    pruneRequests: async (o) => {
-      prunes.push(o);
-      return 0;
-    },
   };
-  return { store, queued, records, prunes };
+  return { store, queued, records };
 }
 
 function fakeExchange(method = 'POST') {
@@ -45,7 +40,7 @@ function fakeExchange(method = 'POST') {
 function recorder(store: IngressStore & RequestLog, recordPayloads = false) {
   let t = 0;
   return createRequestRecorder({
-    store, recordPayloads, ids: createIds(), retentionMs: 600,
+    store, recordPayloads, ids: createIds(),
     clock: { now: () => 1_000, sleep: async () => undefined }, elapsedMs: () => (t += 2), onError: (e) => assert.fail(String(e)),
   });
 }
@@ -113,17 +108,6 @@ describe('createRequestRecorder', () => {
     assert.equal(records.length, 2);
     assert.equal(records[1]!.id, records[0]!.id, 'same record, replaced');
     assert.deepEqual([records[1]!.status, records[1]!.code, records[1]!.eventIds], [503, 'store_unavailable', []]);
-  });
-
-  it('prunes records past the retention once every thousand records, in bounded steps', () => {
-    const { store, prunes } = fakeStore();
-    const obs = recorder(store);
-    for (let i = 0; i < 2_500; i++) {
-      const { req, res, answer } = fakeExchange();
-      obs.begin(res, req);
-      answer(204);
-    }
-    assert.deepEqual(prunes, [{ before: 400, limit: 10_000 }, { before: 400, limit: 10_000 }]);
   });
 
   it('records 499 client_closed when the client left before the answer', () => {

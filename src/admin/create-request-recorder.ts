@@ -13,8 +13,6 @@ export interface RequestRecorderDeps {
   ids: Ids;
   /** A monotonic clock in ms for durations. @default performance.now */
   elapsedMs?: () => number;
-  /** Records older than this are pruned as new ones arrive. @default 7 days */
-  retentionMs?: number;
   /** A record could not be written (it never fails the request). */
   onError: (error: unknown) => void;
 }
@@ -28,13 +26,7 @@ interface Trace extends RequestRecord {
 
 /** The status a client that left before its answer is recorded with (nginx's convention). */
 const CLIENT_CLOSED = 499;
-/**
- * Every this many records, the oldest past the retention are pruned, at most PRUNE_LIMIT at once:
- * ten times the rate records arrive, so the log stays bounded at any load, with no timer to run.
- */
-const PRUNE_EVERY = 1_000;
-const PRUNE_LIMIT = 10_000;
-const DEFAULT_RETENTION_MS = 7 * 24 * 3_600_000;
+
 
 /**
  * Records every hook request, accepted or not. An accepted request's record is queued beside its
@@ -45,8 +37,6 @@ export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserve
   const { store } = deps;
   const elapsedMs = deps.elapsedMs ?? (() => performance.now());
   const traces = new WeakMap<ServerResponse, Trace>();
-  const retentionMs = deps.retentionMs ?? DEFAULT_RETENTION_MS;
-  let sincePrune = 0;
 
   const write = (t: Trace): void => {
     const record: RequestRecord = {
@@ -54,18 +44,22 @@ export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserve
       reason: t.reason, durationMs: t.durationMs, eventIds: t.eventIds, runIds: t.runIds, payload: t.payload,
     };
     store.recordRequest(record).catch(deps.onError);
-    if (++sincePrune >= PRUNE_EVERY) {
-      sincePrune = 0;
-      store.pruneRequests({ before: deps.clock.now() - retentionMs, limit: PRUNE_LIMIT }).catch(deps.onError);
-    }
   };
-  const queueWithAction = (t: Trace, status: number, eventIds: string[], runIds: string[]): void => {
+  const queueWithAction = <T>(t: Trace, committed: Promise<T>, status: number, eventIds: string[], runIds: string[]): Promise<T> => {
     t.status = status;
     t.eventIds = eventIds;
     t.runIds = runIds;
     t.durationMs = elapsedMs() - t.startedMs;
     t.queuedStatus = status;
     write(t);
+    // Registered before the hook handler's own reaction: by the time the answer closes, the trace
+    // knows the action was not recorded (a duplicate key, a failed store), and the record is redone.
+    committed.catch(() => {
+      t.queuedStatus = null;
+      t.eventIds = [];
+      t.runIds = [];
+    });
+    return committed;
   };
   const close = (res: ServerResponse, t: Trace): void => {
     const answered = res.headersSent;
@@ -102,21 +96,10 @@ export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserve
       const t = traces.get(res);
       if (t === undefined) return undefined;
       return {
-        addSystemEvent(event) {
-          const committed = store.addSystemEvent(event);
-          queueWithAction(t, 200, [event.id], []);
-          return committed;
-        },
-        enqueueRun(run) {
-          const committed = store.enqueueRun(run);
-          queueWithAction(t, 202, [], [run.id]);
-          return committed;
-        },
-        recordActions(actions) {
-          const committed = store.recordActions(actions);
-          queueWithAction(t, actions.runs.length > 0 ? 202 : 200, actions.events.map((e) => e.id), actions.runs.map((r) => r.id));
-          return committed;
-        },
+        addSystemEvent: (event) => queueWithAction(t, store.addSystemEvent(event), 200, [event.id], []),
+        enqueueRun: (run) => queueWithAction(t, store.enqueueRun(run), 202, [], [run.id]),
+        recordActions: (actions) => queueWithAction(t, store.recordActions(actions), actions.runs.length > 0 ? 202 : 200,
+          actions.events.map((e) => e.id), actions.runs.map((r) => r.id)),
         findIdempotencyKey: (hook, key) => store.findIdempotencyKey(hook, key),
       };
     },

@@ -13,6 +13,7 @@ Commands:
   session KEY        show a session's transcript and pending events
   deliveries         list deliveries, newest first (--failed: only failed ones)
   retry ID           requeue a failed or skipped delivery
+  prune              delete finished work past store.retention (--dry-run: only count it)
   token              print a fresh random token
 
 Options:
@@ -106,6 +107,15 @@ Requeues a failed or skipped delivery.
 
 Options:
 ${CONFIG}`,
+  prune: `Usage: hookgate prune [--dry-run] [--config FILE]
+
+Deletes what store.retention lets go (consumed events, finished runs, ended deliveries,
+transcript entries, request records, expired idempotency keys), in small batches, beside a
+running gateway or without one. The gateway also does this in the background every minute.
+
+Options:
+${CONFIG}  --dry-run          count what would be deleted, delete nothing
+`,
   token: `Usage: hookgate token
 
 Prints a fresh random token (for hooks.token or gateway.auth.token).

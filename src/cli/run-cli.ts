@@ -9,6 +9,7 @@ import { sendCommand } from './send-command.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
 import { listCommand } from './list-command.js';
 import { deliveriesCommand, retryCommand } from './deliveries-command.js';
+import { pruneCommand } from './prune-command.js';
 import { serveCommand } from './serve-command.js';
 import { sessionCommand, sessionsCommand } from './sessions-command.js';
 
@@ -40,6 +41,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
         file: { type: 'string' },
         port: { type: 'string' },
         bind: { type: 'string' },
+        'dry-run': { type: 'boolean', default: false },
       },
     });
   } catch (error) {
@@ -116,6 +118,8 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
       return deliveriesCommand(configPath, { json: values.json, limit, failed: values.failed }, deps);
     case 'retry':
       return retryCommand(configPath, rest[0]!, deps);
+    case 'prune':
+      return pruneCommand(configPath, { dryRun: values['dry-run'] }, deps);
     case 'token':
       deps.stdout(`${generateToken()}\n`);
       return EXIT_OK;

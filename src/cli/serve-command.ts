@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { formatIssues } from '../common/errors.js';
 import { createLog } from '../common/log.js';
-import { writeDefaultConfig, type LoadedConfig } from '../config/index.js';
+import { createSecretScrubber } from '../common/scrub-secrets.js';
+import { listConfigSecrets, writeDefaultConfig, type LoadedConfig } from '../config/index.js';
 import { StoreLockedError } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_USAGE, type CliDeps, type RunningGateway } from './cli-deps.js';
 import { createReloader } from './create-reloader.js';
@@ -72,7 +73,8 @@ export async function serveCommand(configPath: string, options: ServeOptions, de
     deps.stderr(`hookgate: Invalid configuration in ${configPath}\n${formatIssues(issues)}\n`);
     return EXIT_FAILURE;
   }
-  const log = createLog({ level: loaded.config.gateway.logLevel });
+  // Errors can echo a configured secret (a provider repeating a wrong key): scrubbed before written.
+  const log = createLog({ level: loaded.config.gateway.logLevel, scrub: createSecretScrubber(listConfigSecrets(loaded.config)) });
   let gateway: RunningGateway;
   try {
     gateway = await deps.startGateway(loaded, { log });

@@ -18,6 +18,7 @@ export const ERROR_CATALOG = {
     message: 'Too many failed authentication attempts from this address; retry after the delay.',
   },
   unauthorized: { status: 401, message: 'Missing or invalid hook token.' },
+  signature_invalid: { status: 401, message: 'Missing or invalid request signature.' },
   payload_too_large: { status: 413, message: 'Request body is larger than the allowed maximum.' },
   body_timeout: { status: 408, message: 'Request body was not received in time.' },
   invalid_json: { status: 400, message: 'Request body is not valid JSON.' },
@@ -28,6 +29,10 @@ export const ERROR_CATALOG = {
     message: 'Too many request bodies from this address are being received at once; retry after the delay.',
   },
   invalid_payload: { status: 400, message: 'Payload is invalid.' },
+  invalid_idempotency_key: {
+    status: 400,
+    message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
+  },
   agent_not_allowed: { status: 400, message: 'This agentId is not allowed by hooks.allowedAgentIds.' },
   session_key_not_allowed: { status: 400, message: 'This sessionKey is not allowed.' },
   model_not_allowed: { status: 400, message: 'This model is not allowed.' },

@@ -126,4 +126,15 @@ describe('createLog', () => {
     c.log.flush();
     assert.deepEqual(c.lines.map((l) => l['msg']), ['channel down', 'channel down (repeated 2 times)']);
   });
+
+  it('scrubs logged errors: message, stack and cause', () => {
+    const lines: string[] = [];
+    const log = createLog({ write: (l) => lines.push(l), scrub: (t) => t.replaceAll('sk-live-123', '[redacted]') });
+    const cause = new Error('upstream echoed sk-live-123');
+    log.error('call failed', { err: new Error('Incorrect API key provided: sk-live-123', { cause }) });
+    assert.doesNotMatch(lines[0]!, /sk-live-123/);
+    const obj = JSON.parse(lines[0]!) as { err: { message: string; cause: { message: string } } };
+    assert.equal(obj.err.message, 'Incorrect API key provided: [redacted]');
+    assert.equal(obj.err.cause.message, 'upstream echoed [redacted]');
+  });
 });

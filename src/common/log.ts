@@ -5,6 +5,7 @@
  */
 import pino from 'pino';
 import { createRepeatLimiter, type RepeatLimiter } from './create-repeat-limiter.js';
+import { keepText, type Scrub } from './scrub-secrets.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export type LogFields = Record<string, unknown>;
@@ -35,21 +36,22 @@ export const REDACT_PATHS: readonly string[] = [
   'headers["x-openclaw-token"]', '*.headers["x-openclaw-token"]',
 ];
 
-function redactKeys(value: unknown, depth: number, seen: WeakSet<object>): unknown {
+/** Secret keys by name at any depth; errors as fields, their message and stack scrubbed (services echo keys in them). */
+function redactKeys(value: unknown, depth: number, seen: WeakSet<object>, scrub: Scrub): unknown {
   if (value instanceof Error) {
     const code = (value as { code?: unknown }).code;
-    const out: LogFields = { type: value.name, message: value.message, stack: value.stack };
+    const out: LogFields = { type: value.name, message: scrub(value.message), stack: value.stack === undefined ? undefined : scrub(value.stack) };
     if (code !== undefined) out['code'] = code;
-    if (value.cause !== undefined) out['cause'] = redactKeys(value.cause, depth + 1, seen);
+    if (value.cause !== undefined) out['cause'] = redactKeys(value.cause, depth + 1, seen, scrub);
     return out;
   }
   if (value === null || typeof value !== 'object') return value;
   if (depth > MAX_DEPTH) return '[too deep]';
   if (seen.has(value)) return '[circular]';
   seen.add(value);
-  if (Array.isArray(value)) return value.map((v) => redactKeys(v, depth + 1, seen));
+  if (Array.isArray(value)) return value.map((v) => redactKeys(v, depth + 1, seen, scrub));
   const out: LogFields = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? CENSOR : redactKeys(v, depth + 1, seen);
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? CENSOR : redactKeys(v, depth + 1, seen, scrub);
   return out;
 }
 
@@ -63,6 +65,8 @@ export interface LogOptions {
   repeatIntervalMs?: number;
   /** @default Date.now */
   now?: () => number;
+  /** Applied to every logged error's message and stack. @default keepText */
+  scrub?: Scrub;
 }
 
 type Level = Exclude<LogLevel, 'silent'>;
@@ -77,10 +81,10 @@ function errorKey(fields: LogFields): string {
   return JSON.stringify([e['message'] ?? null, e['code'] ?? fields['code'] ?? null, fields['error'] ?? null]);
 }
 
-function wrap(p: pino.Logger, limiter: RepeatLimiter | null, now: () => number, flush: () => void): Log {
+function wrap(p: pino.Logger, limiter: RepeatLimiter | null, now: () => number, flush: () => void, scrub: Scrub): Log {
   const emit = (level: Level, msg: string, fields?: LogFields): void => {
     if (!p.isLevelEnabled(level)) return;
-    const obj = redactKeys(fields ?? {}, 0, new WeakSet()) as LogFields;
+    const obj = redactKeys(fields ?? {}, 0, new WeakSet(), scrub) as LogFields;
     if (limiter !== null && (level === 'warn' || level === 'error')) {
       const d = limiter.take(`${level}\u0000${msg}\u0000${errorKey(obj)}`, now());
       if (d.kind === 'drop') return;
@@ -96,7 +100,7 @@ function wrap(p: pino.Logger, limiter: RepeatLimiter | null, now: () => number, 
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
-    child: (fields) => wrap(p.child(redactKeys(fields, 0, new WeakSet()) as LogFields), limiter, now, flush),
+    child: (fields) => wrap(p.child(redactKeys(fields, 0, new WeakSet(), scrub) as LogFields), limiter, now, flush, scrub),
     flush,
   };
 }
@@ -115,7 +119,8 @@ export function createLog(options: LogOptions = {}): Log {
     // Errors are already plain objects (redactKeys); pino's own err serializer would re-wrap them.
     serializers: { err: (value: unknown) => value },
   }, destination ?? { write: (line: string) => sink!(line) });
-  const root = options.bindings === undefined ? p : p.child(redactKeys(options.bindings, 0, new WeakSet()) as LogFields);
+  const scrub = options.scrub ?? keepText;
+  const root = options.bindings === undefined ? p : p.child(redactKeys(options.bindings, 0, new WeakSet(), scrub) as LogFields);
   const intervalMs = options.repeatIntervalMs ?? 10_000;
   const limiter = intervalMs > 0 && level !== 'silent' ? createRepeatLimiter({ intervalMs }) : null;
   const writeSummaries = (due: { key: string; count: number }[]): void => {
@@ -135,5 +140,5 @@ export function createLog(options: LogOptions = {}): Log {
       // Nothing written yet (the stream is still opening): nothing to lose.
     }
   };
-  return wrap(root, limiter, now, flush);
+  return wrap(root, limiter, now, flush, scrub);
 }

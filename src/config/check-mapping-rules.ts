@@ -4,7 +4,7 @@ import { isInsideDir } from '../common/is-inside-dir.js';
 import type { Issue } from '../common/errors.js';
 import { findInvalidExpressions } from '../common/template-syntax.js';
 import { resolveModel } from './resolve-model.js';
-import { THINKING_LEVELS, type Config } from './schema.js';
+import { THINKING_LEVELS, type Config, type VerifyConfig } from './schema.js';
 
 /** Hook names served by the built-in endpoints; no mapping may claim them. */
 export const RESERVED_HOOK_NAMES: ReadonlySet<string> = new Set(['wake', 'agent']);
@@ -57,6 +57,28 @@ export function checkTransformModule(transformsDir: string, module: string): str
   return null;
 }
 
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** Keys are decoded at startup, so a key that cannot be is a config issue rather than 401s later. */
+function checkVerify(verify: VerifyConfig, at: string): Issue[] {
+  if (verify.kind !== 'standard-webhooks') return [];
+  const issues: Issue[] = [];
+  const list = (v: string | string[] | undefined): string[] => (v === undefined ? [] : typeof v === 'string' ? [v] : v);
+  if (verify.secret === undefined && verify.publicKey === undefined) {
+    issues.push({ path: at, message: 'standard-webhooks needs a secret (whsec_…) or a publicKey (whpk_…)' });
+  }
+  for (const s of list(verify.secret)) {
+    if (!BASE64.test(s.replace(/^whsec_/, ''))) issues.push({ path: `${at}.secret`, message: 'must be whsec_<base64>' });
+  }
+  for (const k of list(verify.publicKey)) {
+    const body = k.replace(/^whpk_/, '');
+    if (!BASE64.test(body) || Buffer.from(body, 'base64').length !== 32) {
+      issues.push({ path: `${at}.publicKey`, message: 'must be whpk_<base64 of a 32-byte Ed25519 public key>' });
+    }
+  }
+  return issues;
+}
+
 /** Startup rules for `hooks.mappings` (and the presets' settings), plus warnings worth printing. */
 export function checkMappingRules(config: Config, transformsDir: string): { issues: Issue[]; warnings: Issue[] } {
   const { hooks } = config;
@@ -105,6 +127,7 @@ export function checkMappingRules(config: Config, transformsDir: string): { issu
       const problem = checkTransformModule(transformsDir, m.transform.module);
       if (problem !== null) issues.push({ path: `${at}.transform.module`, message: problem });
     }
+    if (m.verify !== undefined) issues.push(...checkVerify(m.verify, `${at}.verify`));
     if (m.allowUnsafeExternalContent === true) {
       warnings.push({ path: `${at}.allowUnsafeExternalContent`, message: 'hook content reaches the model without the untrusted-content wrapper; use only for trusted internal sources' });
     }

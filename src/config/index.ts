@@ -11,3 +11,4 @@ export { GENERATED_SESSION_PREFIX, normalizeHooksPath, transformsRoot } from './
 export { RESTART_ONLY_KEYS, restartOnlyChanges } from './restart-only-changes.js';
 export { checkBind } from './check-bind.js';
 export type { BindCheckDeps } from './check-bind.js';
+export { listConfigSecrets } from './list-config-secrets.js';

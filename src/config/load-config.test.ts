@@ -30,7 +30,10 @@ describe('safeParseConfig', () => {
     assert.equal(config.gateway.bind, '127.0.0.1');
     assert.equal(config.gateway.bodyTimeoutMs, 30_000);
     assert.equal(config.agents.defaults.timeoutSeconds, 600);
-    assert.deepEqual(config.store, { driver: 'sqlite', path: '/etc/hookgate/state/hookgate.db', sync: 'full', leaseSeconds: 30 });
+    assert.deepEqual(config.store, {
+      driver: 'sqlite', path: '/etc/hookgate/state/hookgate.db', sync: 'full', leaseSeconds: 30,
+      retention: { events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d' },
+    });
     assert.equal(r.loaded.transformsDir, '/etc/hookgate/hooks/transforms');
   });
 
@@ -68,11 +71,40 @@ describe('safeParseConfig', () => {
     ['a mapping routed to a channel that is not configured', { hooks: { ...valid.hooks, mappings: [{ channel: 'telegram' }] } }, 'hooks.mappings[0].channel'],
     ['a session-key template whose fixed start no prefix allows', { hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:'], mappings: [{ sessionKey: 'gh:{{repo}}' }] } }, 'hooks.mappings[0].sessionKey'],
     ['a session-key template longer than a prefix yet outside it', { hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:gh:'], mappings: [{ sessionKey: 'hook:gl:{{id}}' }] } }, 'hooks.mappings[0].sessionKey'],
+    ['a verify block of an unknown kind', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'gitlab', secret: 'x' } }] } }, 'hooks.mappings[0].verify.kind'],
+    ['a github verify without a secret', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'github' } }] } }, 'hooks.mappings[0].verify.secret'],
+    ['an empty secret list', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'slack', secret: [] } }] } }, 'hooks.mappings[0].verify.secret'],
+    ['an hmac verify without its header', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'hmac', secret: 'x' } }] } }, 'hooks.mappings[0].verify.header'],
+    ['a standard-webhooks verify with no key', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'standard-webhooks' } }] } }, 'hooks.mappings[0].verify'],
+    ['a standard-webhooks secret that is not base64', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'standard-webhooks', secret: 'whsec_a b' } }] } }, 'hooks.mappings[0].verify.secret'],
+    ['a standard-webhooks public key of the wrong size', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'standard-webhooks', publicKey: 'whpk_AAAA' } }] } }, 'hooks.mappings[0].verify.publicKey'],
     ['a duplicate model alias', { agents: { defaults: { models: { 'a/x': { alias: 'm' }, 'b/y': { alias: 'm' } } } } }, 'agents.defaults.models.b/y.alias'],
   ];
   for (const [name, raw, where] of refusals) {
     it(`refuses ${name} at ${where}`, () => assert.ok(paths(raw).includes(where), JSON.stringify(issuesOf(raw))));
   }
+
+  it('warns about a hook token shorter than 24 characters, and only then', () => {
+    const short = safeParseConfig(valid, { path, env });
+    assert.ok(short.ok);
+    assert.deepEqual(short.loaded.warnings.map((w) => w.path), ['hooks.token']);
+    assert.match(short.loaded.warnings[0]!.message, /11 characters long; use at least 24/);
+    const long = safeParseConfig({ ...valid, hooks: { enabled: true, token: 'x'.repeat(24) } }, { path, env });
+    assert.ok(long.ok);
+    assert.deepEqual(long.loaded.warnings, []);
+  });
+
+  it('accepts every verify kind with its documented keys', () => {
+    const pk = `whpk_${Buffer.alloc(32, 7).toString('base64')}`;
+    const mappings = [
+      { match: { path: 'a' }, verify: { kind: 'github', secret: 'x' } },
+      { match: { path: 'b' }, verify: { kind: 'stripe', secret: ['x', 'y'], toleranceSeconds: 600, required: true } },
+      { match: { path: 'c' }, verify: { kind: 'slack', secret: 'x' } },
+      { match: { path: 'd' }, verify: { kind: 'standard-webhooks', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', publicKey: pk } },
+      { match: { path: 'e' }, verify: { kind: 'hmac', secret: 'x', header: 'x-sig', algorithm: 'sha512', encoding: 'base64', prefix: 'v1=' } },
+    ];
+    assert.deepEqual(issuesOf({ hooks: { ...valid.hooks, mappings } }), []);
+  });
 
   it('leaves templated mapping values to be checked per call', () => {
     assert.deepEqual(paths({ hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:'], mappings: [{ thinking: '{{t}}', model: '{{m}}', sessionKey: '{{k}}' }] } }), []);
@@ -173,7 +205,8 @@ describe('safeParseConfig: values from the environment', () => {
 
 describe('safeParseConfig: an OpenClaw hooks section', () => {
   it('warns about hooks.internal instead of refusing it, and drops it', () => {
-    const r = safeParseConfig({ hooks: { ...valid.hooks, internal: { enabled: true, entries: { 'session-memory': { enabled: true } } } } }, { path, env });
+    const token = 'a-hook-token-long-enough-for-no-warning';
+    const r = safeParseConfig({ hooks: { ...valid.hooks, token, internal: { enabled: true, entries: { 'session-memory': { enabled: true } } } } }, { path, env });
     assert.ok(r.ok, JSON.stringify(r));
     assert.deepEqual(r.loaded.warnings.map((w) => w.path), ['hooks.internal']);
     assert.equal(Object.hasOwn(r.loaded.config.hooks, 'internal'), false);

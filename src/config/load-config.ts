@@ -5,6 +5,7 @@ import JSON5 from 'json5';
 import type { z } from 'zod';
 import { ConfigError, type Issue } from '../common/errors.js';
 import { checkConfigRules, normalizeHooksPath, resolveTransformsDir } from './check-config-rules.js';
+import { checkConfigWarnings } from './check-config-warnings.js';
 import { checkMappingRules } from './check-mapping-rules.js';
 import { ConfigSchema, type Config } from './schema.js';
 import { coerceEnvValues, dotPath, type TypeMismatch } from './coerce-env-values.js';
@@ -101,7 +102,7 @@ export function safeParseConfig(
   if (config.store.driver === 'sqlite' && !isAbsolute(config.store.path)) {
     config.store.path = resolve(dir, config.store.path);
   }
-  return { ok: true, loaded: { config, path: options.path, dir, transformsDir, warnings: [...foreign, ...mappings.warnings] } };
+  return { ok: true, loaded: { config, path: options.path, dir, transformsDir, warnings: [...foreign, ...checkConfigWarnings(config), ...mappings.warnings] } };
 }
 
 /** Parses JSON5 text, reporting a syntax error with its line and column. */

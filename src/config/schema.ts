@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDurationMs } from '../common/parse-duration.js';
 
 /** Chat channels in the spec's order; `last` resolution falls back through them in this order. */
 export const CHANNEL_NAMES = [
@@ -21,6 +22,40 @@ export const MAX_TIMEOUT_SECONDS = 86_400;
 const timeoutSeconds = z.number().positive().max(MAX_TIMEOUT_SECONDS);
 const nonEmpty = z.string().min(1);
 
+/** One secret, or a list while rotating (any of them verifies). */
+const secretList = z.union([nonEmpty, z.array(nonEmpty).min(1)]);
+/** Accepted distance between a signed timestamp and now, either way. @default 300 */
+const toleranceSeconds = z.number().int().min(1).max(86_400).optional();
+/** Refuse the hook token for this mapping: only a valid signature is accepted. @default false */
+const required = z.boolean().optional();
+
+/** How a mapping's sender signs its requests; checked over the raw body before it is parsed. */
+export const VerifySchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('github'), secret: secretList, required }),
+  z.strictObject({ kind: z.literal('stripe'), secret: secretList, toleranceSeconds, required }),
+  z.strictObject({ kind: z.literal('slack'), secret: secretList, toleranceSeconds, required }),
+  z.strictObject({
+    kind: z.literal('standard-webhooks'),
+    /** `whsec_<base64>` keys for `v1,` (HMAC-SHA256) signatures. */
+    secret: secretList.optional(),
+    /** `whpk_<base64>` Ed25519 public keys for `v1a,` signatures. */
+    publicKey: secretList.optional(),
+    toleranceSeconds,
+    required,
+  }),
+  z.strictObject({
+    kind: z.literal('hmac'),
+    secret: secretList,
+    /** Header carrying the signature, e.g. `x-signature`. */
+    header: nonEmpty,
+    algorithm: z.enum(['sha1', 'sha256', 'sha512']).optional(),
+    encoding: z.enum(['hex', 'base64']).optional(),
+    /** Text before the digest in the header, e.g. `sha256=`. @default '' */
+    prefix: z.string().optional(),
+    required,
+  }),
+]);
+
 export const MappingSchema = z.strictObject({
   id: nonEmpty.optional(),
   match: z.strictObject({ path: z.string().optional(), source: z.string().optional() }).optional(),
@@ -38,6 +73,11 @@ export const MappingSchema = z.strictObject({
   thinking: z.string().optional(),
   timeoutSeconds: timeoutSeconds.optional(),
   allowUnsafeExternalContent: z.boolean().optional(),
+  verify: VerifySchema.optional(),
+  /** The sender's request waits for the run to end (up to its timeout, capped by `hooks.maxWaitSeconds`). */
+  waitForCompletion: z.boolean().optional(),
+  /** With `waitForCompletion`, the answer carries the model's reply. */
+  returnReply: z.boolean().optional(),
   transform: z
     .strictObject({
       /** JS or TS module, relative to the transforms directory. */
@@ -83,6 +123,10 @@ export const HooksSchema = z.strictObject({
   maxBodyBytes: z.number().int().min(1).max(64 * 1024 * 1024).default(256 * 1024),
   /** Request bodies read at once from one client address; more get 429 `too_many_bodies`. */
   maxBodiesPerClient: z.number().int().min(1).max(100_000).default(64),
+  /** How long a request's idempotency key (or its sender's delivery id) is remembered; 72 h covers GitHub's, Stripe's and Slack's retries. */
+  /** Longest a `waitForCompletion` request is held open. */
+  maxWaitSeconds: z.number().int().min(1).max(3600).default(120),
+  idempotencyWindowSeconds: z.number().int().min(1).max(30 * 86_400).default(72 * 3600),
   authRateLimit: AuthRateLimitSchema.prefault({}),
 });
 
@@ -102,8 +146,6 @@ export const GatewaySchema = z.strictObject({
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Keep each hook request's body in its request record (for the admin API's replay). */
   recordPayloads: z.boolean().default(false),
-  /** How long request records are kept. */
-  requestRetentionHours: z.number().min(1).max(24 * 366).default(168),
 });
 
 const ModelEntrySchema = z.strictObject({ alias: nonEmpty.optional() });
@@ -180,10 +222,28 @@ export const ChannelsSchema = z.strictObject({
 /** How long a claim (run, delivery, heartbeat turn) outlives a process that stopped renewing it. */
 const leaseSeconds = z.number().min(1).max(3600).default(30);
 
+const retentionAge = z.string().refine((v) => (parseDurationMs(v) ?? 0) > 0, 'a duration such as "30d" or "12h"');
+
+/** How long finished work is kept before the background pruner deletes it. */
+export const RetentionSchema = z.strictObject({
+  /** Consumed system events. */
+  events: retentionAge.default('30d'),
+  /** Finished runs (succeeded, failed, timed out). */
+  runs: retentionAge.default('30d'),
+  /** Sent, failed and skipped deliveries, with their attempts. */
+  deliveries: retentionAge.default('30d'),
+  /** Session transcript entries (a main session's history uses only its newest entries). */
+  transcript: retentionAge.default('30d'),
+  /** Records of received requests. */
+  requests: retentionAge.default('7d'),
+});
+const retention = RetentionSchema.prefault({});
+
 export const StoreSchema = z.discriminatedUnion('driver', [
   z.strictObject({
     driver: z.literal('sqlite'),
     leaseSeconds,
+    retention,
     /** Database file; relative paths resolve against the config file's directory. */
     path: nonEmpty.default('state/hookgate.db'),
     /** `full` survives power loss; `normal` only a process crash. */
@@ -192,6 +252,7 @@ export const StoreSchema = z.discriminatedUnion('driver', [
   z.strictObject({
     driver: z.literal('postgres'),
     leaseSeconds,
+    retention,
     /** `postgres://user:pass@host:5432/db`; `${ENV}` substitution keeps the password out of the file. */
     url: nonEmpty,
     /** Schema holding Hookgate's tables (created if missing). @default 'public' */
@@ -216,6 +277,8 @@ export type HooksConfig = z.infer<typeof HooksSchema>;
 export type GatewayConfig = z.infer<typeof GatewaySchema>;
 export type AgentsConfig = z.infer<typeof AgentsSchema>;
 export type MappingConfig = z.infer<typeof MappingSchema>;
+export type VerifyConfig = z.infer<typeof VerifySchema>;
 export type StoreConfig = z.infer<typeof StoreSchema>;
+export type RetentionConfig = z.infer<typeof RetentionSchema>;
 export type ChannelsConfig = z.infer<typeof ChannelsSchema>;
 export type AuthRateLimitConfig = z.infer<typeof AuthRateLimitSchema>;

@@ -43,7 +43,7 @@ describeEachDriver('DeliveryWorker', (driver) => {
     await f.dispose();
   });
 
-  const start = (adapters: ChannelAdapter[], extra: { maxAttempts?: number; maxAgeMs?: number } = {}): DeliveryWorker => {
+  const start = (adapters: ChannelAdapter[], extra: { maxAttempts?: number; maxAgeMs?: number; scrub?: (t: string) => string } = {}): DeliveryWorker => {
     worker = new DeliveryWorker({
       store, log: createLog({ level: 'silent' }), clock: systemClock, random: () => 0, channels,
       adapters: new Map(adapters.map((a) => [a.name, a])), owner: 'test', backoffBaseMs: 20, pollMs: 50, ...extra,
@@ -124,6 +124,17 @@ describeEachDriver('DeliveryWorker', (driver) => {
     const again = await settled(id);
     assert.equal(again.state, 'sent');
     assert.deepEqual(again.attemptLog.map((a) => a.outcome), ['failed', 'sent']);
+  });
+
+  it('scrubs a credential the channel echoed before recording the failure, keeping its status', async () => {
+    const tg = scriptedChannel('telegram');
+    const token = '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
+    tg.failures.push(new DeliveryError(`POST https://api.telegram.org/bot${token}/sendMessage: 403 Forbidden`, { status: 403, retryable: false }));
+    start([tg.adapter], { scrub: (t) => t.replaceAll(token, '[redacted]') });
+    const d = await settled(await add('telegram', '1'));
+    assert.equal(d.state, 'failed');
+    assert.equal(d.error, 'POST https://api.telegram.org/bot[redacted]/sendMessage: 403 Forbidden');
+    assert.equal(d.attemptLog[0]?.status, 403);
   });
 
   it('gives up after maxAttempts of retryable failures', async () => {

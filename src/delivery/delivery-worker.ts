@@ -2,6 +2,7 @@ import type { Clock } from '../common/clock.js';
 import { createClaimLoop, type ClaimLoop } from '../common/create-claim-loop.js';
 import type { Log } from '../common/log.js';
 import { computeRetryDelayMs } from '../common/retry.js';
+import { keepText, type Scrub } from '../common/scrub-secrets.js';
 import type { ChannelsConfig } from '../config/index.js';
 import { mainSessionKey } from '../policy/index.js';
 import type { ClaimedDelivery, DeliveryAttemptResult, NewDelivery, Store } from '../store/index.js';
@@ -35,11 +36,21 @@ export interface DeliveryWorkerOptions {
   concurrency?: number;
   /** Lease on a claimed delivery, renewed every third of it while it is being sent. @default 30000 */
   leaseMs?: number;
+  /** Applied to a channel's error before it is recorded or logged. @default keepText */
+  scrub?: Scrub;
 }
 
 /** Why a send failed, as one readable line. */
-function reasonOf(error: unknown): DeliveryError {
-  return error instanceof DeliveryError ? error : new DeliveryError(`unexpected error: ${(error as Error)?.message ?? String(error)}`, { retryable: false, cause: error });
+function reasonOf(error: unknown, scrub: Scrub = keepText): DeliveryError {
+  const e = error instanceof DeliveryError ? error : new DeliveryError(`unexpected error: ${(error as Error)?.message ?? String(error)}`, { retryable: false, cause: error });
+  // A channel may echo its credential (a bot token in a URL): it never reaches the record or the log.
+  const message = scrub(e.message);
+  return message === e.message ? e : new DeliveryError(message, {
+    retryable: e.retryable,
+    cause: e,
+    ...(e.status === undefined ? {} : { status: e.status }),
+    ...(e.retryAfterMs === undefined ? {} : { retryAfterMs: e.retryAfterMs }),
+  });
 }
 
 /**
@@ -56,7 +67,7 @@ export class DeliveryWorker implements DeliveryPort {
   constructor(options: DeliveryWorkerOptions) {
     this.#o = {
       maxAttempts: 8, maxAgeMs: 3_600_000, backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 10_000, pollMs: 1000,
-      concurrency: 8, leaseMs: 30_000, ...options,
+      concurrency: 8, leaseMs: 30_000, scrub: keepText, ...options,
     };
     const { store, owner, leaseMs } = this.#o;
     this.#loop = createClaimLoop<ClaimedDelivery>({
@@ -132,7 +143,7 @@ export class DeliveryWorker implements DeliveryPort {
         }
       }
     } catch (error) {
-      const e = reasonOf(error);
+      const e = reasonOf(error, this.#o.scrub);
       const now = this.#o.clock.now();
       const delay = computeRetryDelayMs(attempt, e.retryAfterMs, this.#o.random, { baseMs: this.#o.backoffBaseMs, maxMs: this.#o.backoffMaxMs });
       const retry = e.retryable && attempt < this.#o.maxAttempts && now + delay - d.createdAt <= this.#o.maxAgeMs;

@@ -1,6 +1,9 @@
 import type { Clock } from '../common/clock.js';
+import { RequestError } from '../common/errors.js';
 import type { AgentRequest, Policy, WakeRequest } from '../policy/index.js';
-import type { ActionSource, IngressStore, NewRun, NewSystemEvent } from '../store/index.js';
+import { DuplicateRequestError, type ActionSource, type IngressStore, type NewRun, type NewSystemEvent } from '../store/index.js';
+import { describeOutcome } from './describe-outcome.js';
+import { resolveIdempotencyKey } from './resolve-idempotency-key.js';
 import { parseAgentPayload } from './parse-agent-payload.js';
 import { parseWakePayload } from './parse-wake-payload.js';
 import { buildMappedRequest, type MappedHookCall } from './mappings/build-mapped-request.js';
@@ -10,8 +13,11 @@ import type { TransformRunner } from './transforms/create-transform-runner.js';
 /** What a hook request turned into, once durably recorded. */
 export type HookOutcome =
   | { kind: 'wake'; event: NewSystemEvent }
-  | { kind: 'agent'; run: NewRun }
-  | { kind: 'skip' };
+  /** `wait`: the caller asked to wait for the run's end, for at most `timeoutMs`. */
+  | { kind: 'agent'; run: NewRun; wait?: { timeoutMs: number; returnReply: boolean } }
+  | { kind: 'skip' }
+  /** A repeat of a request already accepted within its idempotency window: its first answer, nothing new recorded. */
+  | { kind: 'duplicate'; status: number; body: string };
 
 /**
  * Handles a hook call: `name` is the path after `hooks.path`, `payload` the parsed JSON object.
@@ -30,6 +36,8 @@ export interface HookActionDeps {
   /** User mappings, then presets. */
   mappings: readonly CompiledMapping[];
   runTransform: TransformRunner;
+  /** Cap on a `waitForCompletion` wait (`hooks.maxWaitSeconds`). @default 120 */
+  maxWaitSeconds?: number;
 }
 
 /**
@@ -38,8 +46,17 @@ export interface HookActionDeps {
  */
 export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall): Promise<HookOutcome> {
   const { policy } = deps;
+  if (call.signedBy !== undefined && (call.name === 'wake' || call.name === 'agent')) {
+    // The built-in endpoints know only the hook token.
+    throw new RequestError('signature_invalid', { message: 'The built-in endpoints accept only the hook token.' });
+  }
   const wake = (request: WakeRequest): HookOutcome => ({ kind: 'wake', event: policy.resolveWake(request) });
-  const run = (request: AgentRequest): HookOutcome => ({ kind: 'agent', run: policy.resolveAgentRun(request) });
+  const run = (request: AgentRequest): HookOutcome => {
+    const resolved = policy.resolveAgentRun(request);
+    if (request.wait === undefined) return { kind: 'agent', run: resolved };
+    const timeoutMs = Math.min(resolved.timeoutSeconds, deps.maxWaitSeconds ?? 120) * 1000;
+    return { kind: 'agent', run: resolved, wait: { timeoutMs, returnReply: request.wait.returnReply } };
+  };
   switch (call.name) {
     case 'wake': {
       const payload = parseWakePayload(call.payload);
@@ -64,13 +81,42 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
 /**
  * Builds the action for `/wake`, `/agent` or a mapped name, applies policy, and records it: the
  * returned promise resolves only after the store has committed, so the caller may acknowledge.
+ * A request carrying an idempotency key (or a sender's delivery id) is recorded with its answer in
+ * one transaction; a repeat within `idempotencyWindowSeconds` gets that answer again and records
+ * nothing, in this process or any replica sharing the store.
  */
-export function createHookHandler(deps: HookActionDeps & { store: IngressStore }): HookHandler {
+export function createHookHandler(deps: HookActionDeps & { store: IngressStore; idempotencyWindowSeconds: number }): HookHandler {
   const { store } = deps;
+  const duplicateOf = async (hook: string, key: string): Promise<HookOutcome | null> => {
+    const first = await store.findIdempotencyKey(hook, key);
+    return first === null ? null : { kind: 'duplicate', status: first.status, body: first.body };
+  };
   return async (call, ingress = store) => {
+    const key = resolveIdempotencyKey(call);
+    if (key !== null) {
+      const seen = await duplicateOf(call.name, key);
+      if (seen !== null) return seen;
+    }
     const outcome = await buildHookAction(deps, call);
-    if (outcome.kind === 'wake') await ingress.addSystemEvent(outcome.event);
-    else if (outcome.kind === 'agent') await ingress.enqueueRun(outcome.run);
+    if (outcome.kind !== 'wake' && outcome.kind !== 'agent') return outcome;
+    if (key === null) {
+      if (outcome.kind === 'wake') await ingress.addSystemEvent(outcome.event);
+      else await ingress.enqueueRun(outcome.run);
+      return outcome;
+    }
+    const { status, body } = describeOutcome(outcome);
+    const now = deps.clock.now();
+    try {
+      await ingress.recordActions({
+        events: outcome.kind === 'wake' ? [outcome.event] : [],
+        runs: outcome.kind === 'agent' ? [outcome.run] : [],
+        idempotency: { hook: call.name, key, status, body, createdAt: now, expiresAt: now + deps.idempotencyWindowSeconds * 1000 },
+      });
+    } catch (error) {
+      // A repeat sent at the same moment lost the race to record the key.
+      if (error instanceof DuplicateRequestError) return (await duplicateOf(call.name, key)) ?? outcome;
+      throw error;
+    }
     return outcome;
   };
 }

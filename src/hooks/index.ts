@@ -1,6 +1,7 @@
 /** Hooks: `/wake` and `/agent` payloads turned into policy-checked, durably recorded actions. */
 export { buildHookAction, createHookHandler } from './create-hook-handler.js';
 export type { HookActionDeps, HookHandler, HookOutcome } from './create-hook-handler.js';
+export { describeOutcome } from './describe-outcome.js';
 export { parseWakePayload } from './parse-wake-payload.js';
 export type { WakePayload } from './parse-wake-payload.js';
 export { parseAgentPayload } from './parse-agent-payload.js';

@@ -26,6 +26,7 @@ export function parseAgentPayload(p: Payload): AgentPayload {
   const model = readOptionalString(p, 'model', issues);
   const thinking = readOptionalEnum(p, 'thinking', THINKING_LEVELS, issues);
   const timeoutSeconds = readOptionalPositiveNumber(p, 'timeoutSeconds', MAX_TIMEOUT_SECONDS, issues);
+  const waitForCompletion = readOptionalBoolean(p, 'waitForCompletion', issues);
   if (issues.length > 0) throw new RequestError('invalid_payload', { message: describe(issues), issues });
   if (name !== undefined) out.name = name;
   if (agentId !== undefined) out.agentId = agentId;
@@ -34,5 +35,6 @@ export function parseAgentPayload(p: Payload): AgentPayload {
   if (model !== undefined) out.model = model;
   if (thinking !== undefined) out.thinking = thinking;
   if (timeoutSeconds !== undefined) out.timeoutSeconds = timeoutSeconds;
+  if (waitForCompletion === true) out.wait = { returnReply: false };
   return out;
 }

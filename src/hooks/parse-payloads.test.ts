@@ -67,6 +67,15 @@ describe('parseAgentPayload', () => {
 });
 
 describe('text fields', () => {
+  it('records wake text and agent message trimmed', () => {
+    assert.equal(parseWakePayload({ text: '  \n Deploy finished \t\n' }).text, 'Deploy finished');
+    assert.equal(parseAgentPayload({ message: '\n  Summarise the log  ' }).message, 'Summarise the log');
+  });
+
+  it('keeps inner whitespace and line breaks', () => {
+    assert.equal(parseWakePayload({ text: ' line one\n\n  line two ' }).text, 'line one\n\n  line two');
+  });
+
   it('refuses an unpaired surrogate, naming the field', () => {
     assert.deepEqual(issuePaths(() => parseWakePayload({ text: 'a\ud800b' })), ['text']);
     assert.deepEqual(issuePaths(() => parseAgentPayload({ message: 'ok', name: '\udc00' })), ['name']);

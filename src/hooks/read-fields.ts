@@ -27,9 +27,11 @@ export function readRequiredString(p: Payload, key: string, issues: Issue[]): st
     issues.push({ path: key, message: `${key} must be a string` });
     return '';
   }
-  if (v.trim() === '') issues.push({ path: key, message: `${key} must not be empty` });
+  const trimmed = v.trim();
+  if (trimmed === '') issues.push({ path: key, message: `${key} must not be empty` });
   else checkText(key, v, issues);
-  return v;
+  // Recorded trimmed: surrounding whitespace is an artefact of how the sender built the text.
+  return trimmed;
 }
 
 /** An optional string; blank counts as absent when `blankIsAbsent`. */

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { createAuthLimiter, createTokenVerifier } from '../auth/index.js';
+import { createAuthLimiter, createSignatureGate, createTokenVerifier } from '../auth/index.js';
 import { createLog } from '../common/log.js';
 import { HooksSchema } from '../config/index.js';
 import type { HookHandler } from '../hooks/index.js';
@@ -62,6 +62,8 @@ describe('createRequestHandler bounds', () => {
       hooks: HooksSchema.parse({ enabled: true, token: TOKEN, maxBodiesPerClient: 2 }),
       bodyTimeoutMs: 10_000,
       verifyToken: createTokenVerifier(TOKEN),
+      signatures: createSignatureGate([]),
+      waitForRun: () => Promise.reject(new Error('no run is waited for here')),
       handleHook: (call: Parameters<HookHandler>[0]) => handleHook(call),
     };
     const handler = createRequestHandler({

@@ -1,15 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthLimiter } from '../auth/index.js';
+import type { AuthLimiter, SignatureCandidate, SignatureGate, SignedBy } from '../auth/index.js';
 import { extractToken } from '../auth/index.js';
 import type { Clock } from '../common/clock.js';
 import { RequestError } from '../common/errors.js';
 import { createThrottledLog } from '../common/create-throttled-log.js';
-import { textExceedsJsonDepth } from '../common/json-depth.js';
 import type { Log } from '../common/log.js';
 import type { HooksConfig } from '../config/index.js';
-import type { HookHandler, HookOutcome, Payload } from '../hooks/index.js';
+import { describeOutcome, type HookHandler, type Payload } from '../hooks/index.js';
+import type { RunWaitResult } from '../runtime/index.js';
 import { isStoreUnavailable } from '../store/index.js';
 import { logAccessOnClose, type AccessEntry } from './access-log.js';
+import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
 import type { RequestObserver } from './request-observer.js';
 import { sendError, sendJson } from './send-response.js';
@@ -19,6 +20,10 @@ export interface IngressSettings {
   hooks: HooksConfig;
   bodyTimeoutMs: number;
   verifyToken: (candidate: string | undefined) => boolean;
+  /** Provider signatures of the mappings that declare `verify`. */
+  signatures: SignatureGate;
+  /** Waits for a run's end (and its delivery's) for a `waitForCompletion` caller. */
+  waitForRun: (runId: string, timeoutMs: number) => Promise<RunWaitResult>;
   handleHook: HookHandler;
 }
 
@@ -46,35 +51,38 @@ const STORE_LOG_INTERVAL_MS = 10_000;
 /** What a client reading too many bodies at once is told to wait. */
 const BODIES_RETRY_AFTER_SECONDS = 1;
 
-function parseJsonObject(raw: Buffer): Payload {
-  if (raw.length === 0) throw new RequestError('invalid_json', { message: 'Request body is empty; send a JSON object.' });
-  // Refused before parsing: deeper values overflow the stack wherever they are serialised later.
-  if (textExceedsJsonDepth(raw)) throw new RequestError('json_too_deep');
-  let value: unknown;
-  try {
-    value = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new RequestError('invalid_json');
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new RequestError('invalid_body');
-  return value as Payload;
+
+
+/**
+ * The answer to a caller that waited for its run: where the run stands, whether its reply was
+ * delivered, what went wrong as a category, and the reply itself only when the mapping asks.
+ */
+function waitedAnswer(r: RunWaitResult, returnReply: boolean): { status: number; body: string } {
+  return {
+    status: 200,
+    body: JSON.stringify({
+      ok: r.status === 'succeeded' && r.error === null,
+      runId: r.runId,
+      status: r.status,
+      delivered: r.delivered,
+      ...(r.error === null ? {} : { error: r.error }),
+      ...(returnReply && r.reply !== null ? { reply: r.reply } : {}),
+    }),
+  };
 }
 
-function outcomeResponse(outcome: HookOutcome): { status: number; body: string } {
-  switch (outcome.kind) {
-    case 'wake':
-      return { status: 200, body: `{"ok":true,"mode":"${outcome.event.mode}","eventId":"${outcome.event.id}"}` };
-    case 'agent':
-      return { status: 202, body: `{"ok":true,"runId":"${outcome.run.id}"}` };
-    case 'skip':
-      return { status: 204, body: '' };
-  }
+/** Slack checks a new Events API URL with a signed `url_verification` request and expects its challenge back. */
+function slackChallenge(signedBy: SignedBy | undefined, payload: Payload): string | undefined {
+  if (signedBy === undefined || !signedBy.kinds.includes('slack')) return undefined;
+  const challenge = payload['challenge'];
+  return payload['type'] === 'url_verification' && typeof challenge === 'string' ? challenge : undefined;
 }
 
 /**
  * The ingress, in the order of DESIGN §3: method (405), token in query (400), lockout (429),
- * token (401), bodies in flight from this client (429), body cap and deadline (413/408), JSON and
- * its depth (400), hook (400/404), durable record (503 when the store cannot write), answer.
+ * token (401), bodies in flight from this client (429), body cap and deadline (413/408), signature
+ * when the token is absent or wrong and a mapping for this name declares `verify` (401), JSON or
+ * form and its depth (400), hook (400/404), durable record (503 when the store cannot write), answer.
  */
 export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   /** Bodies being read per client address; an address leaves the map when its count is back to 0. */
@@ -83,6 +91,10 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     intervalMs: STORE_LOG_INTERVAL_MS,
     now: deps.clock.now,
   });
+  const countFailure = (client: string, now: number): void => {
+    const after = deps.limiter.recordFailure(client, now);
+    if (after.locked) deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds });
+  };
   const fail = (req: IncomingMessage, res: ServerResponse, entry: AccessEntry, error: unknown, bodyWithheld = false): void => {
     if (error instanceof ClientGoneError) return;
     deps.observer?.noteError(res, error);
@@ -114,7 +126,10 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     }
   };
   const handleHook = async (
-    req: IncomingMessage, res: ServerResponse, entry: AccessEntry, settings: IngressSettings, name: string, expectsContinue: boolean,
+    req: IncomingMessage, res: ServerResponse, entry: AccessEntry, settings: IngressSettings, name: string,
+    /** Set when the request must be authenticated by its signature. */
+    candidates: readonly SignatureCandidate[] | undefined,
+    expectsContinue: boolean,
   ) => {
     const limits = { maxBytes: settings.hooks.maxBodyBytes, timeoutMs: settings.bodyTimeoutMs };
     if ((reading.get(entry.client) ?? 0) >= settings.hooks.maxBodiesPerClient) {
@@ -133,11 +148,34 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     try {
       const raw = await readCounted(req, entry.client, limits);
       deps.observer?.noteBody(res, raw);
-      const call = { name, payload: parseJsonObject(raw), headers: req.headers, url: req.url ?? '' };
-      const outcome = await settings.handleHook(call, deps.observer?.ingress(res));
+      let signedBy: SignedBy | undefined;
+      if (candidates !== undefined) {
+        const verdict = settings.signatures.verify(candidates, { headers: req.headers, rawBody: raw, nowMs: deps.clock.now() });
+        if (!verdict.ok) throw new RequestError('signature_invalid', { message: `Missing or invalid request signature (${verdict.reason}).` });
+        signedBy = verdict.signedBy;
+      }
+      // Forms are for mapped senders (Slack commands, Twilio); /wake and /agent take JSON only.
+      const form = name !== 'wake' && name !== 'agent' && isFormBody(req.headers['content-type']);
+      const payload = form ? parseFormObject(raw) : parseJsonObject(raw);
+      const challenge = slackChallenge(signedBy, payload);
+      if (challenge !== undefined) {
+        sendJson(res, 200, JSON.stringify({ challenge }));
+        return;
+      }
+      const outcome = await settings.handleHook({
+        name,
+        payload,
+        headers: req.headers,
+        url: req.url ?? '',
+        ...(signedBy === undefined ? {} : { signedBy: { mappingIds: signedBy.mappingIds } }),
+        ...(signedBy?.deliveryId === undefined ? {} : { deliveryId: signedBy.deliveryId }),
+        ...(signedBy?.retryNum === undefined ? {} : { retryNum: signedBy.retryNum }),
+      }, deps.observer?.ingress(res));
       if (outcome.kind === 'wake') entry.eventId = outcome.event.id;
       else if (outcome.kind === 'agent') entry.runId = outcome.run.id;
-      const { status, body } = outcomeResponse(outcome);
+      const { status, body } = outcome.kind === 'agent' && outcome.wait !== undefined
+        ? waitedAnswer(await settings.waitForRun(outcome.run.id, outcome.wait.timeoutMs), outcome.wait.returnReply)
+        : describeOutcome(outcome);
       if (status === 204) {
         res.writeHead(204);
         res.end();
@@ -145,6 +183,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
         sendJson(res, status, body);
       }
     } catch (error) {
+      if (error instanceof RequestError && error.code === 'signature_invalid') countFailure(entry.client, deps.clock.now());
       fail(req, res, entry, error);
     }
   };
@@ -191,9 +230,12 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       fail(req, res, entry, new RequestError('rate_limited', { retryAfterSeconds: lock.retryAfterSeconds }), expectsContinue);
       return;
     }
-    if (!settings.verifyToken(extractToken(req.headers))) {
-      const after = deps.limiter.recordFailure(client, now);
-      if (after.locked) deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds });
+    // A mapping with `verify` is authenticated by its signature instead of the token; which
+    // mappings may serve this name is known from the path, before the body is read.
+    const candidates = settings.signatures.candidatesFor(name);
+    const tokenOk = settings.verifyToken(extractToken(req.headers));
+    if (!tokenOk && candidates.length === 0) {
+      countFailure(client, now);
       fail(req, res, entry, new RequestError('unauthorized'), expectsContinue);
       return;
     }
@@ -201,6 +243,6 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       fail(req, res, entry, new RequestError('unavailable'), expectsContinue);
       return;
     }
-    void handleHook(req, res, entry, settings, name, expectsContinue);
+    void handleHook(req, res, entry, settings, name, tokenOk ? undefined : candidates, expectsContinue);
   };
 }

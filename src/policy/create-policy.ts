@@ -29,6 +29,8 @@ export interface AgentRequest {
   thinking?: ThinkingLevel;
   timeoutSeconds?: number;
   source: ActionSource;
+  /** The caller waits for the run to end (`waitForCompletion`); `returnReply` puts the reply in the answer. */
+  wait?: { returnReply: boolean };
 }
 
 /** Applies the hooks policy and fills every default, producing the records to store. */

@@ -1,3 +1,4 @@
+import { keepText } from '../common/scrub-secrets.js';
 import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
 import type { ClaimedRun, NewSystemEvent, RunOutcomeState, RunRecord } from '../store/index.js';
@@ -63,7 +64,7 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
   } catch (err) {
     state = err instanceof TurnTimeoutError ? 'timed_out' : 'failed';
     category = classifyRunError(err);
-    error = state === 'timed_out' ? `timed out after ${run.timeoutSeconds} s` : (err as Error).message;
+    error = state === 'timed_out' ? `timed out after ${run.timeoutSeconds} s` : (deps.scrub ?? keepText)((err as Error).message);
   }
   if (shutdown.aborted && state !== 'succeeded') {
     // Interrupted by shutdown, not by the run itself: hand it back for the next start.

@@ -9,3 +9,4 @@ export { abortableSleep } from './providers/call-with-retry.js';
 export { ECHO_LABEL } from './providers/create-echo-provider.js';
 export { wrapExternalContent, neutralizeMarkers, looksLikeInjection } from './wrap-external-content.js';
 export { isHeartbeatAck, HEARTBEAT_ACK } from './is-heartbeat-ack.js';
+export { waitForRun, type RunWaitResult } from './wait-for-run.js';

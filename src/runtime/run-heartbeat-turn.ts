@@ -1,6 +1,7 @@
 import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
 import { DEFAULT_HEARTBEAT_PROMPT, HEARTBEAT_MAX_EVENTS, buildHeartbeatPrompt, takeHeartbeatEvents } from './build-prompts.js';
+import { buildDigestPrompt, DIGEST_GROUPS, DIGEST_NEWEST } from './build-digest-prompt.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
 import { callModelTurn } from './call-model-turn.js';
 import { resolveAgentProfile } from './resolve-agent-profile.js';
@@ -18,8 +19,10 @@ export interface HeartbeatLease {
  * pending events into a prompt, run the model, then record the turn, mark the events consumed and
  * (unless the reply is only an ack) request delivery to the last route, all in one transaction
  * that is refused if the lease was lost or any event was consumed meanwhile. A failure leaves the
- * events pending for the next turn. A requested turn with nothing pending does nothing. A turn
- * takes a bounded share of the pending events; it resolves `true` when more are waiting.
+ * events pending for the next turn. A requested turn with nothing pending does nothing. A backlog
+ * larger than one prompt holds becomes a bounded digest, and the turn consumes all of it, so a
+ * flood costs one model turn, never one per fifty events. Resolves `true` when more are waiting
+ * (never, now that a backlog is digested; the scheduler keeps the follow-up for callers that need it).
  */
 export async function runHeartbeatTurn(
   deps: RuntimeDeps,
@@ -32,15 +35,17 @@ export async function runHeartbeatTurn(
   const sessionKey = mainSessionKey(agentId);
   const pending = await store.listPendingEvents(sessionKey, { limit: HEARTBEAT_MAX_EVENTS + 1 });
   if (pending.length === 0 && trigger === 'request') return false;
-  const events = takeHeartbeatEvents(pending);
+  const listed = takeHeartbeatEvents(pending);
+  // More than one turn holds: a digest of the whole backlog instead, consumed in this one turn.
+  const digest = listed.length < pending.length
+    ? await store.digestPending(sessionKey, { groups: DIGEST_GROUPS, newest: DIGEST_NEWEST })
+    : null;
+  const events = digest === null ? listed : [...digest.groups.map((g) => g.sample), ...digest.newest];
   const profile = resolveAgentProfile(config, agentId, deps.configDir);
   const heartbeat = config.agents.defaults.heartbeat;
   const now = clock.now();
-  const prompt = buildHeartbeatPrompt(events, {
-    prompt: heartbeat.prompt ?? DEFAULT_HEARTBEAT_PROMPT,
-    now,
-    boundaryId: createBoundaryId(),
-  });
+  const options = { prompt: heartbeat.prompt ?? DEFAULT_HEARTBEAT_PROMPT, now, boundaryId: createBoundaryId() };
+  const prompt = digest === null ? buildHeartbeatPrompt(events, options) : buildDigestPrompt(digest, options);
   if (events.some((e) => e.source.external && looksLikeInjection(e.text))) {
     log.warn('hook content in a heartbeat looks like a prompt-injection attempt', { agentId, events: events.length });
   }
@@ -61,7 +66,8 @@ export async function runHeartbeatTurn(
     claimId: lease.claimId,
     sessionKey,
     agentId,
-    consumedEventIds: events.map((e) => e.id),
+    consumedEventIds: digest === null ? events.map((e) => e.id) : [],
+    consumeThrough: digest === null ? null : { eventId: digest.throughId, count: digest.total },
     transcript: [
       { sessionKey, role: 'user', content: prompt, turnId, createdAt: now },
       { sessionKey, role: 'assistant', content: reply, turnId, createdAt: at },
@@ -73,7 +79,8 @@ export async function runHeartbeatTurn(
     log.warn('heartbeat turn discarded: its lease was lost or its events were consumed by another turn', { agentId, turnId });
     return false;
   }
-  log.info('heartbeat turn recorded', { agentId, turnId, events: events.length, ack });
+  log.info('heartbeat turn recorded', { agentId, turnId, events: digest?.total ?? events.length, digest: digest !== null, ack });
   if (delivery !== null) deps.delivery.deliver(delivery);
-  return pending.length > events.length;
+  // Everything pending went into this turn; what arrived since is announced by its own signals.
+  return false;
 }

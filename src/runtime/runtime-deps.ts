@@ -1,6 +1,7 @@
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
 import type { Log } from '../common/log.js';
+import type { Scrub } from '../common/scrub-secrets.js';
 import type { Config } from '../config/index.js';
 import type { DeliveryPort } from '../delivery/index.js';
 import type { Store } from '../store/index.js';
@@ -19,4 +20,6 @@ export interface RuntimeDeps {
   clock: Clock;
   ids: Ids;
   retry: RetryDeps;
+  /** Applied to a provider's error before it becomes a run's error (stored, summarised, delivered). @default keepText */
+  scrub?: Scrub;
 }

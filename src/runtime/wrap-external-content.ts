@@ -1,18 +1,19 @@
 import { randomBytes } from 'node:crypto';
+import { DOUBLE_LEFT, DOUBLE_RIGHT, skeletonOf, stripInvisible } from './fold-lookalikes.js';
 
 const MARKER = 'EXTERNAL_UNTRUSTED_CONTENT';
 
+/** Runs of two or more brackets, or one character drawn as two, in the skeleton. */
+const ANGLE_RUN = new RegExp(`[<${DOUBLE_LEFT}]{2,}|${DOUBLE_LEFT}|[>${DOUBLE_RIGHT}]{2,}|${DOUBLE_RIGHT}`, 'gu');
+// The marker word with any separators, in any case.
+const MARKER_WORD = /(end[\s_\-.]*)?external[\s_\-.]*untrusted[\s_\-.]*content/giu;
 /**
- * Characters that render like `<` or `>`: ASCII, full-width, small forms, angle quotation marks,
- * mathematical and CJK angle brackets, Canadian syllabics. Folded before matching so content cannot
- * smuggle a marker past the check with a look-alike.
+ * Lines the gateway itself writes into prompts: `System: …`, `Hook <name>: …` summaries,
+ * `- [<timestamp>] …` event lines, `Current time: …`, `Heartbeat. …`, the security notice.
  */
-const LEFT_ANGLES = '<\uFF1C\uFE64\u2039\u00AB\u2329\u27E8\u3008\u300A\u1438\u276E\u02C2\u2264';
-const RIGHT_ANGLES = '>\uFF1E\uFE65\u203A\u00BB\u232A\u27E9\u3009\u300B\u1433\u276F\u02C3\u2265';
-
-const ANGLE_RUN = new RegExp(`[${LEFT_ANGLES}]{2,}|[${RIGHT_ANGLES}]{2,}`, 'gu');
-// The marker word with any separators, any case, full-width letters included (folded by NFKC first).
-const MARKER_WORD = /(end[\s_\-]*)?external[\s_\-]*untrusted[\s_\-]*content/giu;
+const SYSTEM_LINE = /^[ \t]*(?:[-*\u2022][ \t]*)?(?:system[ \t]*(?:\([^)\n]*\))?[ \t]*:|hook[ \t]+[^:\n]{1,80}:|\[[ \t]*\d{4}-\d\d-\d\d[^\]\n]*\]|current[ \t]+time[ \t]*:|heartbeat\.|security[ \t]+notice[ \t]*:)/i;
+/** Put before a line of content that imitates one of the gateway's own lines. */
+export const QUOTED_LINE_PREFIX = '[quoted] ';
 
 /** Patterns that suggest the content is trying to steer the model; only logged, never acted on. */
 const INJECTION_HINTS: readonly RegExp[] = [
@@ -27,20 +28,34 @@ const INJECTION_HINTS: readonly RegExp[] = [
 
 /** True when the content carries a phrase typical of prompt-injection attempts. */
 export function looksLikeInjection(content: string): boolean {
-  const folded = content.normalize('NFKC');
+  const folded = skeletonOf(stripInvisible(content));
   return INJECTION_HINTS.some((re) => re.test(folded));
 }
 
 /**
- * Neutralises every marker-like sequence: runs of two or more angle-like characters become `[[`
- * or `]]`, and any spelling of the marker word becomes `[marker removed]`, so content can neither
- * close the boundary early nor open a fake one.
+ * Neutralises every marker-like sequence, after folding away invisible characters and reading
+ * look-alike letters and brackets as what they imitate: runs of angle-like characters become `[[`
+ * or `]]`, any spelling of the marker word becomes `[marker removed]`, and a line that imitates the
+ * gateway's own system lines is marked `[quoted]`. Content can neither close the boundary early,
+ * open a fake one, nor pass for a line the gateway wrote.
  */
 export function neutralizeMarkers(content: string): string {
-  const folded = content.normalize('NFKC');
-  return folded
-    .replace(ANGLE_RUN, (run) => (LEFT_ANGLES.includes(run[0]!) ? '[[' : ']]'))
-    .replace(MARKER_WORD, '[marker removed]');
+  const text = stripInvisible(content);
+  const skeleton = skeletonOf(text);
+  let out = '';
+  let last = 0;
+  for (const m of skeleton.matchAll(new RegExp(`${ANGLE_RUN.source}|${MARKER_WORD.source}`, 'giu'))) {
+    const at = m.index;
+    const first = m[0][0]!;
+    const replacement = first === '<' || first === DOUBLE_LEFT ? '[[' : first === '>' || first === DOUBLE_RIGHT ? ']]' : '[marker removed]';
+    out += text.slice(last, at) + replacement;
+    last = at + m[0].length;
+  }
+  out += text.slice(last);
+  return out
+    .split('\n')
+    .map((line) => (SYSTEM_LINE.test(skeletonOf(line)) ? QUOTED_LINE_PREFIX + line : line))
+    .join('\n');
 }
 
 /** A boundary id: random per wrapped content, so content cannot guess the end marker. */

@@ -1,6 +1,6 @@
 /** Durable state: the store's roles, its record types, and the factory for its implementations. */
 export type {
-  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RequestLog, RunControl, RunQueue, Store, StoreReader, WorkSignals,
+  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RequestLog, RetentionStore, RunControl, RunQueue, Store, StoreReader, WorkSignals,
 } from './store.js';
 export type * from './types.js';
 export type * from './request-record.js';
@@ -8,3 +8,4 @@ export { createStore, type CreateStoreOptions, type StoreMode } from './create-s
 export { StoreLockedError, StoreMissingError } from './sqlite/lock-database.js';
 export { DuplicateRequestError } from './duplicate-request-error.js';
 export { isStoreUnavailable } from './is-store-unavailable.js';
+export { createPruner, pruneCutoffs, type Pruner } from './create-pruner.js';

@@ -1,6 +1,6 @@
 import type {
   AuthFailure, ClaimedDelivery, ClaimedRun, ClaimOptions, DeliveryAttemptResult, DeliveryRecord, DeliveryWithAttempts,
-  HeartbeatClaim, HeartbeatTurn, IdempotencyRecord, ListOptions, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
+  HeartbeatClaim, HeartbeatTurn, IdempotencyRecord, ListOptions, PendingDigest, PruneCounts, PruneCutoffs, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
   RecordedActions, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry, WorkSignal,
 } from './types.js';
 import type { ListRequestsOptions, RequestRecord, RunCancellation } from './request-record.js';
@@ -16,10 +16,11 @@ export interface IngressStore {
   enqueueRun(run: NewRun): Promise<void>;
   /**
    * Records a request's actions (one or many wakes and runs) and its idempotency key in one
-   * transaction. Rejects with `DuplicateRequestError`, writing nothing, when the key was recorded
-   * before and its window has not passed (judged by the store's clock).
+   * transaction. Rejects with `DuplicateRequestError`, writing nothing, when the request's key was
+   * recorded before and its window has not passed (judged by the store's clock). An item whose own
+   * key was recorded before is skipped (its actions not written); resolves with those items' indexes.
    */
-  recordActions(actions: RecordedActions): Promise<void>;
+  recordActions(actions: RecordedActions): Promise<{ skippedItems: number[] }>;
   /** The answer recorded with a key whose window has not passed, if any. */
   findIdempotencyKey(hook: string, key: string): Promise<IdempotencyRecord | null>;
 }
@@ -33,6 +34,8 @@ export interface StoreReader {
   getRun(id: string): Promise<RunRecord | null>;
   /** Pending (unconsumed) events of a session, oldest first. */
   listPendingEvents(sessionKey: string, options?: ListOptions): Promise<SystemEventRecord[]>;
+  /** A digest of a session's pending events (`null` when none is pending). */
+  digestPending(sessionKey: string, options: { groups: number; newest: number }): Promise<PendingDigest | null>;
   /** Whether a session holds a pending event that asked for an immediate heartbeat. */
   hasPendingNowEvent(sessionKey: string): Promise<boolean>;
   /** The last `limit` transcript entries of a session, oldest first. */
@@ -96,8 +99,6 @@ export interface RequestLog {
   /** Request records, newest first. */
   listRequests(options?: ListRequestsOptions): Promise<RequestRecord[]>;
   getRequest(id: string): Promise<RequestRecord | null>;
-  /** Deletes up to `limit` of the oldest records that arrived before `before`; resolves with how many. */
-  pruneRequests(options: { before: number; limit: number }): Promise<number>;
 }
 
 /** Heartbeat turns: one runner per agent across every process sharing the store. */
@@ -155,6 +156,18 @@ export interface LockoutStore {
   listLockouts(): Promise<Array<{ client: string; lockedUntil: number }>>;
 }
 
+/** Retention: finished work deleted after its window, in small batches. */
+export interface RetentionStore {
+  /**
+   * Deletes at most `limit` rows of each kind older than its cut-off: consumed events, finished
+   * runs, ended deliveries (with their attempts), transcript entries, request records, and
+   * idempotency keys past their window. Pending and running work is never touched.
+   */
+  prune(cutoffs: PruneCutoffs, limit: number): Promise<PruneCounts>;
+  /** How many rows `prune` would delete, all batches together. */
+  countPrunable(cutoffs: PruneCutoffs): Promise<PruneCounts>;
+}
+
 /** Announcements of new work, so an idle worker starts at once instead of at its next poll. */
 export interface WorkSignals {
   /** Calls `listener` after a commit that made work available (in this process or, shared stores, any). */
@@ -165,7 +178,7 @@ export interface WorkSignals {
  * Durable state of the gateway, as the roles its consumers use. Implementations: SQLite (one
  * process per database, enforced by a lock) and PostgreSQL (a fleet sharing one state).
  */
-export interface Store extends IngressStore, StoreReader, RunQueue, RunControl, RequestLog, HeartbeatQueue, DeliveryQueue, LockoutStore, WorkSignals {
+export interface Store extends IngressStore, StoreReader, RunQueue, RunControl, RequestLog, HeartbeatQueue, DeliveryQueue, LockoutStore, RetentionStore, WorkSignals {
   /** Whether several processes share this store (auth lockouts are then kept in it). */
   readonly shared: boolean;
   /** Flushes pending writes and releases the database (and its lock). */

@@ -180,6 +180,11 @@ export interface HeartbeatTurn {
   agentId: string;
   /** Events the turn's prompt listed; marked consumed. */
   consumedEventIds: readonly string[];
+  /**
+   * A digest turn: every pending event of the session up to and including `eventId` is marked
+   * consumed, and there must be exactly `count` of them (else the turn is refused).
+   */
+  consumeThrough?: { eventId: string; count: number } | null;
   transcript: readonly TranscriptEntry[];
   delivery: NewDelivery | null;
   at: number;
@@ -237,6 +242,38 @@ export interface AuthFailure {
   lockoutMs: number;
 }
 
+/** A bounded view of a backlog too large for one prompt. */
+export interface PendingDigest {
+  /** Pending events up to and including `throughId`. */
+  total: number;
+  /** The newest of them: a turn built on this digest consumes every pending event up to it. */
+  throughId: string;
+  byHook: Array<{ hook: string; count: number }>;
+  /** Events alike (same hook, same opening words), largest groups first, each with its newest as the sample. */
+  groups: Array<{ sample: SystemEventRecord; count: number }>;
+  /** The newest events, newest first. */
+  newest: SystemEventRecord[];
+}
+
+/** Cut-offs (ms since the epoch) before which finished work is deleted. */
+export interface PruneCutoffs {
+  events: number;
+  runs: number;
+  deliveries: number;
+  transcript: number;
+  requests: number;
+}
+
+/** Rows deleted (or, for a dry run, deletable) per kind. */
+export interface PruneCounts {
+  events: number;
+  runs: number;
+  deliveries: number;
+  transcript: number;
+  requests: number;
+  idempotencyKeys: number;
+}
+
 /** The answer given to a request that carried an idempotency key, kept for the key's window. */
 export interface IdempotencyRecord {
   /** The hook the key is scoped to (`wake`, `agent`, or a mapping's name). */
@@ -250,9 +287,17 @@ export interface IdempotencyRecord {
   expiresAt: number;
 }
 
-/** What one accepted request records, in one transaction: its actions and its idempotency key. */
-export interface RecordedActions {
+/** Wakes and runs recorded together, under one idempotency key or none. */
+export interface RecordedGroup {
   events: readonly NewSystemEvent[];
   runs: readonly NewRun[];
   idempotency: IdempotencyRecord | null;
+}
+
+/**
+ * What one accepted request records, in one transaction: its actions and its idempotency key,
+ * and for a request fanned out over items (`forEach`), each item's actions under its own key.
+ */
+export interface RecordedActions extends RecordedGroup {
+  items?: readonly RecordedGroup[];
 }

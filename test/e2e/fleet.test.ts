@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { StoreSchema } from '../../src/config/index.js';
 import { createStore } from '../../src/store/index.js';
 import { createFakeOpenAi } from '../fakes/fake-openai.js';
 import { createFakeTelegram } from '../fakes/fake-telegram.js';
@@ -134,7 +135,7 @@ describe('a fleet of three replicas on one PostgreSQL database', async () => {
       assert.equal((await post(port, 'wake', { text: 'x' })).status, 429, 'locked out on every replica');
     }
 
-    const store = await createStore({ driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 2, leaseSeconds: 3 }, { mode: 'read' });
+    const store = await createStore(StoreSchema.parse({ driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 2 }), { mode: 'read' });
     cleanups.push(() => store.close());
     const deadline = Date.now() + 120_000;
     let runs = await store.listRuns({ limit: 1_000_000 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createStore, type Store, type StoreMode } from '../../src/store/index.js';
-import type { StoreConfig } from '../../src/config/index.js';
+import { StoreSchema, type StoreConfig } from '../../src/config/index.js';
 import type { Clock } from '../../src/common/clock.js';
 import { createManualClock, type ManualClock } from './manual-clock.js';
 
@@ -64,10 +64,10 @@ export function uniqueSchema(prefix = 'hg_test'): string {
 export function createStoreConfig(driver: Driver): { config: StoreConfig; cleanup(): Promise<void> } {
   if (driver === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'hookgate-store-'));
-    return { config: { driver: 'sqlite', path: join(dir, 'h.db'), sync: 'normal', leaseSeconds: 30 }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+    return { config: StoreSchema.parse({ driver: 'sqlite', path: join(dir, 'h.db'), sync: 'normal' }), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const schema = uniqueSchema();
-  return { config: { driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 4, leaseSeconds: 30 }, cleanup: () => dropSchema(schema) };
+  return { config: StoreSchema.parse({ driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 4 }), cleanup: () => dropSchema(schema) };
 }
 
 /** `leaseClock` replaces the manual clock for leases (tests of workers that run in real time). */

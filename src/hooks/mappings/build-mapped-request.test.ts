@@ -317,3 +317,33 @@ describe('buildMappedRequest: transforms', () => {
     });
   }
 });
+
+describe('buildMappedRequest: authentication by signature', () => {
+  const mappings = {
+    mappings: [
+      { id: 'signed', match: { path: 'in', source: 'a' }, action: 'wake', verify: { kind: 'github', secret: 'x' } },
+      { id: 'other', match: { path: 'in', source: 'b' }, action: 'wake' },
+      { id: 'strict', match: { path: 'strict' }, action: 'wake', verify: { kind: 'github', secret: 'x', required: true } },
+    ],
+  };
+  const signed = (name: string, payload: Record<string, unknown>, ids: string[]): MappedHookCall =>
+    ({ ...call(name, payload), signedBy: { mappingIds: ids } });
+
+  it('lets the mapping whose key verified the request serve it', async () => {
+    assert.equal(wakeOf(await build(mappings, signed('in', { source: 'a', text: 'x' }, ['signed']))).text, 'x');
+  });
+
+  it('refuses a signed request that resolves to a mapping whose key did not verify it', async () => {
+    await assertRejects(build(mappings, signed('in', { source: 'b', text: 'x' }, ['signed'])), 'signature_invalid');
+  });
+
+  it('refuses the hook token alone for a mapping with verify.required', async () => {
+    await assertRejects(build(mappings, call('strict', { text: 'x' })), 'signature_invalid');
+    assert.equal(wakeOf(await build(mappings, signed('strict', { text: 'x' }, ['strict']))).text, 'x');
+  });
+
+  it('accepts the hook token for a mapping whose verify is not required', async () => {
+    assert.equal(wakeOf(await build(mappings, call('in', { source: 'a', text: 'x' }))).text, 'x');
+  });
+});
+

@@ -17,6 +17,15 @@ export interface MappedHookCall {
   headers: IncomingHttpHeaders;
   /** Path and query of the request. */
   url: string;
+  /**
+   * Set when the request was authenticated by a provider signature instead of the hook token:
+   * the mappings whose keys verified it. Only those mappings may then serve it.
+   */
+  signedBy?: { mappingIds: readonly string[] };
+  /** The sender's own id for this delivery, when its signature scheme names one (kept for deduplication). */
+  deliveryId?: string;
+  /** Slack's `X-Slack-Retry-Num`: present only when Slack is retrying a delivery. */
+  retryNum?: number;
 }
 
 export type MappedRequest =
@@ -82,6 +91,30 @@ function templatedFields(m: MappingConfig, context: TemplateContext, payload: Pa
   return fields;
 }
 
+/**
+ * The request must be authenticated for the mapping that serves it: a signature verified by
+ * another mapping's key is not enough, and `verify.required` refuses the hook token.
+ */
+function checkAuthentication(mapped: CompiledMapping, call: MappedHookCall): void {
+  if (call.signedBy !== undefined && !call.signedBy.mappingIds.includes(mapped.id)) {
+    throw new RequestError('signature_invalid', { message: `The signature does not verify for mapping "${mapped.id}".` });
+  }
+  if (call.signedBy === undefined && mapped.mapping.verify?.required === true) {
+    throw new RequestError('signature_invalid', { message: `Mapping "${mapped.id}" accepts only signed requests (verify.required).` });
+  }
+}
+
+/** An empty rendered field is named together with the template that produced it. */
+function checkRendered(m: MappingConfig, fields: Payload): void {
+  const key = fields['action'] === 'wake' ? 'text' : 'message';
+  const template = key === 'text' ? m.textTemplate : m.messageTemplate;
+  const value = fields[key];
+  if (template !== undefined && typeof value === 'string' && value.trim() === '') {
+    const field = key === 'text' ? 'textTemplate' : 'messageTemplate';
+    invalid([{ path: key, message: `${key} must not be empty (${field} rendered nothing; check its {{ paths }} against the payload)` }]);
+  }
+}
+
 function invalid(issues: Issue[]): never {
   throw new RequestError('invalid_payload', { message: describe(issues), issues });
 }
@@ -124,6 +157,7 @@ export async function buildMappedRequest(
   // `/hooks//wake` is not a way around the built-in endpoint: reserved names are never mapped.
   const mapped = RESERVED_HOOK_NAMES.has(trimSlashes(call.name)) ? undefined : matchMapping(mappings, call.name, call.payload);
   if (mapped === undefined) throw new RequestError('hook_not_found', { message: `No hook mapping matches "${call.name}".` });
+  checkAuthentication(mapped, call);
   const shapeIssues = mapped.validate?.(call.payload) ?? [];
   if (shapeIssues.length > 0) invalid(shapeIssues);
   const headers = safeHeaders(call.headers);
@@ -134,6 +168,7 @@ export async function buildMappedRequest(
     fields = await applyTransform(mapped, { payload: call.payload, headers, url: call.url, path }, fields, runTransform);
     if (fields === null) return { kind: 'skip' };
   }
+  checkRendered(mapped.mapping, fields);
   const source: ActionSource = {
     hook: mapped.id,
     external: true,
@@ -147,7 +182,9 @@ export async function buildMappedRequest(
     }
     case 'agent': {
       const agent = parseAgentPayload({ ...fields, name });
-      return { kind: 'agent', request: { ...agent, sessionKeyOrigin: 'mapping', source } };
+      const m = mapped.mapping;
+      const wait = m.waitForCompletion === true ? { wait: { returnReply: m.returnReply === true } } : {};
+      return { kind: 'agent', request: { ...agent, ...wait, sessionKeyOrigin: 'mapping', source } };
     }
     default:
       return invalid([{ path: 'action', message: 'action must be one of: wake, agent' }]);

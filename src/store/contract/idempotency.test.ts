@@ -72,4 +72,34 @@ describeEachDriver('store contract: recorded actions and idempotency keys', (dri
     const again = await f.open('serve');
     await assert.rejects(again.recordActions({ events: [newEvent('y')], runs: [], idempotency: key('kept') }), DuplicateRequestError);
   });
+
+  it('records a fanned-out request\'s items together, skipping items whose own key was seen', async () => {
+    const first = await store.recordActions({
+      events: [], runs: [], idempotency: null,
+      items: [
+        { events: [newEvent('item a')], runs: [], idempotency: key('item:a') },
+        { events: [newEvent('item b')], runs: [], idempotency: key('item:b') },
+      ],
+    });
+    assert.deepEqual(first, { skippedItems: [] });
+    const second = await store.recordActions({
+      events: [], runs: [], idempotency: key('request-2'),
+      items: [
+        { events: [newEvent('item b again')], runs: [], idempotency: key('item:b') },
+        { events: [], runs: [newRun('s-c')], idempotency: key('item:c') },
+      ],
+    });
+    assert.deepEqual(second, { skippedItems: [0] });
+    assert.deepEqual((await store.listSystemEvents()).map((e) => e.text).sort(), ['item a', 'item b']);
+    assert.equal((await store.listRuns()).length, 1);
+  });
+
+  it('refuses a repeated request whole, its items included', async () => {
+    await store.recordActions({ events: [], runs: [], idempotency: key('req'), items: [{ events: [newEvent('x')], runs: [], idempotency: null }] });
+    await assert.rejects(store.recordActions({
+      events: [], runs: [], idempotency: key('req'), items: [{ events: [newEvent('y')], runs: [], idempotency: key('item:y') }],
+    }), DuplicateRequestError);
+    assert.deepEqual((await store.listSystemEvents()).map((e) => e.text), ['x']);
+    assert.equal(await store.findIdempotencyKey('github', 'item:y'), null, 'nothing of the refused request was kept');
+  });
 });

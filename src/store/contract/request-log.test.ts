@@ -57,14 +57,16 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
     assert.equal((await store.listSystemEvents())[0]?.id, event.id);
   });
 
-  it('prunes the oldest records that arrived before the cutoff, at most limit at a time', async () => {
+  it('prunes the oldest records past the retention cut-off, at most limit at a time', async () => {
     const old = [request({ at: 10 }), request({ at: 20 }), request({ at: 30 })];
     const recent = request({ at: 100 });
     for (const r of [...old, recent]) await store.recordRequest(r);
-    assert.equal(await store.pruneRequests({ before: 100, limit: 2 }), 2);
+    const cutoffs = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 100 };
+    assert.equal((await store.countPrunable(cutoffs)).requests, 3);
+    assert.equal((await store.prune(cutoffs, 2)).requests, 2);
     assert.deepEqual((await store.listRequests()).map((r) => r.at), [100, 30]);
-    assert.equal(await store.pruneRequests({ before: 100, limit: 10 }), 1);
-    assert.equal(await store.pruneRequests({ before: 100, limit: 10 }), 0);
+    assert.equal((await store.prune(cutoffs, 10)).requests, 1);
+    assert.equal((await store.prune(cutoffs, 10)).requests, 0);
     assert.deepEqual((await store.listRequests()).map((r) => r.id), [recent.id]);
   });
 

@@ -52,6 +52,15 @@ export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
             // An event another turn already consumed means this turn is a twin: write nothing.
             if (rowCount !== new Set(t.consumedEventIds).size) throw new Refused();
           }
+          const through = t.consumeThrough ?? null;
+          if (through !== null) {
+            const { rowCount } = await client.query(
+              `UPDATE system_events SET consumed_at = $1, consumed_by = $2 WHERE session_key = $3 AND consumed_at IS NULL
+                AND seq <= (SELECT seq FROM system_events WHERE id = $4)`,
+              [t.at, turnId, t.sessionKey, through.eventId],
+            );
+            if (rowCount !== through.count) throw new Refused();
+          }
           await insertTranscript(client, t.agentId, t.transcript, t.at);
           await client.query(
             `INSERT INTO heartbeat_turns (agent_id, last_turn_at) VALUES ($1, ${nowSql(2)})

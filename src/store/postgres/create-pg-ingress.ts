@@ -1,6 +1,7 @@
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { IngressStore } from '../store.js';
+import type { IdempotencyRecord, RecordedGroup } from '../types.js';
 import { batchStatement, type IngressWrite, type PgGroupCommit } from './create-pg-group-commit.js';
 import { nowSql, type PgContext } from './pg-context.js';
 
@@ -18,29 +19,38 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressSt
       await group.submit({ kind: 'run', run });
     },
     async recordActions(a) {
-      const k = a.idempotency;
       try {
-        await ctx.tx(async (client) => {
-          if (k !== null) {
-            // A concurrent request with the same key waits here on the unique index until the first commits.
+        return await ctx.tx(async (client) => {
+          // A concurrent request with the same key waits on the unique index until the first commits.
+          const claim = async (k: IdempotencyRecord | null): Promise<boolean> => {
+            if (k === null) return true;
             const { rowCount } = await client.query(
               `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
                 ON CONFLICT (hook, key) DO UPDATE SET status = excluded.status, body = excluded.body, created_at = excluded.created_at,
                 expires_at = excluded.expires_at WHERE idempotency_keys.expires_at <= ${nowSql(7)}`,
               [k.hook, k.key, k.status, k.body, k.createdAt, k.expiresAt, ctx.clockParam()],
             );
-            if (rowCount !== 1) throw new Duplicate();
+            return rowCount === 1;
+          };
+          if (!(await claim(a.idempotency))) throw new Duplicate();
+          const groups: RecordedGroup[] = [a];
+          const skippedItems: number[] = [];
+          for (const [i, item] of (a.items ?? []).entries()) {
+            if (await claim(item.idempotency)) groups.push(item);
+            else skippedItems.push(i);
           }
-          const writes: IngressWrite[] = [
-            ...a.events.map((event): IngressWrite => ({ kind: 'event', event })),
-            ...a.runs.map((run): IngressWrite => ({ kind: 'run', run })),
-          ];
-          if (writes.length === 0) return;
-          const { text, values } = batchStatement(writes, ctx.channel);
-          await client.query(text, values);
+          const writes: IngressWrite[] = groups.flatMap((g) => [
+            ...g.events.map((event): IngressWrite => ({ kind: 'event', event })),
+            ...g.runs.map((run): IngressWrite => ({ kind: 'run', run })),
+          ]);
+          if (writes.length > 0) {
+            const { text, values } = batchStatement(writes, ctx.channel);
+            await client.query(text, values);
+          }
+          return { skippedItems };
         });
       } catch (error) {
-        if (error instanceof Duplicate) throw new DuplicateRequestError(k!.hook, k!.key);
+        if (error instanceof Duplicate) throw new DuplicateRequestError(a.idempotency!.hook, a.idempotency!.key);
         throw error;
       }
     },

@@ -4,6 +4,7 @@ import {
 } from '../rows.js';
 import type { StoreReader } from '../store.js';
 import type { DeliveryWithAttempts } from '../types.js';
+import { createPgDigest } from './create-pg-digest.js';
 import type { PgContext } from './pg-context.js';
 
 const DEFAULT_LIMIT = 20;
@@ -22,6 +23,7 @@ export function createPgReader({ pool }: Pick<PgContext, 'pool'>): StoreReader {
     return rows.map((r) => ({ ...toDelivery(r), attemptLog: attempts.filter((a) => a.delivery_id === r.id).map(toAttempt) }));
   };
   return {
+    ...createPgDigest({ pool }),
     async listSystemEvents(o) {
       return (await q<EventRow>('SELECT * FROM system_events ORDER BY seq DESC LIMIT $1', [o?.limit ?? DEFAULT_LIMIT])).map(toEvent);
     },

@@ -46,15 +46,5 @@ export function createPgRequestLog(ctx: Pick<PgContext, 'pool' | 'checkWritable'
       const row = rows[0] as RequestRow | undefined;
       return row === undefined ? null : toRecord(row);
     },
-    async pruneRequests({ before, limit }) {
-      ctx.checkWritable();
-      // SKIP LOCKED: replicas pruning at once delete different rows instead of waiting on each other.
-      const { rowCount } = await ctx.pool.query(
-        `DELETE FROM requests WHERE seq IN (SELECT seq FROM (SELECT seq, at FROM requests ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED) o
-          WHERE o.at < $1)`,
-        [before, limit],
-      );
-      return rowCount ?? 0;
-    },
   };
 }

@@ -8,6 +8,7 @@ import { createPgHeartbeats } from './create-pg-heartbeats.js';
 import { createPgIngress } from './create-pg-ingress.js';
 import { createPgListener, type PgListener } from './create-pg-listener.js';
 import { createPgLockouts } from './create-pg-lockouts.js';
+import { createPgRetention } from './create-pg-retention.js';
 import { createPgReader } from './create-pg-reader.js';
 import { createPgCancelRun } from './create-pg-cancel-run.js';
 import { createPgRequestLog } from './create-pg-request-log.js';
@@ -127,6 +128,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createPgHeartbeats(ctx),
     ...createPgDeliveryQueue(ctx, group),
     ...createPgLockouts(ctx),
+    ...createPgRetention(ctx),
     subscribe(l) {
       listeners.add(l);
       return () => listeners.delete(l);

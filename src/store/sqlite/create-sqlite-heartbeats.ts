@@ -9,6 +9,10 @@ export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }:
       // An event another turn already consumed means this turn is a twin: write nothing.
       if (st.consumeEvent.run(t.at, turnId, id).changes !== 1) throw new StaleClaim();
     }
+    const through = t.consumeThrough ?? null;
+    if (through !== null && st.consumeThrough.run({ at: t.at, turnId, key: t.sessionKey, through: through.eventId }).changes !== through.count) {
+      throw new StaleClaim();
+    }
     st.addTranscript(t.agentId, t.transcript, t.at);
     if (t.delivery !== null) st.addDelivery(t.delivery);
     st.noteHeartbeatTurn.run(t.agentId, now());

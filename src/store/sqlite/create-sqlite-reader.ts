@@ -4,17 +4,19 @@ import {
   toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
   type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
 } from '../rows.js';
+import { createSqliteDigest } from './create-sqlite-digest.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 const DEFAULT_LIMIT = 20;
 const limitOf = (o: { limit?: number } | undefined): number => o?.limit ?? DEFAULT_LIMIT;
 
-export function createSqliteReader({ st }: Pick<SqliteContext, 'st'>): StoreReader {
+export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>): StoreReader {
   const withAttempts = (row: DeliveryRow): DeliveryWithAttempts => ({
     ...toDelivery(row),
     attemptLog: (st.selectAttempts.all(row.id) as AttemptRow[]).map(toAttempt),
   });
   return {
+    ...createSqliteDigest({ db }),
     async listSystemEvents(o) {
       return (st.selectEvents.all(limitOf(o)) as EventRow[]).map(toEvent);
     },

@@ -26,7 +26,7 @@ const toRecord = (r: RequestRow): RequestRecord => ({
   eventIds: JSON.parse(r.event_ids) as string[], runIds: JSON.parse(r.run_ids) as string[], payload: r.payload,
 });
 
-/** The request log on SQLite: inserts ride the group commit with the request's own action. */
+/** The request log on SQLite: inserts ride the group commit with the request's own action. Pruned by the retention role. */
 export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' | 'write'>): RequestLog {
   const upsert = db.prepare(
     `INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
@@ -40,8 +40,6 @@ export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' |
       ORDER BY id DESC LIMIT @limit`,
   );
   const selectOne = db.prepare('SELECT * FROM requests WHERE id = ?');
-  // The oldest `limit` rows by key (arrival order), of which those before the cutoff: never a full scan.
-  const prune = db.prepare('DELETE FROM requests WHERE id IN (SELECT id FROM (SELECT id, at FROM requests ORDER BY id LIMIT ?) WHERE at < ?)');
   return {
     async recordRequest(r) {
       const eventIds = JSON.stringify(r.eventIds);
@@ -57,9 +55,6 @@ export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' |
     async getRequest(id) {
       const row = selectOne.get(id) as RequestRow | undefined;
       return row === undefined ? null : toRecord(row);
-    },
-    pruneRequests({ before, limit }) {
-      return write(() => prune.run(limit, before).changes);
     },
   };
 }

@@ -5,11 +5,12 @@ import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../common/clock.js';
 import type { Store } from '../store.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
-import type { RecordedActions, WorkSignal } from '../types.js';
+import type { IdempotencyRecord, RecordedActions, RecordedGroup, WorkSignal } from '../types.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createSqliteDeliveryQueue } from './create-sqlite-delivery-queue.js';
 import { createSqliteHeartbeats } from './create-sqlite-heartbeats.js';
 import { createSqliteLockouts } from './create-sqlite-lockouts.js';
+import { createSqliteRetention } from './create-sqlite-retention.js';
 import { createSqliteReader } from './create-sqlite-reader.js';
 import { createSqliteRunQueue } from './create-sqlite-run-queue.js';
 import { createSqliteCancelRun } from './create-sqlite-cancel-run.js';
@@ -90,11 +91,20 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   }
   const group = createGroupCommit(db);
   // A savepoint inside the group's transaction: a duplicate key undoes this request alone.
-  const recordAll = db.transaction((a: RecordedActions) => {
-    const k = a.idempotency;
-    if (k !== null && st.claimIdempotencyKey.run({ ...k, now: clock.now() }).changes !== 1) throw new DuplicateRequestError(k.hook, k.key);
-    for (const e of a.events) st.addEvent(e, JSON.stringify(e.source));
-    for (const r of a.runs) st.addRun(r, JSON.stringify(r.source));
+  const recordAll = db.transaction((a: RecordedActions): number[] => {
+    const claim = (k: IdempotencyRecord | null): boolean => k === null || st.claimIdempotencyKey.run({ ...k, now: clock.now() }).changes === 1;
+    const write = (g: RecordedGroup): void => {
+      for (const e of g.events) st.addEvent(e, JSON.stringify(e.source));
+      for (const r of g.runs) st.addRun(r, JSON.stringify(r.source));
+    };
+    if (!claim(a.idempotency)) throw new DuplicateRequestError(a.idempotency!.hook, a.idempotency!.key);
+    write(a);
+    const skipped: number[] = [];
+    (a.items ?? []).forEach((item, i) => {
+      if (claim(item.idempotency)) write(item);
+      else skipped.push(i);
+    });
+    return skipped;
   });
   const listeners = new Set<(signal: WorkSignal) => void>();
   let closed = false;
@@ -134,18 +144,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     async recordActions(a) {
       const outcome = await ctx.write(() => {
         try {
-          recordAll(a);
-          return 'recorded' as const;
+          return recordAll(a);
         } catch (error) {
           if (error instanceof DuplicateRequestError) return error;
           throw error;
         }
       });
       if (outcome instanceof DuplicateRequestError) throw outcome;
-      if (a.runs.length > 0) ctx.emit({ kind: 'runs' });
-      for (const agentId of new Set(a.events.filter((e) => e.mode === 'now').map((e) => e.agentId))) {
+      const written = [a, ...(a.items ?? []).filter((_, i) => !outcome.includes(i))];
+      if (written.some((g) => g.runs.length > 0)) ctx.emit({ kind: 'runs' });
+      for (const agentId of new Set(written.flatMap((g) => g.events).filter((e) => e.mode === 'now').map((e) => e.agentId))) {
         ctx.emit({ kind: 'heartbeat', agentId });
       }
+      return { skippedItems: outcome };
     },
     async findIdempotencyKey(hook, key) {
       const row = st.selectIdempotencyKey.get(hook, key, clock.now()) as IdempotencyRow | undefined;
@@ -158,6 +169,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createSqliteHeartbeats(ctx),
     ...createSqliteDeliveryQueue(ctx),
     ...createSqliteLockouts(ctx),
+    ...createSqliteRetention(ctx),
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -59,6 +59,10 @@ export function prepareStatements(db: Database) {
     selectPendingNow: db.prepare(
       "SELECT 1 FROM system_events WHERE session_key = ? AND consumed_at IS NULL AND mode = 'now' LIMIT 1",
     ),
+    consumeThrough: db.prepare(
+      `UPDATE system_events SET consumed_at = @at, consumed_by = @turnId WHERE session_key = @key AND consumed_at IS NULL
+        AND seq <= (SELECT seq FROM system_events WHERE id = @through)`,
+    ),
     consumeEvent: db.prepare('UPDATE system_events SET consumed_at = ?, consumed_by = ? WHERE id = ? AND consumed_at IS NULL'),
     claimHeartbeat: db.prepare(
       `INSERT INTO heartbeat_leases (agent_id, claim_id, owner, lease_until) VALUES (@agentId, @claimId, @owner, @until)

@@ -1,0 +1,39 @@
+import type { Config } from './schema.js';
+
+/**
+ * Every secret the config holds, for the scrubber: the hook and gateway tokens, provider API keys
+ * and credential-bearing headers, channel credentials, mapping verify secrets.
+ */
+export function listConfigSecrets(config: Config): string[] {
+  const out: string[] = [];
+  const add = (v: string | readonly string[] | undefined): void => {
+    if (v === undefined) return;
+    if (typeof v === 'string') out.push(v);
+    else out.push(...v);
+  };
+  add(config.hooks.token);
+  add(config.gateway.auth.token);
+  for (const p of Object.values(config.models.providers)) {
+    add(p.apiKey);
+    for (const [name, value] of Object.entries(p.headers ?? {})) {
+      if (/authorization|key|token|secret/i.test(name)) add(value.replace(/^(Bearer|Basic)\s+/i, ''));
+    }
+  }
+  const c = config.channels;
+  add(c.whatsapp?.accessToken);
+  add(c.telegram?.botToken);
+  add(c.discord?.botToken);
+  add(c.slack?.botToken);
+  add(c.mattermost?.token);
+  add(c.imessage?.password);
+  add(c.msteams?.appPassword);
+  // The mail setup writes its own credentials into hooks.gmail; only some keys are typed.
+  for (const [name, value] of Object.entries(config.hooks.gmail ?? {})) {
+    if (typeof value === 'string' && /token|secret|password|key/i.test(name)) add(value);
+  }
+  for (const m of config.hooks.mappings) {
+    if (m.verify === undefined) continue;
+    if ('secret' in m.verify) add(m.verify.secret);
+  }
+  return out;
+}

@@ -1,0 +1,30 @@
+import { RequestError } from '../common/errors.js';
+import type { MappedHookCall } from './mappings/build-mapped-request.js';
+
+/** Visible ASCII, as header values and logs can carry them whole. */
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+function header(headers: MappedHookCall['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * The identity a repeat of this request would carry: the client's `Idempotency-Key`, else the id
+ * the sender gives each delivery — from its signature scheme (`X-GitHub-Delivery`, `webhook-id`),
+ * a Stripe event's `id`, a Slack event's `event_id` (Slack resends it with `X-Slack-Retry-Num`).
+ * `null` when the request carries none. A malformed `Idempotency-Key` is a 400.
+ */
+export function resolveIdempotencyKey(call: MappedHookCall): string | null {
+  const given = header(call.headers, 'idempotency-key');
+  if (given !== undefined) {
+    const key = given.trim();
+    if (!KEY.test(key)) throw new RequestError('invalid_idempotency_key');
+    return key;
+  }
+  if (call.deliveryId !== undefined && call.deliveryId !== '') return `delivery:${call.deliveryId}`;
+  const p = call.payload;
+  if (p['object'] === 'event' && typeof p['id'] === 'string' && p['id'].startsWith('evt_')) return `stripe:${p['id']}`;
+  if (p['type'] === 'event_callback' && typeof p['event_id'] === 'string' && p['event_id'] !== '') return `slack:${p['event_id']}`;
+  return null;
+}

@@ -1,0 +1,40 @@
+import { RequestError } from '../common/errors.js';
+import { textExceedsJsonDepth } from '../common/json-depth.js';
+import type { Payload } from '../hooks/index.js';
+
+const FORM = /^application\/x-www-form-urlencoded\s*(;|$)/i;
+
+/** Whether the request declares an HTML form body (Slack slash commands, Twilio). */
+export function isFormBody(contentType: string | undefined): boolean {
+  return contentType !== undefined && FORM.test(contentType);
+}
+
+/** A JSON object, or `invalid_json` / `json_too_deep` / `invalid_body` (400). */
+export function parseJsonObject(raw: Buffer): Payload {
+  if (raw.length === 0) throw new RequestError('invalid_json', { message: 'Request body is empty; send a JSON object.' });
+  // Refused before parsing: deeper values overflow the stack wherever they are serialised later.
+  if (textExceedsJsonDepth(raw)) throw new RequestError('json_too_deep');
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new RequestError('invalid_json');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new RequestError('invalid_body');
+  return value as Payload;
+}
+
+/**
+ * A form body as an object of strings; a repeated field becomes an array of its values in order.
+ * The object has no prototype, so a field named `__proto__` is only a field.
+ */
+export function parseFormObject(raw: Buffer): Payload {
+  const text = raw.toString('utf8');
+  if (text.trim() === '') throw new RequestError('invalid_body', { message: 'Request body is an empty form.' });
+  const out = Object.create(null) as Record<string, string | string[]>;
+  for (const [key, value] of new URLSearchParams(text)) {
+    const prev = out[key];
+    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return out;
+}

@@ -1,0 +1,87 @@
+import { it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLog } from '../../common/log.js';
+import { RetentionSchema } from '../../config/index.js';
+import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import { MAIN, completion, newDelivery, newEvent, newRun, turn } from '../../../test/helpers/store-records.js';
+import { createPruner, pruneCutoffs } from '../create-pruner.js';
+import type { Store } from '../store.js';
+
+const DAY = 86_400_000;
+
+describeEachDriver('store contract: retention', (driver) => {
+  let f: StoreFixture;
+  let store: Store;
+  const retention = RetentionSchema.parse({});
+  beforeEach(async () => {
+    f = await createStoreFixture(driver);
+    store = f.store;
+  });
+  afterEach(() => f.dispose());
+
+  /** One of everything, finished at the manual clock's now, plus work that must never go. */
+  const seed = async () => {
+    const t = f.clock.now();
+    const consumed = newEvent('old', { createdAt: t });
+    const pending = newEvent('still pending', { createdAt: t });
+    await store.addSystemEvent(consumed);
+    await store.addSystemEvent(pending);
+    const hb = await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 1000 });
+    await store.recordHeartbeatTurn({ claimId: hb!.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [consumed.id], transcript: turn(MAIN, 't', t), delivery: null, at: t });
+    await store.releaseHeartbeat(hb!);
+    const finished = newRun('s1');
+    const queued = newRun('s2');
+    await store.enqueueRun(finished);
+    const [c] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 1000 });
+    const done = completion(c!, { finishedAt: t, transcript: [], summary: newEvent('Hook agent: done', { mode: 'next-heartbeat', createdAt: t }) });
+    await store.completeRun(done);
+    await store.enqueueRun(queued);
+    const [d] = await store.claimDueDeliveries({ owner: 'w', limit: 1, leaseMs: 1000, now: t });
+    await store.recordDeliveryAttempt({
+      claimId: d!.claimId, deliveryId: d!.id, attempt: 1, at: t, status: 200, error: null, outcome: 'sent', resolvedChannel: 'telegram',
+      resolvedTo: '42', partsSent: 1, nextAttemptAt: null, lastRoute: null,
+    });
+    const pendingDelivery = newDelivery({ createdAt: t });
+    await store.addDelivery(pendingDelivery);
+    await store.recordActions({ events: [], runs: [], idempotency: { hook: 'gh', key: 'k', status: 200, body: '{}', createdAt: t, expiresAt: t + 3 * DAY } });
+    return { consumed, pending, finished, queued, deliveryId: d!.id, pendingDelivery };
+  };
+
+  it('keeps everything inside its window', async () => {
+    await seed();
+    await f.clock.advance(2 * DAY);
+    const counts = await store.prune(pruneCutoffs(retention, f.clock.now()), 100);
+    assert.deepEqual(counts, { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0 });
+  });
+
+  it('deletes finished work past its window and never pending or queued work', async () => {
+    const s = await seed();
+    await f.clock.advance(31 * DAY);
+    const cutoffs = pruneCutoffs(retention, f.clock.now());
+    assert.deepEqual(await store.countPrunable(cutoffs), { events: 1, runs: 1, deliveries: 1, transcript: 2, requests: 0, idempotencyKeys: 1 });
+    assert.deepEqual(await store.prune(cutoffs, 100), { events: 1, runs: 1, deliveries: 1, transcript: 2, requests: 0, idempotencyKeys: 1 });
+    assert.equal(await store.getRun(s.finished.id), null);
+    assert.equal((await store.getRun(s.queued.id))?.state, 'queued');
+    assert.equal(await store.getDelivery(s.deliveryId), null);
+    assert.equal((await store.getDelivery(s.pendingDelivery.id))?.state, 'pending');
+    const events = (await store.listSystemEvents({ limit: 100 })).map((e) => e.text).sort();
+    assert.deepEqual(events, ['Hook agent: done', 'still pending'], 'pending events stay, whatever their age');
+    assert.equal(await store.findIdempotencyKey('gh', 'k'), null);
+    assert.deepEqual(await store.countPrunable(cutoffs), { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0 });
+  });
+
+  it('works a backlog off in batches of the given size', async () => {
+    for (let i = 0; i < 25; i++) {
+      await store.enqueueRun(newRun(`b${i}`));
+    }
+    for (let i = 0; i < 25; i++) {
+      const [c] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 1000 });
+      await store.completeRun(completion(c!, { finishedAt: f.clock.now(), transcript: [], delivery: null }));
+    }
+    await f.clock.advance(31 * DAY);
+    const pruner = createPruner({ store, retention, clock: f.clock, log: createLog({ level: 'silent' }), batchSize: 10 });
+    const total = await pruner.pruneAll();
+    assert.equal(total.runs, 25);
+    assert.deepEqual(await store.listRuns(), []);
+  });
+});

@@ -1,0 +1,90 @@
+import type { Clock } from '../common/clock.js';
+import type { Log } from '../common/log.js';
+import { parseDurationMs } from '../common/parse-duration.js';
+import { repeatEvery } from '../common/repeat-every.js';
+import type { RetentionConfig } from '../config/index.js';
+import type { RetentionStore } from './store.js';
+import type { PruneCounts, PruneCutoffs } from './types.js';
+
+export interface Pruner {
+  /** Prunes every `everyMs` in the background. */
+  start(): void;
+  /** Stops, after the batch in flight. */
+  stop(): Promise<void>;
+  /** Deletes everything past its window now, batch by batch; resolves with the totals. */
+  pruneAll(): Promise<PruneCounts>;
+}
+
+const KINDS = ['events', 'runs', 'deliveries', 'transcript', 'requests', 'idempotencyKeys'] as const;
+/** Bounds one pass, so a huge backlog is worked off over several passes. */
+const MAX_BATCHES = 2000;
+
+/** The cut-offs for `now`: each kind's window back from it. */
+export function pruneCutoffs(retention: RetentionConfig, now: number): PruneCutoffs {
+  const ms = (v: string): number => parseDurationMs(v) ?? 0;
+  return {
+    events: now - ms(retention.events),
+    runs: now - ms(retention.runs),
+    deliveries: now - ms(retention.deliveries),
+    transcript: now - ms(retention.transcript),
+    requests: now - ms(retention.requests),
+  };
+}
+
+/**
+ * The background pruner: small batches (one transaction each, yielding to the event loop between
+ * them) so the ingress never waits behind a long delete, and the database stays bounded under
+ * constant load (SQLite reuses the freed pages; PostgreSQL's autovacuum does).
+ */
+export function createPruner(deps: {
+  store: RetentionStore;
+  retention: RetentionConfig;
+  clock: Clock;
+  log: Log;
+  /** @default 60000 */
+  everyMs?: number;
+  /** Rows per kind per batch. @default 500 */
+  batchSize?: number;
+}): Pruner {
+  const { store, clock, log } = deps;
+  const batchSize = deps.batchSize ?? 500;
+  const halt = new AbortController();
+
+  const pruneAll = async (): Promise<PruneCounts> => {
+    const cutoffs = pruneCutoffs(deps.retention, clock.now());
+    const total: PruneCounts = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0 };
+    for (let i = 0; i < MAX_BATCHES && !halt.signal.aborted; i++) {
+      const got = await store.prune(cutoffs, batchSize);
+      for (const k of KINDS) total[k] += got[k];
+      if (KINDS.every((k) => got[k] < batchSize)) break;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return total;
+  };
+
+  let running: Promise<void> = Promise.resolve();
+  const pass = (): Promise<void> => {
+    running = passOnce();
+    return running;
+  };
+  const passOnce = async (): Promise<void> => {
+    try {
+      const total = await pruneAll();
+      if (KINDS.some((k) => total[k] > 0)) log.info('pruned finished work past its retention', { ...total });
+    } catch (error) {
+      log.error('pruning failed', { err: error });
+    }
+  };
+
+  return {
+    start() {
+      void pass();
+      void repeatEvery(clock, deps.everyMs ?? 60_000, halt.signal, pass);
+    },
+    async stop() {
+      halt.abort();
+      await running;
+    },
+    pruneAll,
+  };
+}

@@ -1,0 +1,56 @@
+import type { RetentionStore } from '../store.js';
+import type { PruneCounts, PruneCutoffs } from '../types.js';
+import { nowSql, type PgContext } from './pg-context.js';
+
+/** Which rows each kind may lose (`$1` is its cut-off): only finished work. */
+const PRUNABLE = {
+  events: 'FROM system_events WHERE consumed_at IS NOT NULL AND consumed_at < $1::bigint',
+  runs: "FROM runs WHERE state IN ('succeeded', 'failed', 'timed_out') AND finished_at < $1::bigint",
+  deliveries: "FROM deliveries WHERE state IN ('sent', 'failed', 'skipped') AND updated_at < $1::bigint",
+  transcript: 'FROM transcript WHERE created_at < $1::bigint',
+} as const;
+
+/** A batch: oldest first, skipping rows another replica's pruner holds. */
+const batch = (table: string, where: string): string =>
+  `DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED)`;
+
+export function createPgRetention(ctx: PgContext): RetentionStore {
+  return {
+    async prune(c, limit) {
+      return ctx.tx(async (client): Promise<PruneCounts> => {
+        const run = async (sql: string, values: unknown[]): Promise<number> => (await client.query(sql, values)).rowCount ?? 0;
+        await run(`DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id ${PRUNABLE.deliveries} ORDER BY seq LIMIT $2::int)`, [c.deliveries, limit]);
+        return {
+          events: await run(batch('system_events', PRUNABLE.events), [c.events, limit]),
+          runs: await run(batch('runs', PRUNABLE.runs), [c.runs, limit]),
+          deliveries: await run(batch('deliveries', PRUNABLE.deliveries), [c.deliveries, limit]),
+          transcript: await run(batch('transcript', PRUNABLE.transcript), [c.transcript, limit]),
+          // The oldest `limit` records, of which those past the cut-off: a batch reads the table's head.
+          requests: await run(
+            `DELETE FROM requests WHERE seq IN (SELECT seq FROM (SELECT seq, at FROM requests ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED) o
+              WHERE o.at < $1::bigint)`,
+            [c.requests, limit],
+          ),
+          idempotencyKeys: await run(
+            `DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= ${nowSql(2)}
+              LIMIT $1::int FOR UPDATE SKIP LOCKED)`,
+            [limit, ctx.clockParam()],
+          ),
+        };
+      });
+    },
+    async countPrunable(c) {
+      const count = async (where: string, cutoff: number): Promise<number> =>
+        Number(((await ctx.pool.query(`SELECT count(*) AS n ${where}`, [cutoff])).rows[0] as { n: number }).n);
+      const keys = await ctx.pool.query(`SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= ${nowSql(1)}`, [ctx.clockParam()]);
+      return {
+        events: await count(PRUNABLE.events, c.events),
+        runs: await count(PRUNABLE.runs, c.runs),
+        deliveries: await count(PRUNABLE.deliveries, c.deliveries),
+        transcript: await count(PRUNABLE.transcript, c.transcript),
+        requests: await count('FROM requests WHERE at < $1::bigint', c.requests),
+        idempotencyKeys: Number((keys.rows[0] as { n: number }).n),
+      };
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import type { RetentionStore } from '../store.js';
+import type { PruneCounts, PruneCutoffs } from '../types.js';
+import type { SqliteContext } from './sqlite-context.js';
+
+/**
+ * Which rows each kind may lose: only finished work, oldest first (by the order column, so a
+ * batch reads the table's head instead of scanning it).
+ */
+const PRUNABLE = {
+  events: 'FROM system_events WHERE consumed_at IS NOT NULL AND consumed_at < @events',
+  runs: "FROM runs WHERE state IN ('succeeded', 'failed', 'timed_out') AND finished_at < @runs",
+  deliveries: "FROM deliveries WHERE state IN ('sent', 'failed', 'skipped') AND updated_at < @deliveries",
+  transcript: 'FROM transcript WHERE created_at < @transcript',
+} as const;
+
+export function createSqliteRetention({ db, write, now }: SqliteContext): RetentionStore {
+  const del = (table: string, where: string) =>
+    db.prepare(`DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} ORDER BY seq LIMIT @limit)`);
+  const count = (where: string) => db.prepare(`SELECT count(*) AS n ${where}`);
+  const st = {
+    events: del('system_events', PRUNABLE.events),
+    runs: del('runs', PRUNABLE.runs),
+    attempts: db.prepare(`DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id ${PRUNABLE.deliveries} ORDER BY seq LIMIT @limit)`),
+    deliveries: del('deliveries', PRUNABLE.deliveries),
+    transcript: del('transcript', PRUNABLE.transcript),
+    keys: db.prepare('DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= @now LIMIT @limit)'),
+    countEvents: count(PRUNABLE.events),
+    countRuns: count(PRUNABLE.runs),
+    countDeliveries: count(PRUNABLE.deliveries),
+    countTranscript: count(PRUNABLE.transcript),
+    countKeys: db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= @now'),
+    // The oldest `limit` records by key (arrival order), of which those past the cut-off: a
+    // batch reads the table's head, never the whole table.
+    requests: db.prepare('DELETE FROM requests WHERE id IN (SELECT id FROM (SELECT id, at FROM requests ORDER BY id LIMIT @limit) WHERE at < @requests)'),
+    countRequests: db.prepare('SELECT count(*) AS n FROM requests WHERE at < @requests'),
+  };
+  const n = (row: unknown): number => (row as { n: number }).n;
+  return {
+    prune(c: PruneCutoffs, limit: number) {
+      return write((): PruneCounts => {
+        const p = { ...c, limit, now: now() };
+        st.attempts.run(p);
+        return {
+          events: st.events.run(p).changes,
+          runs: st.runs.run(p).changes,
+          deliveries: st.deliveries.run(p).changes,
+          transcript: st.transcript.run(p).changes,
+          requests: st.requests.run(p).changes,
+          idempotencyKeys: st.keys.run(p).changes,
+        };
+      });
+    },
+    async countPrunable(c) {
+      const p = { ...c, now: now() };
+      return {
+        events: n(st.countEvents.get(p)),
+        runs: n(st.countRuns.get(p)),
+        deliveries: n(st.countDeliveries.get(p)),
+        transcript: n(st.countTranscript.get(p)),
+        requests: n(st.countRequests.get(p)),
+        idempotencyKeys: n(st.countKeys.get(p)),
+      };
+    },
+  };
+}

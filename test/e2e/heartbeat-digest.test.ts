@@ -1,0 +1,57 @@
+/**
+ * A flood of 10,000 pending events costs at most two model turns: the heartbeat digests the
+ * backlog (counts by hook, kinds with a sample, the newest) and consumes all of it at once.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createIds } from '../../src/common/ids.js';
+import { createFakeOpenAi } from '../fakes/fake-openai.js';
+import type { FakeServer } from '../fakes/create-fake-server.js';
+import { post } from '../helpers/http-client.js';
+import { startTestGateway, type TestGateway } from '../helpers/in-process-gateway.js';
+import { baseConfig, HOOK_TOKEN } from '../helpers/temp-config.js';
+
+const EVENTS = 10_000;
+
+describe('heartbeat over a flood of events', () => {
+  let fake: FakeServer;
+  let gw: TestGateway;
+  after(async () => {
+    await gw?.stop();
+    await fake?.close();
+  });
+
+  it('consumes a 10,000-event backlog in at most two model turns, every event marked consumed', async () => {
+    const prompts: string[] = [];
+    fake = await createFakeOpenAi({
+      apiKey: 'sk',
+      reply: (b) => {
+        prompts.push(String(b.messages?.at(-1)?.content ?? ''));
+        return 'HEARTBEAT_OK';
+      },
+    });
+    gw = await startTestGateway(baseConfig({
+      models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
+      agents: { list: [{ id: 'main', default: true }], defaults: { model: 'fake/m', heartbeat: { every: 0 } } },
+    }));
+    const ids = createIds();
+    const source = (hook: string) => ({ hook, external: true, allowUnsafeExternalContent: false });
+    const events = Array.from({ length: EVENTS }, (_, i) => ({
+      id: ids.next(), agentId: 'main', sessionKey: 'agent:main:main', mode: 'next-heartbeat' as const, createdAt: Date.now(),
+      text: i % 10 === 0 ? `Build ${i} failed on main` : `New email ${i} from newsletter@example.com: weekly digest`,
+      source: source(i % 10 === 0 ? 'ci' : 'gmail'),
+    }));
+    for (let i = 0; i < EVENTS; i += 1000) await gw.gateway.store.recordActions({ events: events.slice(i, i + 1000), runs: [], idempotency: null });
+    const res = await post(gw.port, '/hooks/wake', { text: 'Door opened', mode: 'now' }, { headers: { authorization: `Bearer ${HOOK_TOKEN}` } });
+    assert.equal(res.status, 200);
+    for (let i = 0; i < 500 && (await gw.gateway.store.listPendingEvents('agent:main:main', { limit: 1 })).length > 0; i++) await sleep(20);
+    assert.deepEqual(await gw.gateway.store.listPendingEvents('agent:main:main', { limit: 1 }), [], 'the whole backlog was consumed');
+    assert.ok(prompts.length >= 1 && prompts.length <= 2, `model turns: ${prompts.length}`);
+    const digest = prompts[0]!;
+    assert.match(digest, /10001 system events arrived/);
+    assert.match(digest, /By source: gmail 9000, ci 1000, wake 1\./);
+    assert.match(digest, /\(and 8999 more similar\)/);
+    assert.ok(digest.length < 30_000, `the digest is bounded (${digest.length} chars)`);
+  });
+});
