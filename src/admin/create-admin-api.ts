@@ -45,6 +45,8 @@ function describeOutcome(o: HookOutcome): Record<string, unknown> {
       return { kind: 'skip' };
     case 'duplicate':
       return { kind: 'duplicate', status: o.status, body: o.body === '' ? null : (JSON.parse(o.body) as unknown) };
+    case 'many':
+      return { kind: 'many', items: o.items.map((i) => ({ index: i.index, identity: i.identity, action: describeOutcome(i.outcome) })) };
   }
 }
 
@@ -65,7 +67,7 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
     { method: 'POST', pattern: /^\/requests\/([^/]+)\/replay$/, run: async ([id], q) => {
       const dryRun = parseFlag(q, 'dryRun');
       const outcome = await replayRequest(deps.handleHook, found(await store.getRequest(id!)), deps.hooksPath(), dryRun);
-      return ok({ dryRun, action: describeOutcome(outcome) }, dryRun ? 200 : outcome.kind === 'agent' ? 202 : 200);
+      return ok({ dryRun, action: describeOutcome(outcome) }, dryRun || outcome.kind !== 'agent' ? 200 : 202);
     } },
     { method: 'GET', pattern: /^\/runs$/, run: async (_, q) => {
       const state = parseRunState(q);

@@ -98,8 +98,12 @@ export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserve
       return {
         addSystemEvent: (event) => queueWithAction(t, store.addSystemEvent(event), 200, [event.id], []),
         enqueueRun: (run) => queueWithAction(t, store.enqueueRun(run), 202, [], [run.id]),
-        recordActions: (actions) => queueWithAction(t, store.recordActions(actions), actions.runs.length > 0 ? 202 : 200,
-          actions.events.map((e) => e.id), actions.runs.map((r) => r.id)),
+        recordActions: (actions) => {
+          const all = [actions, ...(actions.items ?? [])];
+          const eventIds = all.flatMap((a) => a.events.map((e) => e.id));
+          const runIds = all.flatMap((a) => a.runs.map((r) => r.id));
+          return queueWithAction(t, store.recordActions(actions), runIds.length > 0 ? 202 : 200, eventIds, runIds);
+        },
         findIdempotencyKey: (hook, key) => store.findIdempotencyKey(hook, key),
       };
     },

@@ -1,7 +1,7 @@
 import { systemClock } from '../common/clock.js';
 import { createIds } from '../common/ids.js';
 import { RequestError } from '../common/errors.js';
-import { buildHookAction, compileMappings, createTransformRunner, type Payload } from '../hooks/index.js';
+import { buildHookAction, describeOutcome, compileMappings, createTransformRunner, type Payload } from '../hooks/index.js';
 import { createPolicy } from '../policy/index.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
 import { loadOrReport } from './load-or-report.js';
@@ -38,8 +38,9 @@ export async function mappingsTestCommand(
       mappings: compileMappings(loaded.config.hooks, loaded.transformsDir),
       runTransform,
     }, { name, payload: payload.value as Payload, headers: { 'content-type': 'application/json' }, url: `${loaded.config.hooks.path}/${name}` });
-    const status = outcome.kind === 'wake' ? 200 : outcome.kind === 'agent' ? 202 : 204;
-    const action = outcome.kind === 'wake' ? outcome.event : outcome.kind === 'agent' ? outcome.run : null;
+    const status = describeOutcome(outcome).status;
+    const actionOf = (o: typeof outcome): unknown => (o.kind === 'wake' ? o.event : o.kind === 'agent' ? o.run : null);
+    const action = outcome.kind === 'many' ? outcome.items.map((i) => actionOf(i.outcome)) : actionOf(outcome);
     deps.stdout(`${JSON.stringify({ status, kind: outcome.kind, action }, null, 2)}\n`);
     return EXIT_OK;
   } catch (error) {

@@ -29,6 +29,7 @@ export const ERROR_CATALOG = {
     message: 'Too many request bodies from this address are being received at once; retry after the delay.',
   },
   invalid_payload: { status: 400, message: 'Payload is invalid.' },
+  too_many_items: { status: 400, message: 'The payload carries more items than the mapping\'s forEach.maxItems.' },
   invalid_idempotency_key: {
     status: 400,
     message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseDurationMs } from '../common/parse-duration.js';
+import { parsePath } from '../common/template-syntax.js';
 
 /** Chat channels in the spec's order; `last` resolution falls back through them in this order. */
 export const CHANNEL_NAMES = [
@@ -74,6 +75,15 @@ export const MappingSchema = z.strictObject({
   timeoutSeconds: timeoutSeconds.optional(),
   allowUnsafeExternalContent: z.boolean().optional(),
   verify: VerifySchema.optional(),
+  /** One action per item of an array in the payload (`item` in templates and transforms). */
+  forEach: z.strictObject({
+    /** Where the array is, as a template path: `messages`, `data.items`. */
+    path: z.string().refine((p) => parsePath(p) !== null, 'a path such as "messages" or "data.items"'),
+    /** Items one request may carry; more is a 400. @default 100 */
+    maxItems: z.number().int().min(1).max(1000).default(100),
+    /** Path inside an item to its own id: its idempotency identity across requests. */
+    idPath: z.string().refine((p) => parsePath(p) !== null, 'a path such as "id"').optional(),
+  }).optional(),
   /** The sender's request waits for the run to end (up to its timeout, capped by `hooks.maxWaitSeconds`). */
   waitForCompletion: z.boolean().optional(),
   /** With `waitForCompletion`, the answer carries the model's reply. */

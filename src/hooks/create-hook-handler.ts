@@ -1,7 +1,9 @@
 import type { Clock } from '../common/clock.js';
 import { RequestError } from '../common/errors.js';
 import type { AgentRequest, Policy, WakeRequest } from '../policy/index.js';
-import { DuplicateRequestError, type ActionSource, type IngressStore, type NewRun, type NewSystemEvent } from '../store/index.js';
+import {
+  DuplicateRequestError, type ActionSource, type IdempotencyRecord, type IngressStore, type NewRun, type NewSystemEvent,
+} from '../store/index.js';
 import { describeOutcome } from './describe-outcome.js';
 import { resolveIdempotencyKey } from './resolve-idempotency-key.js';
 import { parseAgentPayload } from './parse-agent-payload.js';
@@ -16,8 +18,20 @@ export type HookOutcome =
   /** `wait`: the caller asked to wait for the run's end, for at most `timeoutMs`. */
   | { kind: 'agent'; run: NewRun; wait?: { timeoutMs: number; returnReply: boolean } }
   | { kind: 'skip' }
+  /** A `forEach` mapping's actions, one per item; `duplicate` marks an item seen in an earlier request. */
+  | { kind: 'many'; items: ItemOutcome[] }
   /** A repeat of a request already accepted within its idempotency window: its first answer, nothing new recorded. */
   | { kind: 'duplicate'; status: number; body: string };
+
+/** One item of a `forEach` request. */
+export interface ItemOutcome {
+  index: number;
+  /** The item's own id (`forEach.idPath`), if it has one. */
+  identity: string | null;
+  outcome: Extract<HookOutcome, { kind: 'wake' | 'agent' }>;
+  /** Set after recording: the answer given for this item in an earlier request. */
+  duplicateOf?: string;
+}
 
 /**
  * Handles a hook call: `name` is the path after `hooks.path`, `payload` the parsed JSON object.
@@ -73,6 +87,15 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
           return run(mapped.request);
         case 'skip':
           return { kind: 'skip' };
+        case 'many':
+          return {
+            kind: 'many',
+            items: mapped.items.map((i) => ({
+              index: i.index,
+              identity: i.identity,
+              outcome: (i.action.kind === 'wake' ? wake(i.action.request) : run(i.action.request)) as ItemOutcome['outcome'],
+            })),
+          };
       }
     }
   }
@@ -91,6 +114,41 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
     const first = await store.findIdempotencyKey(hook, key);
     return first === null ? null : { kind: 'duplicate', status: first.status, body: first.body };
   };
+  const record = (hook: string, key: string, answer: { status: number; body: string }): IdempotencyRecord => {
+    const now = deps.clock.now();
+    return { hook, key, ...answer, createdAt: now, expiresAt: now + deps.idempotencyWindowSeconds * 1000 };
+  };
+  /**
+   * All items in one transaction. Each item's identity is its own id (`idPath`), else the request's
+   * key and its index; an item recorded by an earlier request is skipped and answered as a duplicate.
+   */
+  const recordMany = async (
+    ingress: IngressStore, hook: string, key: string | null, many: Extract<HookOutcome, { kind: 'many' }>,
+  ): Promise<HookOutcome> => {
+    const itemKeys = many.items.map((i) => i.identity ?? (key === null ? null : `${key}#${i.index}`));
+    let skipped: number[];
+    try {
+      ({ skippedItems: skipped } = await ingress.recordActions({
+        events: [],
+        runs: [],
+        idempotency: key === null ? null : record(hook, key, describeOutcome(many)),
+        items: many.items.map((i, n) => ({
+          events: i.outcome.kind === 'wake' ? [i.outcome.event] : [],
+          runs: i.outcome.kind === 'agent' ? [i.outcome.run] : [],
+          idempotency: itemKeys[n] === null ? null : record(hook, itemKeys[n]!, describeOutcome(i.outcome)),
+        })),
+      }));
+    } catch (error) {
+      if (error instanceof DuplicateRequestError && key !== null) return (await duplicateOf(hook, key)) ?? many;
+      throw error;
+    }
+    const items = await Promise.all(many.items.map(async (i, n) => {
+      if (!skipped.includes(n)) return i;
+      const first = await store.findIdempotencyKey(hook, itemKeys[n]!);
+      return { ...i, duplicateOf: first?.body ?? '{}' };
+    }));
+    return { kind: 'many', items };
+  };
   return async (call, ingress = store) => {
     const key = resolveIdempotencyKey(call);
     if (key !== null) {
@@ -98,6 +156,7 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
       if (seen !== null) return seen;
     }
     const outcome = await buildHookAction(deps, call);
+    if (outcome.kind === 'many') return recordMany(ingress, call.name, key, outcome);
     if (outcome.kind !== 'wake' && outcome.kind !== 'agent') return outcome;
     if (key === null) {
       if (outcome.kind === 'wake') await ingress.addSystemEvent(outcome.event);

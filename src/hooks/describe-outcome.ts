@@ -9,6 +9,14 @@ export function describeOutcome(outcome: HookOutcome): { status: number; body: s
       return { status: 202, body: `{"ok":true,"runId":"${outcome.run.id}"}` };
     case 'skip':
       return { status: 204, body: '' };
+    case 'many': {
+      const items = outcome.items.map((i) => (i.duplicateOf === undefined
+        ? JSON.parse(describeOutcome(i.outcome).body) as Record<string, unknown>
+        : { ...(JSON.parse(i.duplicateOf) as Record<string, unknown>), duplicate: true }));
+      for (const item of items) delete item['ok'];
+      const anyRun = outcome.items.some((i) => i.outcome.kind === 'agent');
+      return { status: anyRun ? 202 : 200, body: JSON.stringify({ ok: true, items }) };
+    }
     case 'duplicate': {
       if (outcome.body === '') return { status: outcome.status, body: '' };
       const first = JSON.parse(outcome.body) as Record<string, unknown>;

@@ -196,8 +196,8 @@ describe('buildMappedRequest: matching and presets', () => {
     assert.equal(error.status, 404);
   });
 
-  it('checks the gmail payload shape before anything else, naming messages[0]', async () => {
-    await assertRejects(build({ presets: ['gmail'] }, call('gmail', { note: 'no messages' })), 'invalid_payload', 'messages[0]');
+  it('checks the gmail payload shape before anything else, naming messages', async () => {
+    await assertRejects(build({ presets: ['gmail'] }, call('gmail', { note: 'no messages' })), 'invalid_payload', 'messages');
   });
 
   it('builds the gmail run from the first message', async () => {

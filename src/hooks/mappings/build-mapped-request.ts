@@ -8,7 +8,7 @@ import { describe, parseWakePayload } from '../parse-wake-payload.js';
 import type { Payload } from '../read-fields.js';
 import type { TransformInput, TransformRunner } from '../transforms/create-transform-runner.js';
 import { matchMapping, RESERVED_HOOK_NAMES, trimSlashes, type CompiledMapping } from './compile-mappings.js';
-import { renderTemplate, type TemplateContext } from './render-template.js';
+import { parsePath, readPath, renderTemplate, type TemplateContext } from './render-template.js';
 
 /** A mapped hook call as the ingress received it. */
 export interface MappedHookCall {
@@ -28,10 +28,21 @@ export interface MappedHookCall {
   retryNum?: number;
 }
 
+/** One action a mapping builds. */
+export type SingleRequest = { kind: 'wake'; request: WakeRequest } | { kind: 'agent'; request: AgentRequest };
+
+/** One item of a `forEach` mapping: its action, its index, and its own id when `idPath` names one. */
+export interface MappedItem {
+  index: number;
+  identity: string | null;
+  action: SingleRequest;
+}
+
 export type MappedRequest =
-  | { kind: 'wake'; request: WakeRequest }
-  | { kind: 'agent'; request: AgentRequest }
-  | { kind: 'skip' };
+  | SingleRequest
+  | { kind: 'skip' }
+  /** A `forEach` mapping: one action per item the transform did not skip. */
+  | { kind: 'many'; items: MappedItem[] };
 
 /** Headers never shown to templates or transforms: they carry credentials. */
 const SECRET_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-hookgate-token', 'x-openclaw-token']);
@@ -163,9 +174,40 @@ export async function buildMappedRequest(
   const headers = safeHeaders(call.headers);
   const path = trimSlashes(call.name);
   const context: TemplateContext = { payload: call.payload, headers, query: queryOf(call.url), path, now: new Date(now).toISOString() };
-  let fields: Payload | null = templatedFields(mapped.mapping, context, call.payload);
+  const input: TransformInput = { payload: call.payload, headers, url: call.url, path };
+  const each = mapped.mapping.forEach;
+  if (each === undefined) return buildOne(mapped, call, context, input, runTransform);
+  const list = readPath(context, parsePath(each.path)!);
+  if (!Array.isArray(list)) invalid([{ path: each.path, message: `${each.path} must be an array (forEach.path of mapping "${mapped.id}")` }]);
+  if (list.length > each.maxItems) {
+    throw new RequestError('too_many_items', { message: `${each.path} has ${list.length} items; mapping "${mapped.id}" takes at most ${each.maxItems}.` });
+  }
+  const items: MappedItem[] = [];
+  for (const [index, item] of list.entries()) {
+    const built = await buildOne(mapped, call, { ...context, item }, { ...input, item }, runTransform);
+    if (built.kind === 'skip') continue;
+    const id = each.idPath === undefined ? undefined : readPath({ ...context, payload: item }, parsePath(each.idPath)!);
+    const identity = typeof id === 'string' || typeof id === 'number' ? `item:${String(id)}` : null;
+    items.push({ index, identity, action: built });
+  }
+  return items.length === 0 ? { kind: 'skip' } : { kind: 'many', items };
+}
+
+/** One action from the mapping's templates (and transform) over `context`. */
+async function buildOne(
+  mapped: CompiledMapping,
+  call: MappedHookCall,
+  context: TemplateContext,
+  input: TransformInput,
+  runTransform: TransformRunner,
+): Promise<SingleRequest | { kind: 'skip' }> {
+  // Without a template, a forEach action carries its item (an object's text or message, else the item as JSON).
+  const item = context.item;
+  const base: Payload = item === undefined ? call.payload
+    : item !== null && typeof item === 'object' && !Array.isArray(item) ? item as Payload : { text: JSON.stringify(item), message: JSON.stringify(item) };
+  let fields: Payload | null = templatedFields(mapped.mapping, context, base);
   if (mapped.transform !== undefined) {
-    fields = await applyTransform(mapped, { payload: call.payload, headers, url: call.url, path }, fields, runTransform);
+    fields = await applyTransform(mapped, input, fields, runTransform);
     if (fields === null) return { kind: 'skip' };
   }
   checkRendered(mapped.mapping, fields);

@@ -19,15 +19,16 @@ describe('createPresets', () => {
     assert.deepEqual(createPresets(hooks({})), []);
   });
 
-  it('maps /hooks/gmail to an agent run named Gmail, one session per message id', () => {
+  it('maps /hooks/gmail to one agent run per message, named Gmail, one session per message id', () => {
     const { mapping } = gmail();
     assert.deepEqual(mapping.match, { path: 'gmail' });
     assert.equal(mapping.id, 'gmail');
     assert.equal(mapping.action, 'agent');
     assert.equal(mapping.name, 'Gmail');
-    assert.equal(mapping.sessionKey, 'hook:gmail:{{messages[0].id}}');
+    assert.deepEqual(mapping.forEach, { path: 'messages', maxItems: 100, idPath: 'id' });
+    assert.equal(mapping.sessionKey, 'hook:gmail:{{item.id}}');
     for (const field of ['from', 'subject', 'snippet', 'body']) {
-      assert.ok(mapping.messageTemplate?.includes(`{{messages[0].${field}}}`), field);
+      assert.ok(mapping.messageTemplate?.includes(`{{item.${field}}}`), field);
     }
   });
 
@@ -51,11 +52,12 @@ describe('gmail preset payload check', () => {
   const cases: Array<[string, Record<string, unknown>, string | null]> = [
     ['a watcher payload', ok, null],
     ['only an id', { messages: [{ id: 'abc' }] }, null],
-    ['no messages', {}, 'messages[0]'],
-    ['messages not an array', { messages: { id: 'abc' } }, 'messages[0]'],
-    ['an empty messages array', { messages: [] }, 'messages[0]'],
-    ['a null first message', { messages: [null] }, 'messages[0]'],
-    ['a string first message', { messages: ['abc'] }, 'messages[0]'],
+    ['no messages', {}, 'messages'],
+    ['messages not an array', { messages: { id: 'abc' } }, 'messages'],
+    ['an empty messages array', { messages: [] }, 'messages'],
+    ['a null first message', { messages: [null] }, 'messages[0].id'],
+    ['a string first message', { messages: ['abc'] }, 'messages[0].id'],
+    ['a second message without id', { messages: [{ id: 'a' }, { from: 'b@example.com' }] }, 'messages[1].id'],
     ['a first message without id', { messages: [{ from: 'a@example.com' }] }, 'messages[0].id'],
     ['a numeric id', { messages: [{ id: 42 }] }, 'messages[0].id'],
     ['an empty id', { messages: [{ id: '' }] }, 'messages[0].id'],

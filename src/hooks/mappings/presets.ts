@@ -7,14 +7,10 @@ export interface Preset {
   validate?: (payload: Record<string, unknown>) => Issue[];
 }
 
-const first = (payload: Record<string, unknown>): unknown => {
-  const messages = payload['messages'];
-  return Array.isArray(messages) ? messages[0] : undefined;
-};
-
 /**
  * The mail watcher's payload: `{messages: [{id, from, subject, snippet, body}]}` at `/hooks/gmail`,
- * turned into an agent run per message id (`hook:gmail:<id>`), named for the mail provider.
+ * turned into one agent run per message (`forEach`), in the session of its id (`hook:gmail:<id>`),
+ * named for the mail provider. A message id seen in an earlier notification is not run again.
  */
 function gmailPreset(settings: HooksConfig['gmail']): Preset {
   const mapping: MappingConfig = {
@@ -23,9 +19,9 @@ function gmailPreset(settings: HooksConfig['gmail']): Preset {
     action: 'agent',
     name: 'Gmail',
     wakeMode: 'now',
-    sessionKey: 'hook:gmail:{{messages[0].id}}',
-    messageTemplate:
-      'New email from {{messages[0].from}}\nSubject: {{messages[0].subject}}\n{{messages[0].snippet}}\n\n{{messages[0].body}}',
+    forEach: { path: 'messages', maxItems: 100, idPath: 'id' },
+    sessionKey: 'hook:gmail:{{item.id}}',
+    messageTemplate: 'New email from {{item.from}}\nSubject: {{item.subject}}\n{{item.snippet}}\n\n{{item.body}}',
   };
   if (settings?.model !== undefined) mapping.model = settings.model;
   if (settings?.thinking !== undefined) mapping.thinking = settings.thinking;
@@ -33,11 +29,14 @@ function gmailPreset(settings: HooksConfig['gmail']): Preset {
   return {
     mapping,
     validate(payload) {
-      const m = first(payload);
-      if (m === null || typeof m !== 'object') return [{ path: 'messages[0]', message: 'messages[0] is required (the mail watcher payload)' }];
-      const id = (m as Record<string, unknown>)['id'];
-      if (typeof id !== 'string' || id === '') return [{ path: 'messages[0].id', message: 'messages[0].id must be a non-empty string' }];
-      return [];
+      const messages = payload['messages'];
+      if (!Array.isArray(messages) || messages.length === 0) return [{ path: 'messages', message: 'messages must be a non-empty array (the mail watcher payload)' }];
+      const issues = [];
+      for (const [i, m] of messages.entries()) {
+        const id = m !== null && typeof m === 'object' ? (m as Record<string, unknown>)['id'] : undefined;
+        if (typeof id !== 'string' || id === '') issues.push({ path: `messages[${i}].id`, message: `messages[${i}].id must be a non-empty string` });
+      }
+      return issues;
     },
   };
 }

@@ -17,11 +17,13 @@ export interface TemplateContext {
   path: string;
   /** ISO time of the request. */
   now: string;
+  /** With `forEach`, the array item the action is built for. */
+  item?: unknown;
 }
 
 /** Keys that would reach the prototype chain; they resolve to nothing. */
 const BLOCKED = new Set(['__proto__', 'prototype', 'constructor']);
-const ROOTS = new Set(['payload', 'headers', 'query', 'path', 'now']);
+const ROOTS = new Set(['payload', 'headers', 'query', 'path', 'now', 'item']);
 
 /** Reads a path from the context; `undefined` when any step is missing or blocked. */
 export function readPath(context: TemplateContext, steps: ReadonlyArray<string | number>): unknown {

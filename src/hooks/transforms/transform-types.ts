@@ -7,6 +7,8 @@ export interface TransformInput {
   url: string;
   /** The `<name>` segment the hook was called at. */
   path: string;
+  /** With `forEach`, the array item this call builds the action for. */
+  item?: unknown;
 }
 
 /** What the transform function receives: the input, with `url` as a `URL` (as OpenClaw passes it). */

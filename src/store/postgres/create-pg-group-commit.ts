@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { RequestRecord } from '../request-record.js';
+import { isStoreUnavailable } from '../is-store-unavailable.js';
 import type { NewDelivery, NewRun, NewSystemEvent, WorkSignal } from '../types.js';
 import { encodeSignal } from './pg-context.js';
 
@@ -108,7 +109,8 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
  * Group commit for PostgreSQL: ingress writes submitted in one event-loop turn go to the
  * database as one statement (one round trip, one commit); each write's promise resolves only
  * after that commit. While batches are in flight the next one gathers. A failed batch is retried
- * write by write, so one bad write fails alone.
+ * write by write, so one bad write fails alone; a batch the database could not take at all
+ * (unreachable, shutting down, out of space) fails whole at once.
  */
 export function createPgGroupCommit(pool: pg.Pool, channel: string): PgGroupCommit {
   let queue: Pending[] = [];
@@ -122,8 +124,10 @@ export function createPgGroupCommit(pool: pg.Pool, channel: string): PgGroupComm
       await pool.query(text, values);
       for (const p of batch) p.resolve();
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
+      // A database that cannot be reached fails every write alike: retrying them one by one
+      // would only hold each request for another connection timeout.
+      if (batch.length === 1 || isStoreUnavailable(error)) {
+        for (const p of batch) p.reject(error);
         return;
       }
       await Promise.all(batch.map((p) => run([p])));

@@ -35,12 +35,21 @@ export async function createPgListener(
       void c.end().catch(() => undefined);
     });
     c.on('end', () => {
-      if (client === c) client = undefined;
+      // Only a connection that was listening reconnects; a failed attempt backs off in `schedule`.
+      if (client !== c) return;
+      client = undefined;
       if (!closed) schedule(0);
     });
-    await c.connect();
-    await c.query(`LISTEN "${channel}"`);
-    client = c;
+    try {
+      await c.connect();
+      await c.query(`LISTEN "${channel}"`);
+    } catch (error) {
+      await c.end().catch(() => undefined);
+      throw error;
+    }
+    // Closed while connecting: this connection must not outlive the store.
+    if (closed) await c.end().catch(() => undefined);
+    else client = c;
   };
 
   const schedule = (attempt: number): void => {
@@ -49,6 +58,7 @@ export async function createPgListener(
       retry = undefined;
       connect().then(
         () => {
+          if (closed) return;
           dispatch({ kind: 'runs' });
           dispatch({ kind: 'deliveries' });
         },

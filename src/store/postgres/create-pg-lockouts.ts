@@ -1,35 +1,52 @@
 import type { LockoutStore } from '../store.js';
-import { notify, nowSql, type PgContext } from './pg-context.js';
+import { nowSql, type PgContext } from './pg-context.js';
+
+/** The failures of the row being updated that are still inside the window ($2 ms before now). */
+const KEPT = 'FROM unnest(a.failures) AS f WHERE f > excluded.updated_at - $2::bigint';
+
+/**
+ * One statement per failure, so a brute-forcer hitting every replica costs one round trip each:
+ * the upsert locks the client's row (replicas counting at once queue on it, none loses a count),
+ * prunes its failures to the window, locks the client out at `maxFailures`, and announces a new
+ * lockout in the same commit. Rows neither locked nor touched within the window are deleted on
+ * the way (as SQLite does), so the table holds only clients that failed lately.
+ */
+const RECORD = `
+WITH n AS (SELECT ${nowSql(5)} AS now),
+pruned AS (
+  DELETE FROM auth_failures WHERE client IN (
+    SELECT p.client FROM auth_failures p, n
+    WHERE p.locked_until <= n.now AND p.updated_at <= n.now - $2::bigint AND p.client <> $1
+    FOR UPDATE OF p SKIP LOCKED)),
+up AS (
+  INSERT INTO auth_failures AS a (client, failures, locked_until, updated_at)
+  SELECT $1, CASE WHEN 1 >= $3::int THEN '{}'::bigint[] ELSE ARRAY[n.now] END,
+    CASE WHEN 1 >= $3::int THEN n.now + $4::bigint ELSE 0 END, n.now FROM n
+  ON CONFLICT (client) DO UPDATE SET
+    failures = CASE WHEN a.locked_until > excluded.updated_at THEN a.failures
+      WHEN (SELECT count(*) ${KEPT}) + 1 >= $3::int THEN '{}'::bigint[]
+      ELSE ARRAY(SELECT f ${KEPT} ORDER BY f) || excluded.updated_at END,
+    locked_until = CASE WHEN a.locked_until > excluded.updated_at THEN a.locked_until
+      WHEN (SELECT count(*) ${KEPT}) + 1 >= $3::int THEN excluded.updated_at + $4::bigint ELSE 0 END,
+    updated_at = CASE WHEN a.locked_until > excluded.updated_at THEN a.updated_at ELSE excluded.updated_at END
+  RETURNING a.locked_until, a.updated_at, a.failures)
+SELECT up.locked_until,
+  CASE WHEN up.locked_until > n.now AND up.updated_at = n.now AND cardinality(up.failures) = 0
+    THEN pg_notify($6, 'lockout:' || up.locked_until || ':' || $1) END
+FROM up, n`;
 
 export function createPgLockouts(ctx: PgContext): LockoutStore {
   return {
     async recordAuthFailure({ client, windowMs, maxFailures, lockoutMs }) {
-      return ctx.tx(async (c) => {
-        const { rows } = await c.query(`SELECT ${nowSql(1)} AS now`, [ctx.clockParam()]);
-        const now = Number((rows[0] as { now: number }).now);
-        await c.query('INSERT INTO auth_failures (client, failures, updated_at) VALUES ($1, $2, $3) ON CONFLICT (client) DO NOTHING', [client, [], now]);
-        const cur = (await c.query('SELECT failures, locked_until FROM auth_failures WHERE client = $1 FOR UPDATE', [client])).rows[0] as
-          { failures: number[]; locked_until: number };
-        if (cur.locked_until > now) return cur.locked_until;
-        const failures = cur.failures.map(Number).filter((at) => at > now - windowMs);
-        failures.push(now);
-        const lockedUntil = failures.length >= maxFailures ? now + lockoutMs : 0;
-        await c.query('UPDATE auth_failures SET failures = $2, locked_until = $3, updated_at = $4 WHERE client = $1',
-          [client, lockedUntil > 0 ? [] : failures, lockedUntil, now]);
-        if (lockedUntil === 0) return null;
-        await notify(c, ctx.channel, [{ kind: 'lockout', client, lockedUntil }]);
-        return lockedUntil;
-      });
+      ctx.checkWritable();
+      const { rows } = await ctx.pool.query(RECORD, [client, windowMs, maxFailures, lockoutMs, ctx.clockParam(), ctx.channel]);
+      const lockedUntil = Number((rows[0] as { locked_until: number }).locked_until);
+      return lockedUntil > 0 ? lockedUntil : null;
     },
     async listLockouts() {
-      const param = ctx.clockParam();
-      // Rows neither locked nor touched for a day go, so the table stays bounded.
-      if (ctx.writable) {
-        await ctx.pool.query(`DELETE FROM auth_failures WHERE locked_until <= ${nowSql(1)} AND updated_at < ${nowSql(1)} - 86400000`, [param]);
-      }
       const { rows } = await ctx.pool.query(
         `SELECT client, locked_until FROM auth_failures WHERE locked_until > ${nowSql(1)} ORDER BY client`,
-        [param],
+        [ctx.clockParam()],
       );
       return (rows as Array<{ client: string; locked_until: number }>).map((r) => ({ client: r.client, lockedUntil: Number(r.locked_until) }));
     },

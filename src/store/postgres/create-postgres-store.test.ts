@@ -7,8 +7,10 @@ import { newEvent, newRun } from '../../../test/helpers/store-records.js';
 import type { Store } from '../store.js';
 import type { WorkSignal } from '../types.js';
 import { batchStatement } from './create-pg-group-commit.js';
+import { StoreMissingError } from '../sqlite/lock-database.js';
 import { createPostgresStore, describeUrl } from './create-postgres-store.js';
 import { PG_MIGRATIONS } from './migrations.js';
+import { StoreOpenError } from './store-open-error.js';
 
 /** What only PostgreSQL has: several stores on one schema are replicas. */
 describe('createPostgresStore', async () => {
@@ -48,15 +50,26 @@ describe('createPostgresStore', async () => {
     assert.deepEqual(rows, [{ version: PG_MIGRATIONS.length }]);
   });
 
-  it('refuses to read or write a schema no gateway has migrated, saying so', async () => {
-    await assert.rejects(open(fresh(), 'read'), /version none.*start the gateway once/);
+  it('reads a schema no gateway has created as missing, like a SQLite file that does not exist', async () => {
+    await assert.rejects(open(fresh(), 'read'), (e: Error) => e instanceof StoreMissingError && /start the gateway once/.test(e.message));
+  });
+
+  it('refuses a schema another version of hookgate migrated, naming both versions', async () => {
+    const schema = fresh();
+    await (await open(schema)).close();
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    await client.query(`UPDATE "${schema}".hookgate_schema SET version = version + 1`);
+    await client.end();
+    await assert.rejects(open(schema, 'write'), (e: Error) =>
+      e instanceof StoreOpenError && e.code === 'store_outdated' && e.message.includes(`schema version ${PG_MIGRATIONS.length + 1}, this hookgate expects ${PG_MIGRATIONS.length}`));
   });
 
   it('names the database without its password when it cannot connect', async () => {
     assert.equal(describeUrl('postgres://u:secret@db.example:6543/prod'), 'db.example:6543/prod');
     await assert.rejects(
       createPostgresStore({ url: 'postgres://u:secret@127.0.0.1:1/x', schema: 'public', poolSize: 2, mode: 'serve' }),
-      (e: Error) => e.message.includes('127.0.0.1:1/x') && !e.message.includes('secret'),
+      (e: Error) => e instanceof StoreOpenError && e.code === 'store_open_failed' && e.message.includes('127.0.0.1:1/x') && !e.message.includes('secret'),
     );
   });
 

@@ -1,5 +1,7 @@
 import pg from 'pg';
 import type { Clock } from '../../common/clock.js';
+import { isStoreUnavailable } from '../is-store-unavailable.js';
+import { StoreMissingError } from '../sqlite/lock-database.js';
 import type { Store } from '../store.js';
 import type { WorkSignal } from '../types.js';
 import { createPgDeliveryQueue } from './create-pg-delivery-queue.js';
@@ -15,7 +17,8 @@ import { createPgRequestLog } from './create-pg-request-log.js';
 import { createPgRunQueue } from './create-pg-run-queue.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
-import type { PgContext } from './pg-context.js';
+import { StoreOpenError } from './store-open-error.js';
+import { channelFor, type PgContext } from './pg-context.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:pass@host:5432/db`. */
@@ -58,9 +61,14 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     types,
     connectionTimeoutMillis: 10_000,
     application_name: 'hookgate',
+    // TCP keepalives find a connection a NAT or firewall dropped without a word; for the LISTEN
+    // connection this is what turns a silent loss into an error, then a reconnect.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   };
   const pool = new pg.Pool({ ...connection, max: options.poolSize, idleTimeoutMillis: 30_000 });
   pool.on('error', () => undefined);
+  const channel = channelFor(schema);
   const listeners = new Set<(signal: WorkSignal) => void>();
   let listener: PgListener | undefined;
   try {
@@ -69,8 +77,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       if (mode === 'serve') await migratePostgres(client, schema);
       else {
         const version = await readSchemaVersion(client, schema);
+        // A schema no gateway created yet reads as empty, like a SQLite file that does not exist.
+        if (version === null) throw new StoreMissingError(where);
         if (version !== PG_MIGRATIONS.length) {
-          throw new Error(`schema ${schema} is at version ${version ?? 'none'}, this hookgate expects ${PG_MIGRATIONS.length}: start the gateway once to migrate it`);
+          throw new StoreOpenError('store_outdated', `${where} is at schema version ${version}, this hookgate expects ${PG_MIGRATIONS.length}: ` +
+            (version < PG_MIGRATIONS.length ? 'start the gateway once to migrate it' : 'run the hookgate that migrated it'));
         }
       }
     } finally {
@@ -85,15 +96,16 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         }
       }
     };
-    if (mode === 'serve') listener = await createPgListener(connection, `hg_${schema}`, dispatch, () => undefined);
+    if (mode === 'serve') listener = await createPgListener(connection, channel, dispatch, () => undefined);
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new Error(`cannot open the store in ${where}: ${(error as Error).message}`, { cause: error });
+    if (error instanceof StoreMissingError || error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError('store_open_failed', `cannot open the store in ${where}: ${(error as Error).message}`, { cause: error });
   }
 
   const ctx: PgContext = {
     pool,
-    channel: `hg_${schema}`,
+    channel,
     writable: mode !== 'read',
     clockParam: () => (options.clock === undefined ? null : options.clock.now()),
     checkWritable() {
@@ -102,6 +114,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     async tx(fn) {
       ctx.checkWritable();
       const client = await pool.connect();
+      let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await fn(client);
@@ -109,9 +122,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
+        // A connection that failed goes, instead of back to the pool for the next caller.
+        if (isStoreUnavailable(error)) broken = error as Error;
         throw error;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
   };

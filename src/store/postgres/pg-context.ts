@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { WorkSignal } from '../types.js';
 
@@ -17,6 +18,21 @@ export interface PgContext {
   checkWritable(): void;
   /** False in `read` mode. */
   writable: boolean;
+}
+
+/** PostgreSQL's bound on identifiers, channel names included (NAMEDATALEN - 1 bytes). */
+const MAX_CHANNEL_BYTES = 63;
+
+/**
+ * The NOTIFY channel of a schema: `hg_<schema>`. A schema name may take all 63 bytes, and
+ * `pg_notify` refuses a longer channel (where `LISTEN` would quietly truncate it), so a long
+ * name keeps a prefix and a hash of the whole: still one channel per schema.
+ */
+export function channelFor(schema: string): string {
+  const channel = `hg_${schema}`;
+  if (Buffer.byteLength(channel) <= MAX_CHANNEL_BYTES) return channel;
+  const hash = createHash('sha256').update(schema).digest('hex').slice(0, 16);
+  return `hg_${schema.slice(0, MAX_CHANNEL_BYTES - 3 - 17)}_${hash}`;
 }
 
 /** `COALESCE($n::bigint, hookgate_now_ms())`: the lease clock in SQL. */

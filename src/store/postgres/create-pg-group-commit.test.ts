@@ -1,0 +1,118 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type pg from 'pg';
+import { newEvent, newRun } from '../../../test/helpers/store-records.js';
+import { createPgGroupCommit } from './create-pg-group-commit.js';
+
+interface Call {
+  values: unknown[];
+  settle(error?: Error): void;
+}
+
+/** A pool whose statements finish when the test says so. */
+function createHeldPool(): { pool: pg.Pool; calls: Call[] } {
+  const calls: Call[] = [];
+  const pool = {
+    query(_text: string, values: unknown[]) {
+      return new Promise((resolve, reject) => {
+        calls.push({ values, settle: (error) => (error === undefined ? resolve({ rows: [] }) : reject(error)) });
+      });
+    },
+  };
+  return { pool: pool as unknown as pg.Pool, calls };
+}
+
+const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+const turns = async (n: number): Promise<void> => {
+  for (let i = 0; i < n; i++) await nextTurn();
+};
+
+/** The ids a batch statement inserts, from its first array parameter. */
+const idsOf = (call: Call): unknown => call.values[0];
+
+describe('createPgGroupCommit', () => {
+  it('keeps at most two batches in flight and gathers the writes of later turns into the next one', async () => {
+    const { pool, calls } = createHeldPool();
+    const group = createPgGroupCommit(pool, 'hg_x');
+    const first = newEvent('first');
+    const second = newEvent('second');
+    const later = [newEvent('a'), newEvent('b'), newEvent('c')];
+    const settled = new Set<string>();
+    const track = (id: string, p: Promise<void>): Promise<void> => p.then(() => void settled.add(id));
+
+    const p1 = track(first.id, group.submit({ kind: 'event', event: first }));
+    await turns(2);
+    const p2 = track(second.id, group.submit({ kind: 'event', event: second }));
+    await turns(2);
+    const rest = [];
+    for (const e of later) {
+      rest.push(track(e.id, group.submit({ kind: 'event', event: e })));
+      await turns(2);
+    }
+    assert.equal(calls.length, 2, 'a third batch waits while two are in flight');
+    assert.equal(settled.size, 0, 'nothing is acknowledged before its statement returns');
+
+    calls[0]!.settle();
+    await p1;
+    await turns(3);
+    assert.equal(calls.length, 3);
+    assert.deepEqual(idsOf(calls[2]!), later.map((e) => e.id), 'the writes of three turns went as one statement');
+    assert.deepEqual([...settled], [first.id]);
+
+    calls[1]!.settle();
+    calls[2]!.settle();
+    await Promise.all([p2, ...rest]);
+    assert.equal(settled.size, 5);
+  });
+
+  it('fails a whole batch at once when the database cannot be reached, without retrying each write', async () => {
+    const { pool, calls } = createHeldPool();
+    const group = createPgGroupCommit(pool, 'hg_x');
+    const writes = [
+      group.submit({ kind: 'event', event: newEvent('a') }),
+      group.submit({ kind: 'run', run: newRun('s') }),
+      group.submit({ kind: 'event', event: newEvent('b') }),
+    ];
+    await turns(2);
+    assert.equal(calls.length, 1);
+    calls[0]!.settle(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+    const results = await Promise.allSettled(writes);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+    assert.equal(calls.length, 1, 'no write-by-write retry against a database that is not there');
+  });
+
+  it('retries a batch that failed on its data write by write, so only the bad write fails', async () => {
+    const { pool, calls } = createHeldPool();
+    const group = createPgGroupCommit(pool, 'hg_x');
+    const bad = newEvent('bad');
+    const writes = [
+      group.submit({ kind: 'event', event: newEvent('a') }),
+      group.submit({ kind: 'event', event: bad }),
+    ];
+    await turns(2);
+    calls[0]!.settle(Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' }));
+    await turns(3);
+    assert.equal(calls.length, 3, 'one statement per write after the batch failed');
+    for (const call of calls.slice(1)) {
+      if ((idsOf(call) as string[])[0] === bad.id) call.settle(Object.assign(new Error('duplicate'), { code: '23505' }));
+      else call.settle();
+    }
+    const results = await Promise.allSettled(writes);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected']);
+  });
+
+  it('drains: resolves only once every submitted write has settled', async () => {
+    const { pool, calls } = createHeldPool();
+    const group = createPgGroupCommit(pool, 'hg_x');
+    const write = group.submit({ kind: 'event', event: newEvent('a') });
+    let drained = false;
+    const drain = group.drain().then(() => {
+      drained = true;
+    });
+    await turns(3);
+    assert.equal(drained, false);
+    calls[0]!.settle();
+    await Promise.all([write, drain]);
+    assert.equal(drained, true);
+  });
+});
