@@ -3,7 +3,7 @@ import { formatIssues } from '../common/errors.js';
 import { createLog } from '../common/log.js';
 import { createSecretScrubber } from '../common/scrub-secrets.js';
 import { listConfigSecrets, writeDefaultConfig, type LoadedConfig } from '../config/index.js';
-import { StoreLockedError } from '../store/index.js';
+import { StoreLockedError, StoreOpenError } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_USAGE, type CliDeps, type RunningGateway } from './cli-deps.js';
 import { createReloader } from './create-reloader.js';
 import { loadOrReport } from './load-or-report.js';
@@ -79,7 +79,8 @@ export async function serveCommand(configPath: string, options: ServeOptions, de
   try {
     gateway = await deps.startGateway(loaded, { log });
   } catch (error) {
-    if (error instanceof StoreLockedError) {
+    // The store could not be opened: a second gateway on a SQLite database, an unreachable or outdated PostgreSQL.
+    if (error instanceof StoreLockedError || error instanceof StoreOpenError) {
       deps.stderr(`hookgate: ${error.message}\n`);
       return EXIT_FAILURE;
     }

@@ -27,6 +27,7 @@ export interface MappedGateway {
   /** (Re)writes a transform module and sets its mtime `mtimeOffsetSeconds` past a fixed point. */
   writeTransform(rel: string, source: string, mtimeOffsetSeconds?: number): string;
   /** The stored run behind a 202 response. */
+  /** The stored run behind a 202 (the first item's, for a `forEach` mapping). */
   runOf(res: HttpResult): Promise<RunRecord>;
   /** The stored system event behind a wake's 200 response. */
   eventOf(res: HttpResult): Promise<SystemEventRecord>;
@@ -87,7 +88,9 @@ export async function startMappedGateway(
     writeTransform: (rel, source, mtimeOffsetSeconds = 0) => writeModule(transformsDir, rel, source, mtimeOffsetSeconds),
     async runOf(res) {
       assert.equal(res.status, 202, res.text);
-      const runId = (res.json as { runId?: unknown }).runId;
+      // A forEach mapping answers `items`; the first item's run stands for the request.
+      const body = res.json as { runId?: unknown; items?: Array<{ runId?: unknown }> };
+      const runId = body.runId ?? body.items?.[0]?.runId;
       assert.equal(typeof runId, 'string', res.text);
       const run = await store.getRun(String(runId));
       assert.ok(run !== null, `run ${String(runId)} is stored`);

@@ -127,8 +127,28 @@ describe('mapped hooks with a model: wrapping, gmail preset', () => {
     }
   });
 
+  it('runs each message once: a repeated notification of the same message id starts nothing', async () => {
+    const again = await post(gw.port, '/hooks/gmail', gmail);
+    assert.equal(again.status, 202, again.text);
+    const items = (again.json as { items: Array<{ runId: string; duplicate?: boolean }> }).items;
+    assert.equal(items.length, 1);
+    assert.equal(items[0]!.duplicate, true);
+  });
+
+  it('fans a notification with several messages out into one run per message', async () => {
+    const two = { messages: [{ ...mail, id: 'fanout-1', subject: 'First of two' }, { ...mail, id: 'fanout-2', subject: 'Second of two' }] };
+    const res = await post(gw.port, '/hooks/gmail', two);
+    assert.equal(res.status, 202, res.text);
+    const items = (res.json as { items: Array<{ runId: string }> }).items;
+    assert.equal(items.length, 2);
+    const runs = await Promise.all(items.map((i) => gw.gateway.store.getRun(i.runId)));
+    assert.deepEqual(runs.map((r) => r?.sessionKey), ['hook:gmail:fanout-1', 'hook:gmail:fanout-2']);
+    assert.ok(runs[1]!.message.includes('Second of two') && !runs[1]!.message.includes('First of two'));
+  });
+
   it('applies hooks.gmail model and thinking to the run', async () => {
-    const run = await gw.runOf(await post(gw.port, '/hooks/gmail', gmail));
+    const fresh = { messages: [{ ...mail, id: 'model-check-1' }] };
+    const run = await gw.runOf(await post(gw.port, '/hooks/gmail', fresh));
     assert.equal(run.model, 'fake/gpt-mail');
     assert.equal(run.thinking, 'low');
     const done = await gw.waitForRun(run.id);
@@ -144,8 +164,8 @@ describe('mapped hooks with a model: wrapping, gmail preset', () => {
     ['no messages', { account: 'ops@tidewater.example' }],
     ['an empty messages array', { messages: [] }],
   ] as const) {
-    it(`refuses a gmail payload with ${what}: 400 naming messages[0]`, async () => {
-      assertInvalidField(await post(gw.port, '/hooks/gmail', payload), 'messages[0]');
+    it(`refuses a gmail payload with ${what}: 400 naming messages`, async () => {
+      assertInvalidField(await post(gw.port, '/hooks/gmail', payload), 'messages');
     });
   }
 });

@@ -200,14 +200,54 @@ describe('buildMappedRequest: matching and presets', () => {
     await assertRejects(build({ presets: ['gmail'] }, call('gmail', { note: 'no messages' })), 'invalid_payload', 'messages');
   });
 
-  it('builds the gmail run from the first message', async () => {
-    const payload = { messages: [{ id: 'abc123', from: 'Ana <ana@example.com>', subject: 'Hello', snippet: 'Short', body: 'Long body' }] };
-    const request = agentOf(await build({ presets: ['gmail'], gmail: { model: 'echo/mail', thinking: 'low' } }, call('gmail', payload)));
-    assert.equal(request.name, 'Gmail');
-    assert.equal(request.sessionKey, 'hook:gmail:abc123');
-    assert.equal(request.model, 'echo/mail');
-    assert.equal(request.thinking, 'low');
-    for (const part of ['Ana <ana@example.com>', 'Hello', 'Short', 'Long body']) assert.ok(request.message.includes(part), part);
+  it('builds one gmail run per message, each in its message id\'s session', async () => {
+    const payload = { messages: [
+      { id: 'abc123', from: 'Ana <ana@example.com>', subject: 'Hello', snippet: 'Short', body: 'Long body' },
+      { id: 'def456', from: 'Bo <bo@example.com>', subject: 'Again', snippet: 'More', body: 'Second body' },
+    ] };
+    const built = await build({ presets: ['gmail'], gmail: { model: 'echo/mail', thinking: 'low' } }, call('gmail', payload));
+    assert.equal(built.kind, 'many');
+    if (built.kind !== 'many') return;
+    assert.deepEqual(built.items.map((i) => [i.index, i.identity]), [[0, 'item:abc123'], [1, 'item:def456']]);
+    const [first, second] = built.items.map((i) => agentOf(i.action));
+    assert.equal(first!.name, 'Gmail');
+    assert.equal(first!.sessionKey, 'hook:gmail:abc123');
+    assert.equal(second!.sessionKey, 'hook:gmail:def456');
+    assert.equal(first!.model, 'echo/mail');
+    assert.equal(first!.thinking, 'low');
+    for (const part of ['Ana <ana@example.com>', 'Hello', 'Short', 'Long body']) assert.ok(first!.message.includes(part), part);
+    assert.ok(second!.message.includes('Second body'));
+    assert.ok(!first!.message.includes('Second body'), 'each run carries its own message');
+  });
+});
+
+describe('buildMappedRequest: forEach', () => {
+  const each = (forEach: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    ({ mappings: [{ match: { path: 'batch' }, action: 'wake', textTemplate: 'Order {{item.id}} of {{payload.shop}}', forEach, ...extra }] });
+
+  it('builds one action per item with item and payload in the templates', async () => {
+    const built = await build(each({ path: 'orders' }), call('batch', { shop: 'north', orders: [{ id: 1 }, { id: 2 }, { id: 3 }] }));
+    assert.equal(built.kind, 'many');
+    if (built.kind !== 'many') return;
+    assert.deepEqual(built.items.map((i) => wakeOf(i.action).text), ['Order 1 of north', 'Order 2 of north', 'Order 3 of north']);
+    assert.deepEqual(built.items.map((i) => i.identity), [null, null, null], 'no idPath: identity comes from the request key');
+  });
+
+  it('refuses more items than maxItems, and a path that is not an array', async () => {
+    const tooMany = await assertRejects(build(each({ path: 'orders', maxItems: 2 }), call('batch', { orders: [1, 2, 3] })), 'too_many_items');
+    assert.match(tooMany.message, /orders has 3 items; mapping "mappings\[0\]" takes at most 2/);
+    await assertRejects(build(each({ path: 'orders' }), call('batch', { orders: { id: 1 } })), 'invalid_payload', 'orders');
+  });
+
+  it('takes each item\'s identity from idPath', async () => {
+    const built = await build(each({ path: 'orders', idPath: 'ref' }), call('batch', { orders: [{ id: 1, ref: 'A-1' }, { id: 2, ref: 7 }, { id: 3 }] }));
+    assert.equal(built.kind, 'many');
+    if (built.kind !== 'many') return;
+    assert.deepEqual(built.items.map((i) => i.identity), ['item:A-1', 'item:7', null]);
+  });
+
+  it('is a skip when the array is empty', async () => {
+    assert.equal((await build(each({ path: 'orders' }), call('batch', { orders: [] }))).kind, 'skip');
   });
 });
 
