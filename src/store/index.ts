@@ -1,8 +1,9 @@
 /** Durable state: the store's roles, its record types, and the factory for its implementations. */
 export type {
-  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RetentionStore, RunQueue, Store, StoreReader, WorkSignals,
+  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RequestLog, RetentionStore, RunControl, RunQueue, Store, StoreReader, WorkSignals,
 } from './store.js';
 export type * from './types.js';
+export type * from './request-record.js';
 export { createStore, type CreateStoreOptions, type StoreMode } from './create-store.js';
 export { StoreLockedError, StoreMissingError } from './sqlite/lock-database.js';
 export { StoreOpenError } from './postgres/store-open-error.js';

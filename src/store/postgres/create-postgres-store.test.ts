@@ -47,7 +47,7 @@ describe('createPostgresStore', async () => {
     await client.connect();
     const { rows } = await client.query(`SELECT version FROM "${schema}".hookgate_schema`);
     await client.end();
-    assert.deepEqual(rows, [{ version: 1 }]);
+    assert.deepEqual(rows, [{ version: PG_MIGRATIONS.length }]);
   });
 
   it('reads a schema no gateway has created as missing, like a SQLite file that does not exist', async () => {

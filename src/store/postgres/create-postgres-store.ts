@@ -12,6 +12,8 @@ import { createPgListener, type PgListener } from './create-pg-listener.js';
 import { createPgLockouts } from './create-pg-lockouts.js';
 import { createPgRetention } from './create-pg-retention.js';
 import { createPgReader } from './create-pg-reader.js';
+import { createPgCancelRun } from './create-pg-cancel-run.js';
+import { createPgRequestLog } from './create-pg-request-log.js';
 import { createPgRunQueue } from './create-pg-run-queue.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
@@ -127,6 +129,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createPgIngress(ctx, group),
     ...createPgReader(ctx),
     ...createPgRunQueue(ctx),
+    ...createPgCancelRun(ctx),
+    ...createPgRequestLog(ctx, group),
     ...createPgHeartbeats(ctx),
     ...createPgDeliveryQueue(ctx, group),
     ...createPgLockouts(ctx),

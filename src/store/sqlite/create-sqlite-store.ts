@@ -14,6 +14,8 @@ import { createSqliteLockouts } from './create-sqlite-lockouts.js';
 import { createSqliteRetention } from './create-sqlite-retention.js';
 import { createSqliteReader } from './create-sqlite-reader.js';
 import { createSqliteRunQueue } from './create-sqlite-run-queue.js';
+import { createSqliteCancelRun } from './create-sqlite-cancel-run.js';
+import { createSqliteRequestLog } from './create-sqlite-request-log.js';
 import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
 import { MIGRATIONS } from './migrations.js';
 import { prepareStatements } from './prepare-statements.js';
@@ -155,6 +157,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
     ...createSqliteReader(ctx),
     ...createSqliteRunQueue(ctx),
+    ...createSqliteCancelRun(ctx),
+    ...createSqliteRequestLog(ctx),
     ...createSqliteHeartbeats(ctx),
     ...createSqliteDeliveryQueue(ctx),
     ...createSqliteLockouts(ctx),
