@@ -1,6 +1,7 @@
 // Bundles the compiled gateway into one module (plus the transform worker and the TypeScript
 // loader hooks, which are loaded by URL),
 // so starting it reads two files instead of a few hundred: about half the startup time.
+import { cpSync } from 'node:fs';
 import { build } from 'esbuild';
 
 await build({
@@ -21,3 +22,7 @@ await build({
   // CommonJS dependencies bundled into ESM (pino) call require() for Node built-ins.
   banner: { js: "import { createRequire as __hookgateCreateRequire } from 'node:module'; const require = __hookgateCreateRequire(import.meta.url);" },
 });
+
+// The dashboard's static files are served as is, from beside whichever main.js runs: the compiled
+// tree (tests) and the bundle (the `hookgate` command).
+for (const dir of ['dist/src/admin/static', 'dist/bundle/admin/static']) cpSync('src/admin/static', dir, { recursive: true });

@@ -6,6 +6,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createAuthLimiter, createSharedAuthLimiter, createSignatureGate, createTokenVerifier, type SharedAuthLimiter } from './auth/index.js';
+import { createAdminSurface } from './admin/index.js';
 import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
@@ -23,6 +24,9 @@ import { createPolicy } from './policy/index.js';
 import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
 import { abortableSleep, createModelRegistry, createRuntime, waitForRun, type Runtime, type RuntimeOptions } from './runtime/index.js';
 import { createPruner, createStore, type Store, type StoreMode, type StoreObserver } from './store/index.js';
+
+/** The dashboard's files, copied beside the compiled code and the bundle by the build. */
+const ADMIN_ASSETS_DIR = fileURLToPath(new URL('./admin/static/', import.meta.url));
 
 /** A running gateway. */
 export interface Gateway {
@@ -150,6 +154,11 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     clock,
     log,
     isReady: () => ready,
+    ...createAdminSurface({
+      config, store, limiter, clientAddress, clock, ids, log, assetsDir: ADMIN_ASSETS_DIR,
+      handleHook: (call, through) => ingress.handleHook(call, through),
+      hooksPath: () => ingress.hooks.path,
+    }),
     routes: new Map([
       ['/readyz', createReadinessRoute(readiness)],
       ['/metrics', createMetricsRoute({
@@ -157,7 +166,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         limiter, clientAddress, clock, log,
       })],
     ]),
-    observe: (hook, status) => metrics.recordRequest(hookLabel(hook), status),
+    onAnswered: (hook, status) => metrics.recordRequest(hookLabel(hook), status),
   });
   const http = createHttpServer(handler, { bodyTimeoutMs: config.gateway.bodyTimeoutMs, maxConnections: config.gateway.maxConnections, log, now: clock.now });
   let port: number;

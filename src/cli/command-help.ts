@@ -5,7 +5,7 @@ Commands:
   serve              start the gateway (first run writes a config with fresh tokens)
   init               write a starter config with fresh tokens
   check              validate the config and print every issue
-  send HOOK          post a payload to the running gateway (wake, agent or a mapped name)
+  send HOOK          post a payload to the running gateway (wake, agent or a mapped name; --sign)
   mappings test HOOK show the action a mapping builds from a payload (nothing is stored)
   events             list system events, newest first
   runs               list agent runs, newest first (--state STATE: only those), with a count per state
@@ -52,7 +52,7 @@ gateway.bind; prints every issue with its path. Exit 0: serve would start; 1: it
 
 Options:
 ${CONFIG}`,
-  send: `Usage: hookgate send HOOK (--data JSON | --file PAYLOAD.json) [--config FILE]
+  send: `Usage: hookgate send HOOK (--data JSON | --file PAYLOAD.json) [--sign] [--config FILE]
 
 Posts the payload to HOOK (wake, agent or a mapped name) on the running gateway of the config,
 with its hook token, and prints the status and the response body. Exit 0 for a 2xx answer, 1 otherwise.
@@ -60,6 +60,8 @@ with its hook token, and prints the status and the response body. Exit 0 for a 2
 Options:
 ${CONFIG}  --data JSON        the payload
   --file FILE        read the payload from a file
+  --sign             sign it as the sender of the mapping serving HOOK would (its verify scheme and
+                     first secret) and send no hook token
 `,
   mappings: `Usage: hookgate mappings test HOOK --file PAYLOAD.json [--config FILE]
 

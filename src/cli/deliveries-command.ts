@@ -1,6 +1,5 @@
 import type { DeliveryWithAttempts } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
-import { loadOrReport } from './load-or-report.js';
 import { openStoreOrReport } from './open-store-or-report.js';
 import { iso } from './format.js';
 

@@ -45,6 +45,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
         port: { type: 'string' },
         bind: { type: 'string' },
         'dry-run': { type: 'boolean', default: false },
+        sign: { type: 'boolean', default: false },
       },
     });
   } catch (error) {
@@ -102,7 +103,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
         bind: values.bind,
       }, deps);
     case 'send':
-      return sendCommand(configPath, rest[0]!, { data: values.data, file: values.file }, deps);
+      return sendCommand(configPath, rest[0]!, { data: values.data, file: values.file, sign: values.sign }, deps);
     case 'mappings':
       return mappingsTestCommand(configPath, rest[1]!, { data: values.data, file: values.file }, deps);
     case 'init': {

@@ -1,4 +1,5 @@
-import type { LoadedConfig } from '../config/index.js';
+import { signRequest } from '../auth/index.js';
+import { trimSlashes, type LoadedConfig } from '../config/index.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
 import { loadOrReport } from './load-or-report.js';
 import { readPayload } from './read-payload.js';
@@ -17,7 +18,7 @@ export function gatewayOrigin(loaded: LoadedConfig): string {
 export async function sendCommand(
   configPath: string,
   hook: string,
-  options: { data?: string | undefined; file?: string | undefined },
+  options: { data?: string | undefined; file?: string | undefined; sign?: boolean },
   deps: CliDeps,
 ): Promise<number> {
   const payload = readPayload(options);
@@ -32,12 +33,28 @@ export async function sendCommand(
     deps.stderr(`hookgate send: hooks are disabled in ${configPath} (hooks.enabled)\n`);
     return EXIT_FAILURE;
   }
-  const url = `${gatewayOrigin(loaded)}${hooks.path}/${hook.replace(/^\/+/, '')}`;
+  const name = hook.replace(/^\/+/, '');
+  const url = `${gatewayOrigin(loaded)}${hooks.path}/${name}`;
+  let auth: Record<string, string> = { authorization: `Bearer ${hooks.token ?? ''}` };
+  if (options.sign === true) {
+    // Signed the way the sender of the mapping serving this name would, with no hook token.
+    const mapping = hooks.mappings.find((m) => m.verify !== undefined && (m.match?.path === undefined || trimSlashes(m.match.path) === trimSlashes(name)));
+    if (mapping?.verify === undefined) {
+      deps.stderr(`hookgate send: --sign: no mapping with verify serves "${name}" in ${configPath}\n`);
+      return EXIT_FAILURE;
+    }
+    try {
+      auth = signRequest(mapping.verify, payload.text, Date.now());
+    } catch (error) {
+      deps.stderr(`hookgate send: --sign: ${(error as Error).message}\n`);
+      return EXIT_FAILURE;
+    }
+  }
   let res: Response;
   try {
     res = await fetch(url, {
       method: 'POST',
-      headers: { authorization: `Bearer ${hooks.token ?? ''}`, 'content-type': 'application/json' },
+      headers: { ...auth, 'content-type': 'application/json' },
       body: payload.text,
       signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
     });

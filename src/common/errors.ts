@@ -44,6 +44,13 @@ export const ERROR_CATALOG = {
   unavailable: { status: 503, message: 'The gateway is shutting down or not ready.' },
   over_capacity: { status: 503, message: 'The gateway is at its connection limit; retry after the delay.' },
   store_unavailable: { status: 503, message: 'The gateway cannot record requests right now; retry after the delay.' },
+  admin_unauthorized: { status: 401, message: 'Missing or invalid gateway token (gateway.auth.token).' },
+  admin_disabled: { status: 404, message: 'The admin API is off: set gateway.auth.token to turn it on.' },
+  record_not_found: { status: 404, message: 'No such record.' },
+  invalid_query: { status: 400, message: 'A query parameter is invalid.' },
+  run_not_cancellable: { status: 409, message: 'Only a queued run can be cancelled.' },
+  delivery_not_retryable: { status: 409, message: 'Only a failed or skipped delivery can be retried.' },
+  payload_not_recorded: { status: 409, message: 'This request has no recorded payload to replay (gateway.recordPayloads was off).' },
   worker_stalled: { status: 503, message: 'A background worker (runs or deliveries) has stopped making progress.' },
   metrics_unauthorized: { status: 401, message: 'Missing or invalid gateway token (gateway.auth.token) for /metrics.' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -154,6 +154,8 @@ export const GatewaySchema = z.strictObject({
    */
   maxConnections: z.number().int().min(1).max(1_000_000).optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Keep each hook request's body in its request record (for the admin API's replay). */
+  recordPayloads: z.boolean().default(false),
   /** `GET /metrics`; `public: true` serves it without the gateway token. */
   metrics: z.strictObject({ public: z.boolean().default(false) }).prefault({}),
 });

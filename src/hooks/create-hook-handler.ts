@@ -33,8 +33,11 @@ export interface ItemOutcome {
   duplicateOf?: string;
 }
 
-/** Handles a hook call: `name` is the path after `hooks.path`, `payload` the parsed JSON object. */
-export type HookHandler = (call: MappedHookCall) => Promise<HookOutcome>;
+/**
+ * Handles a hook call: `name` is the path after `hooks.path`, `payload` the parsed JSON object.
+ * `ingress` replaces the store for this call (the request log's, or a dry run's that keeps nothing).
+ */
+export type HookHandler = (call: MappedHookCall, ingress?: IngressStore) => Promise<HookOutcome>;
 
 const source = (hook: string): ActionSource => ({ hook, external: true, allowUnsafeExternalContent: false });
 const WAKE_SOURCE = source('wake');
@@ -119,11 +122,13 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
    * All items in one transaction. Each item's identity is its own id (`idPath`), else the request's
    * key and its index; an item recorded by an earlier request is skipped and answered as a duplicate.
    */
-  const recordMany = async (hook: string, key: string | null, many: Extract<HookOutcome, { kind: 'many' }>): Promise<HookOutcome> => {
+  const recordMany = async (
+    ingress: IngressStore, hook: string, key: string | null, many: Extract<HookOutcome, { kind: 'many' }>,
+  ): Promise<HookOutcome> => {
     const itemKeys = many.items.map((i) => i.identity ?? (key === null ? null : `${key}#${i.index}`));
     let skipped: number[];
     try {
-      ({ skippedItems: skipped } = await store.recordActions({
+      ({ skippedItems: skipped } = await ingress.recordActions({
         events: [],
         runs: [],
         idempotency: key === null ? null : record(hook, key, describeOutcome(many)),
@@ -144,24 +149,24 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
     }));
     return { kind: 'many', items };
   };
-  return async (call) => {
+  return async (call, ingress = store) => {
     const key = resolveIdempotencyKey(call);
     if (key !== null) {
       const seen = await duplicateOf(call.name, key);
       if (seen !== null) return seen;
     }
     const outcome = await buildHookAction(deps, call);
-    if (outcome.kind === 'many') return recordMany(call.name, key, outcome);
+    if (outcome.kind === 'many') return recordMany(ingress, call.name, key, outcome);
     if (outcome.kind !== 'wake' && outcome.kind !== 'agent') return outcome;
     if (key === null) {
-      if (outcome.kind === 'wake') await store.addSystemEvent(outcome.event);
-      else await store.enqueueRun(outcome.run);
+      if (outcome.kind === 'wake') await ingress.addSystemEvent(outcome.event);
+      else await ingress.enqueueRun(outcome.run);
       return outcome;
     }
     const { status, body } = describeOutcome(outcome);
     const now = deps.clock.now();
     try {
-      await store.recordActions({
+      await ingress.recordActions({
         events: outcome.kind === 'wake' ? [outcome.event] : [],
         runs: outcome.kind === 'agent' ? [outcome.run] : [],
         idempotency: { hook: call.name, key, status, body, createdAt: now, expiresAt: now + deps.idempotencyWindowSeconds * 1000 },

@@ -12,6 +12,7 @@ import { isStoreUnavailable } from '../store/index.js';
 import { logAccessOnClose, type AccessEntry } from './access-log.js';
 import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
+import type { RequestObserver } from './request-observer.js';
 import { sendError, sendJson } from './send-response.js';
 
 /** The parts built from the config file, which a reload replaces as a whole. */
@@ -35,10 +36,14 @@ export interface RequestHandlerDeps {
   log: Log;
   /** False until the store is open, and again while shutting down. */
   isReady: () => boolean;
+  /** Sees every hook request from admission to answer (the request log). */
+  observer?: RequestObserver;
+  /** Serves `/admin` and `/admin/…` (the admin API and dashboard). */
+  admin?: RequestHandler;
   /** Other exact paths served beside `/healthz` (`/readyz`, `/metrics`). */
   routes?: ReadonlyMap<string, RequestHandler>;
   /** Sees each hook request once answered (or abandoned: `status` null), for metrics. */
-  observe?: (hook: string | null, status: number | null) => void;
+  onAnswered?: (hook: string | null, status: number | null) => void;
 }
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse, expectsContinue?: boolean) => void;
@@ -96,6 +101,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   };
   const fail = (req: IncomingMessage, res: ServerResponse, entry: AccessEntry, error: unknown, bodyWithheld = false): void => {
     if (error instanceof ClientGoneError) return;
+    deps.observer?.noteError(res, error);
     if (!(error instanceof RequestError) && isStoreUnavailable(error)) {
       entry.code = 'store_unavailable';
       reportStoreOutage({ code: (error as { code?: unknown }).code, error: (error as Error).message });
@@ -145,6 +151,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     }
     try {
       const raw = await readCounted(req, entry.client, limits);
+      deps.observer?.noteBody(res, raw);
       let signedBy: SignedBy | undefined;
       if (candidates !== undefined) {
         const verdict = settings.signatures.verify(candidates, { headers: req.headers, rawBody: raw, nowMs: deps.clock.now() });
@@ -167,7 +174,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
         ...(signedBy === undefined ? {} : { signedBy: { mappingIds: signedBy.mappingIds } }),
         ...(signedBy?.deliveryId === undefined ? {} : { deliveryId: signedBy.deliveryId }),
         ...(signedBy?.retryNum === undefined ? {} : { retryNum: signedBy.retryNum }),
-      });
+      }, deps.observer?.ingress(res));
       if (outcome.kind === 'wake') entry.eventId = outcome.event.id;
       else if (outcome.kind === 'agent') entry.runId = outcome.run.id;
       const { status, body } = outcome.kind === 'agent' && outcome.wait !== undefined
@@ -195,6 +202,10 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       sendJson(res, ready ? 200 : 503, ready ? HEALTH_OK : '{"ok":false,"code":"unavailable"}');
       return;
     }
+    if (deps.admin !== undefined && (path === '/admin' || path.startsWith('/admin/'))) {
+      deps.admin(req, res, expectsContinue);
+      return;
+    }
     const route = deps.routes?.get(path);
     if (route !== undefined) {
       route(req, res, expectsContinue);
@@ -205,7 +216,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const client = deps.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
     const entry: AccessEntry = { method: req.method ?? '', path, hook: null, client, code: null };
     logAccessOnClose(res, entry, { log: deps.log, now: deps.clock.now, startedAt: deps.clock.now() });
-    if (deps.observe !== undefined) res.once('close', () => deps.observe!(entry.hook, res.headersSent ? res.statusCode : null));
+    if (deps.onAnswered !== undefined) res.once('close', () => deps.onAnswered!(entry.hook, res.headersSent ? res.statusCode : null));
     if (!settings.hooks.enabled || !path.startsWith(prefix)) {
       fail(req, res, entry, new RequestError('not_found'), expectsContinue);
       return;
@@ -214,6 +225,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     let name = path.slice(prefix.length);
     if (name.endsWith('/')) name = name.slice(0, -1);
     entry.hook = name;
+    deps.observer?.begin(res, entry);
     if (req.method !== 'POST') {
       fail(req, res, entry, new RequestError('method_not_allowed'), expectsContinue);
       return;

@@ -1,5 +1,6 @@
 /** Runtime: executes recorded actions: agent runs on a worker pool, heartbeat turns per agent. */
 export { createRuntime } from './create-runtime.js';
+export { createRunSummary } from './execute-run.js';
 export type { Runtime, RuntimeOptions } from './create-runtime.js';
 export type { RuntimeDeps } from './runtime-deps.js';
 export { createModelRegistry } from './create-model-registry.js';

@@ -1,10 +1,12 @@
 /** Durable state: the store's roles, its record types, and the factory for its implementations. */
 export type {
-  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RetentionStore, RunQueue, Store, StoreReader, StoreStats, WorkSignals,
+  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RequestLog, RetentionStore, RunControl, RunQueue, Store, StoreReader, StoreStats,
+  WorkSignals,
 } from './store.js';
 export { RUN_STATES } from './store-stats.js';
 export type { CommitObservation, QueueStats, RunCounts, StoreObserver, StoreSize } from './store-stats.js';
 export type * from './types.js';
+export type * from './request-record.js';
 export { createStore, type CreateStoreOptions, type StoreMode } from './create-store.js';
 export { StoreLockedError, StoreMissingError } from './sqlite/lock-database.js';
 export { StoreOpenError } from './postgres/store-open-error.js';

@@ -3,6 +3,7 @@ import type {
   HeartbeatClaim, HeartbeatTurn, IdempotencyRecord, ListOptions, PendingDigest, PruneCounts, PruneCutoffs, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
   RecordedActions, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry, WorkSignal,
 } from './types.js';
+import type { ListRequestsOptions, RequestRecord, RunCancellation } from './request-record.js';
 import type { QueueStats, RunCounts, StoreSize } from './store-stats.js';
 
 /**
@@ -78,6 +79,27 @@ export interface RunQueue {
    * finish as `failed: interrupted`.
    */
   recoverExpiredRuns(options: { owner: string; maxAttempts: number; leaseMs: number }): Promise<RecoveryResult>;
+}
+
+/** What an operator may do to a run from outside the worker pool, under the same claim fencing. */
+export interface RunControl {
+  /**
+   * Fails a run that no worker has claimed (`queued` → `failed`) and posts its summary, in one
+   * transaction. `false` (and nothing written) for a run in any other state, or claimed meanwhile.
+   */
+  cancelRun(cancellation: RunCancellation): Promise<boolean>;
+}
+
+/** Every hook request the gateway answered, for operators. */
+export interface RequestLog {
+  /**
+   * Records (or, for the same id, replaces) a request record. Group-committed: queued in the same
+   * turn as the request's action, it lands in the same transaction.
+   */
+  recordRequest(record: RequestRecord): Promise<void>;
+  /** Request records, newest first. */
+  listRequests(options?: ListRequestsOptions): Promise<RequestRecord[]>;
+  getRequest(id: string): Promise<RequestRecord | null>;
 }
 
 /** Heartbeat turns: one runner per agent across every process sharing the store. */
@@ -168,7 +190,8 @@ export interface StoreStats {
  * Durable state of the gateway, as the roles its consumers use. Implementations: SQLite (one
  * process per database, enforced by a lock) and PostgreSQL (a fleet sharing one state).
  */
-export interface Store extends IngressStore, StoreReader, RunQueue, HeartbeatQueue, DeliveryQueue, LockoutStore, RetentionStore, WorkSignals, StoreStats {
+export interface Store extends IngressStore, StoreReader, RunQueue, RunControl, RequestLog, HeartbeatQueue, DeliveryQueue, LockoutStore, RetentionStore,
+  WorkSignals, StoreStats {
   /** Whether several processes share this store (auth lockouts are then kept in it). */
   readonly shared: boolean;
   /** Flushes pending writes and releases the database (and its lock). */

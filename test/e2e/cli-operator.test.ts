@@ -73,6 +73,36 @@ describe('hookgate --version and --help', () => {
 });
 
 describe('hookgate send', () => {
+  it('--sign signs as the mapping\'s sender (GitHub, Stripe, Slack), sending no hook token', async () => {
+    const gw = await startTestGateway(baseConfig({
+      agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 } } },
+      hooks: {
+        mappings: [
+          { id: 'gh', match: { path: 'gh' }, action: 'wake', textTemplate: 'gh {{zen}}', verify: { kind: 'github', secret: 'gh-secret-for-send', required: true } },
+          { id: 'st', match: { path: 'st' }, action: 'wake', textTemplate: 'st {{zen}}', verify: { kind: 'stripe', secret: 'whsec_stripe_send', required: true } },
+          { id: 'sl', match: { path: 'sl' }, action: 'wake', textTemplate: 'sl {{zen}}', verify: { kind: 'slack', secret: 'slack-secret-send', required: true } },
+        ],
+      },
+    }));
+    try {
+      const env = { HOOKGATE_PORT: String(gw.port) };
+      for (const hook of ['gh', 'st', 'sl']) {
+        const r = await runHookgate(['send', hook, '--sign', '--config', gw.temp.path, '--data', '{"zen":"signed"}'], { env });
+        assert.equal(r.code, 0, out(r));
+        assert.match(r.stdout, /^200 OK\n/);
+      }
+      const texts = (await gw.gateway.store.listSystemEvents({ limit: 10 })).map((e) => e.text).sort();
+      assert.deepEqual(texts, ['gh signed', 'sl signed', 'st signed']);
+      const unsigned = await runHookgate(['send', 'gh', '--config', gw.temp.path, '--data', '{"zen":"token only"}'], { env });
+      assert.equal(unsigned.code, 1, 'verify.required refuses the hook token alone');
+      const none = await runHookgate(['send', 'wake', '--sign', '--config', gw.temp.path, '--data', '{"text":"x"}'], { env });
+      assert.equal(none.code, 1);
+      assert.match(none.stderr, /no mapping with verify serves "wake"/);
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('posts to the running gateway with the config token and prints status and body', async () => {
     const gw = await startTestGateway(baseConfig());
     try {

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
+import type { RequestRecord } from '../request-record.js';
 import type { StoreObserver } from '../store-stats.js';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
 import type { NewDelivery, NewRun, NewSystemEvent, WorkSignal } from '../types.js';
@@ -9,7 +10,8 @@ import { encodeSignal } from './pg-context.js';
 export type IngressWrite =
   | { kind: 'event'; event: NewSystemEvent }
   | { kind: 'run'; run: NewRun }
-  | { kind: 'delivery'; delivery: NewDelivery };
+  | { kind: 'delivery'; delivery: NewDelivery }
+  | { kind: 'request'; record: RequestRecord };
 
 interface Pending {
   write: IngressWrite;
@@ -34,6 +36,8 @@ const signalOf = (w: IngressWrite): WorkSignal | null => {
       return { kind: 'runs' };
     case 'delivery':
       return { kind: 'deliveries' };
+    case 'request':
+      return null;
   }
 };
 
@@ -77,6 +81,21 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
         ${arr(deliveries.map((d) => d.channel), 'text')}, ${arr(deliveries.map((d) => d.to), 'text')}, ${arr(deliveries.map((d) => d.text), 'text')},
         ${arr(deliveries.map((d) => d.runId), 'text')}, ${arr(deliveries.map((d) => d.createdAt), 'bigint')})
         AS u (id, agent_id, channel, recipient, text, run_id, created_at))`);
+  }
+  // The last write of a record wins; one statement may not upsert the same row twice.
+  const requests = [...new Map(writes.flatMap((w) => (w.kind === 'request' ? [[w.record.id, w.record] as const] : []))).values()];
+  if (requests.length > 0) {
+    ctes.push(`q AS (INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
+      SELECT u.id, u.at, u.method, u.path, u.hook, u.client, u.status, u.code, u.reason, u.duration_ms,
+        string_to_array(u.event_ids, ','), string_to_array(u.run_ids, ','), u.payload
+      FROM unnest(${arr(requests.map((r) => r.id), 'text')}, ${arr(requests.map((r) => r.at), 'bigint')}, ${arr(requests.map((r) => r.method), 'text')},
+        ${arr(requests.map((r) => r.path), 'text')}, ${arr(requests.map((r) => r.hook), 'text')}, ${arr(requests.map((r) => r.client), 'text')},
+        ${arr(requests.map((r) => r.status), 'integer')}, ${arr(requests.map((r) => r.code), 'text')}, ${arr(requests.map((r) => r.reason), 'text')},
+        ${arr(requests.map((r) => r.durationMs), 'float8')}, ${arr(requests.map((r) => r.eventIds.join(',')), 'text')},
+        ${arr(requests.map((r) => r.runIds.join(',')), 'text')}, ${arr(requests.map((r) => r.payload), 'text')})
+        AS u (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
+      ON CONFLICT (id) DO UPDATE SET status = excluded.status, code = excluded.code, reason = excluded.reason,
+        duration_ms = excluded.duration_ms, event_ids = excluded.event_ids, run_ids = excluded.run_ids, payload = excluded.payload)`);
   }
   const signals = [...new Set(writes.map(signalOf).filter((s): s is WorkSignal => s !== null).map(encodeSignal))];
   values.push(channel);

@@ -1,5 +1,5 @@
 import type { RetentionStore } from '../store.js';
-import type { PruneCounts, PruneCutoffs } from '../types.js';
+import type { PruneCounts } from '../types.js';
 import { nowSql, type PgContext } from './pg-context.js';
 
 /** Which rows each kind may lose (`$1` is its cut-off): only finished work. */
@@ -25,7 +25,12 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
           runs: await run(batch('runs', PRUNABLE.runs), [c.runs, limit]),
           deliveries: await run(batch('deliveries', PRUNABLE.deliveries), [c.deliveries, limit]),
           transcript: await run(batch('transcript', PRUNABLE.transcript), [c.transcript, limit]),
-          requests: 0,
+          // The oldest `limit` records, of which those past the cut-off: a batch reads the table's head.
+          requests: await run(
+            `DELETE FROM requests WHERE seq IN (SELECT seq FROM (SELECT seq, at FROM requests ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED) o
+              WHERE o.at < $1::bigint)`,
+            [c.requests, limit],
+          ),
           idempotencyKeys: await run(
             `DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= ${nowSql(2)}
               LIMIT $1::int FOR UPDATE SKIP LOCKED)`,
@@ -43,7 +48,7 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
         runs: await count(PRUNABLE.runs, c.runs),
         deliveries: await count(PRUNABLE.deliveries, c.deliveries),
         transcript: await count(PRUNABLE.transcript, c.transcript),
-        requests: 0,
+        requests: await count('FROM requests WHERE at < $1::bigint', c.requests),
         idempotencyKeys: Number((keys.rows[0] as { n: number }).n),
       };
     },

@@ -2,8 +2,8 @@ import pg from 'pg';
 import type { Clock } from '../../common/clock.js';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
 import { StoreMissingError } from '../sqlite/lock-database.js';
+import { createSignalHub } from '../create-signal-hub.js';
 import type { Store } from '../store.js';
-import type { WorkSignal } from '../types.js';
 import { createPgDeliveryQueue } from './create-pg-delivery-queue.js';
 import { createPgGroupCommit } from './create-pg-group-commit.js';
 import { createPgHeartbeats } from './create-pg-heartbeats.js';
@@ -12,6 +12,8 @@ import { createPgListener, type PgListener } from './create-pg-listener.js';
 import { createPgLockouts } from './create-pg-lockouts.js';
 import { createPgRetention } from './create-pg-retention.js';
 import { createPgReader } from './create-pg-reader.js';
+import { createPgCancelRun } from './create-pg-cancel-run.js';
+import { createPgRequestLog } from './create-pg-request-log.js';
 import { createPgRunQueue } from './create-pg-run-queue.js';
 import { createPgStats } from './create-pg-stats.js';
 import type { StoreObserver } from '../store-stats.js';
@@ -71,7 +73,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const pool = new pg.Pool({ ...connection, max: options.poolSize, idleTimeoutMillis: 30_000 });
   pool.on('error', () => undefined);
   const channel = channelFor(schema);
-  const listeners = new Set<(signal: WorkSignal) => void>();
+  const signals = createSignalHub();
   let listener: PgListener | undefined;
   try {
     const client = await pool.connect();
@@ -89,16 +91,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     } finally {
       client.release();
     }
-    const dispatch = (signal: WorkSignal): void => {
-      for (const l of listeners) {
-        try {
-          l(signal);
-        } catch {
-          // A listener's failure is its own.
-        }
-      }
-    };
-    if (mode === 'serve') listener = await createPgListener(connection, channel, dispatch, () => undefined);
+    if (mode === 'serve') listener = await createPgListener(connection, channel, signals.emit, () => undefined);
   } catch (error) {
     await pool.end().catch(() => undefined);
     if (error instanceof StoreMissingError || error instanceof StoreOpenError) throw error;
@@ -140,20 +133,19 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createPgIngress(ctx, group),
     ...createPgReader(ctx),
     ...createPgRunQueue(ctx),
+    ...createPgCancelRun(ctx),
+    ...createPgRequestLog(ctx, group),
     ...createPgHeartbeats(ctx),
     ...createPgDeliveryQueue(ctx, group),
     ...createPgLockouts(ctx),
     ...createPgRetention(ctx),
     ...createPgStats(ctx),
-    subscribe(l) {
-      listeners.add(l);
-      return () => listeners.delete(l);
-    },
+    subscribe: signals.subscribe,
     async close() {
       if (closed) return;
       closed = true;
       await group.drain();
-      listeners.clear();
+      signals.clear();
       await listener?.close();
       await pool.end();
     },

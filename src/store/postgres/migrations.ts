@@ -133,6 +133,25 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   `,
   `
+  -- One index only (the public id), as on SQLite: every request writes a row here.
+  CREATE TABLE requests (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    at bigint NOT NULL,
+    method text NOT NULL,
+    path text NOT NULL,
+    hook text,
+    client text NOT NULL,
+    status integer NOT NULL,
+    code text,
+    reason text,
+    duration_ms float8 NOT NULL,
+    event_ids text[] NOT NULL,
+    run_ids text[] NOT NULL,
+    payload text
+  );
+  `,
+  `
   CREATE TABLE write_probe (id integer PRIMARY KEY CHECK (id = 1), at bigint NOT NULL);
   `,
 ];

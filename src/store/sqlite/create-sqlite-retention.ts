@@ -29,6 +29,10 @@ export function createSqliteRetention({ db, write, now }: SqliteContext): Retent
     countDeliveries: count(PRUNABLE.deliveries),
     countTranscript: count(PRUNABLE.transcript),
     countKeys: db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= @now'),
+    // The oldest `limit` records by key (arrival order), of which those past the cut-off: a
+    // batch reads the table's head, never the whole table.
+    requests: db.prepare('DELETE FROM requests WHERE id IN (SELECT id FROM (SELECT id, at FROM requests ORDER BY id LIMIT @limit) WHERE at < @requests)'),
+    countRequests: db.prepare('SELECT count(*) AS n FROM requests WHERE at < @requests'),
   };
   const n = (row: unknown): number => (row as { n: number }).n;
   return {
@@ -41,7 +45,7 @@ export function createSqliteRetention({ db, write, now }: SqliteContext): Retent
           runs: st.runs.run(p).changes,
           deliveries: st.deliveries.run(p).changes,
           transcript: st.transcript.run(p).changes,
-          requests: 0,
+          requests: st.requests.run(p).changes,
           idempotencyKeys: st.keys.run(p).changes,
         };
       });
@@ -53,7 +57,7 @@ export function createSqliteRetention({ db, write, now }: SqliteContext): Retent
         runs: n(st.countRuns.get(p)),
         deliveries: n(st.countDeliveries.get(p)),
         transcript: n(st.countTranscript.get(p)),
-        requests: 0,
+        requests: n(st.countRequests.get(p)),
         idempotencyKeys: n(st.countKeys.get(p)),
       };
     },

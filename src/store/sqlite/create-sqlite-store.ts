@@ -4,8 +4,9 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../common/clock.js';
 import type { Store } from '../store.js';
+import { createSignalHub } from '../create-signal-hub.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
-import type { IdempotencyRecord, RecordedActions, RecordedGroup, WorkSignal } from '../types.js';
+import type { IdempotencyRecord, RecordedActions, RecordedGroup } from '../types.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createSqliteDeliveryQueue } from './create-sqlite-delivery-queue.js';
 import { createSqliteHeartbeats } from './create-sqlite-heartbeats.js';
@@ -13,6 +14,8 @@ import { createSqliteLockouts } from './create-sqlite-lockouts.js';
 import { createSqliteRetention } from './create-sqlite-retention.js';
 import { createSqliteReader } from './create-sqlite-reader.js';
 import { createSqliteRunQueue } from './create-sqlite-run-queue.js';
+import { createSqliteCancelRun } from './create-sqlite-cancel-run.js';
+import { createSqliteRequestLog } from './create-sqlite-request-log.js';
 import { createSqliteStats } from './create-sqlite-stats.js';
 import type { StoreObserver } from '../store-stats.js';
 import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
@@ -108,7 +111,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     });
     return skipped;
   });
-  const listeners = new Set<(signal: WorkSignal) => void>();
+  const signals = createSignalHub();
   let closed = false;
   const ctx: SqliteContext = {
     db,
@@ -119,15 +122,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return group.submit(fn);
     },
     now: () => clock.now(),
-    emit(signal) {
-      for (const listener of listeners) {
-        try {
-          listener(signal);
-        } catch {
-          // A listener's failure is its own; the write is committed.
-        }
-      }
-    },
+    emit: signals.emit,
     newClaimId: randomUUID,
   };
 
@@ -166,20 +161,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
     ...createSqliteReader(ctx),
     ...createSqliteRunQueue(ctx),
+    ...createSqliteCancelRun(ctx),
+    ...createSqliteRequestLog(ctx),
     ...createSqliteHeartbeats(ctx),
     ...createSqliteDeliveryQueue(ctx),
     ...createSqliteLockouts(ctx),
     ...createSqliteRetention(ctx),
     ...createSqliteStats(ctx, options.path),
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    subscribe: signals.subscribe,
     async close() {
       if (closed) return;
       group.flush();
       closed = true;
-      listeners.clear();
+      signals.clear();
       db.close();
       lock?.release();
     },

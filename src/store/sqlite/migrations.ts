@@ -141,6 +141,25 @@ export const MIGRATIONS: readonly string[] = [
   );
   `,
   `
+  -- Every request writes a row here, so each B-tree is a cost on the ingress path: one only, keyed
+  -- by the UUIDv7 id (time-ordered, so inserts append). Listings walk it backwards, pruning forwards.
+  CREATE TABLE requests (
+    id TEXT PRIMARY KEY,
+    at INTEGER NOT NULL,
+    method TEXT NOT NULL,
+    path TEXT NOT NULL,
+    hook TEXT,
+    client TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    code TEXT,
+    reason TEXT,
+    duration_ms REAL NOT NULL,
+    event_ids TEXT NOT NULL,
+    run_ids TEXT NOT NULL,
+    payload TEXT
+  ) WITHOUT ROWID;
+  `,
+  `
   CREATE TABLE write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL);
   `,
 ];

@@ -1,0 +1,121 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { RequestError } from '../common/errors.js';
+import { createIds } from '../common/ids.js';
+import { newEvent, newRun } from '../../test/helpers/store-records.js';
+import type { IngressStore, RequestLog, RequestRecord } from '../store/index.js';
+import { createRequestRecorder } from './create-request-recorder.js';
+
+/** A store that logs the order writes are queued in; nothing commits until `commit()`. */
+function fakeStore() {
+  const queued: string[] = [];
+  const records: RequestRecord[] = [];
+  const store: IngressStore & RequestLog = {
+    addSystemEvent: async (e) => void queued.push(`event ${e.id}`),
+    enqueueRun: async (r) => void queued.push(`run ${r.id}`),
+    recordActions: async () => ({ skippedItems: [] }),
+    findIdempotencyKey: async () => null,
+    recordRequest: async (r) => {
+      queued.push(`request ${r.status}`);
+      records.push({ ...r });
+    },
+    listRequests: async () => records,
+    getRequest: async () => null,
+  };
+  return { store, queued, records };
+}
+
+function fakeExchange(method = 'POST') {
+  const req = { method, path: '/hooks/wake', hook: 'wake', client: '10.0.0.7' };
+  const res = Object.assign(new EventEmitter(), { headersSent: false, statusCode: 200 }) as unknown as ServerResponse & EventEmitter;
+  const answer = (status: number): void => {
+    Object.assign(res, { headersSent: true, statusCode: status });
+    res.emit('close');
+  };
+  return { req, res, answer };
+}
+
+function recorder(store: IngressStore & RequestLog, recordPayloads = false) {
+  let t = 0;
+  return createRequestRecorder({
+    store, recordPayloads, ids: createIds(),
+    clock: { now: () => 1_000, sleep: async () => undefined }, elapsedMs: () => (t += 2), onError: (e) => assert.fail(String(e)),
+  });
+}
+
+describe('createRequestRecorder', () => {
+  it('queues an accepted wake\'s record right after its event, in the same turn, and writes nothing more at close', async () => {
+    const { store, queued, records } = fakeStore();
+    const obs = recorder(store);
+    const { req, res, answer } = fakeExchange();
+    obs.begin(res, req);
+    const event = newEvent('hi');
+    const committed = obs.ingress(res)!.addSystemEvent(event);
+    assert.deepEqual(queued, [`event ${event.id}`, 'request 200'], 'both queued before any await');
+    await committed;
+    answer(200);
+    assert.equal(records.length, 1);
+    assert.deepEqual({ hook: records[0]!.hook, eventIds: records[0]!.eventIds, client: records[0]!.client, at: records[0]!.at },
+      { hook: 'wake', eventIds: [event.id], client: '10.0.0.7', at: 1_000 });
+  });
+
+  it('records an accepted run as 202 with its id', () => {
+    const { store, records } = fakeStore();
+    const obs = recorder(store);
+    const { req, res, answer } = fakeExchange();
+    obs.begin(res, { ...req, path: '/hooks/agent', hook: 'agent' });
+    const run = newRun('hook:x');
+    void obs.ingress(res)!.enqueueRun(run);
+    answer(202);
+    assert.deepEqual(records.map((r) => [r.status, r.runIds]), [[202, [run.id]]]);
+  });
+
+  it('records a rejection at close with its code and reason naming the fields', () => {
+    const { store, records } = fakeStore();
+    const obs = recorder(store, true);
+    const { req, res, answer } = fakeExchange();
+    obs.begin(res, req);
+    obs.noteBody(res, Buffer.from('{"mode":"later"}'));
+    obs.noteError(res, new RequestError('invalid_payload', { issues: [{ path: 'mode', message: 'must be "now" or "next-heartbeat"' }] }));
+    answer(400);
+    assert.equal(records.length, 1);
+    assert.equal(records[0]!.code, 'invalid_payload');
+    assert.equal(records[0]!.reason, 'Payload is invalid. mode: must be "now" or "next-heartbeat"');
+    assert.equal(records[0]!.payload, '{"mode":"later"}');
+    assert.equal(records[0]!.durationMs, 2);
+  });
+
+  it('keeps no payload unless recordPayloads is on', () => {
+    const { store, records } = fakeStore();
+    const obs = recorder(store, false);
+    const { req, res, answer } = fakeExchange();
+    obs.begin(res, req);
+    obs.noteBody(res, Buffer.from('{"text":"secret"}'));
+    answer(204);
+    assert.equal(records[0]!.payload, null);
+  });
+
+  it('rewrites the record when the action did not commit, without the ids it never created', () => {
+    const { store, records } = fakeStore();
+    const obs = recorder(store);
+    const { req, res, answer } = fakeExchange();
+    obs.begin(res, req);
+    void obs.ingress(res)!.addSystemEvent(newEvent('x'));
+    obs.noteError(res, Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }));
+    answer(503);
+    assert.equal(records.length, 2);
+    assert.equal(records[1]!.id, records[0]!.id, 'same record, replaced');
+    assert.deepEqual([records[1]!.status, records[1]!.code, records[1]!.eventIds], [503, 'store_unavailable', []]);
+  });
+
+  it('records 499 client_closed when the client left before the answer', () => {
+    const { store, records } = fakeStore();
+    const obs = recorder(store);
+    const { req, res } = fakeExchange();
+    obs.begin(res, req);
+    res.emit('close');
+    assert.deepEqual([records[0]!.status, records[0]!.code], [499, 'client_closed']);
+  });
+});

@@ -1,0 +1,60 @@
+import type { RequestLog } from '../store.js';
+import type { RequestRecord } from '../request-record.js';
+import type { SqliteContext } from './sqlite-context.js';
+
+interface RequestRow {
+  id: string;
+  at: number;
+  method: string;
+  path: string;
+  hook: string | null;
+  client: string;
+  status: number;
+  code: string | null;
+  reason: string | null;
+  duration_ms: number;
+  event_ids: string;
+  run_ids: string;
+  payload: string | null;
+}
+
+const DEFAULT_LIMIT = 20;
+
+const toRecord = (r: RequestRow): RequestRecord => ({
+  id: r.id, at: r.at, method: r.method, path: r.path, hook: r.hook, client: r.client, status: r.status,
+  code: r.code, reason: r.reason, durationMs: r.duration_ms,
+  eventIds: JSON.parse(r.event_ids) as string[], runIds: JSON.parse(r.run_ids) as string[], payload: r.payload,
+});
+
+/** The request log on SQLite: inserts ride the group commit with the request's own action. Pruned by the retention role. */
+export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' | 'write'>): RequestLog {
+  const upsert = db.prepare(
+    `INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (id) DO UPDATE SET status = excluded.status, code = excluded.code, reason = excluded.reason,
+      duration_ms = excluded.duration_ms, event_ids = excluded.event_ids, run_ids = excluded.run_ids, payload = excluded.payload`,
+  );
+  // Newest first along the key: filters are checked row by row until `limit` match.
+  const select = db.prepare(
+    `SELECT * FROM requests WHERE (@hook IS NULL OR hook = @hook) AND (@status IS NULL OR status = @status)
+      ORDER BY id DESC LIMIT @limit`,
+  );
+  const selectOne = db.prepare('SELECT * FROM requests WHERE id = ?');
+  return {
+    async recordRequest(r) {
+      const eventIds = JSON.stringify(r.eventIds);
+      const runIds = JSON.stringify(r.runIds);
+      await write(() => {
+        upsert.run(r.id, r.at, r.method, r.path, r.hook, r.client, r.status, r.code, r.reason, r.durationMs, eventIds, runIds, r.payload);
+      });
+    },
+    async listRequests(o) {
+      const rows = select.all({ hook: o?.hook ?? null, status: o?.status ?? null, limit: o?.limit ?? DEFAULT_LIMIT }) as RequestRow[];
+      return rows.map(toRecord);
+    },
+    async getRequest(id) {
+      const row = selectOne.get(id) as RequestRow | undefined;
+      return row === undefined ? null : toRecord(row);
+    },
+  };
+}
