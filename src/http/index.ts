@@ -6,5 +6,5 @@ export type { HttpServer } from './create-http-server.js';
 export { createClientAddressResolver, foldAddress } from './resolve-client-address.js';
 export type { RequestObserver } from './request-observer.js';
 export { errorJson, sendError, sendJson } from './send-response.js';
-export { createMetricsRoute, type MetricsRouteDeps } from './create-metrics-route.js';
-export { createReadinessRoute, type ReadinessAnswer } from './create-readiness-route.js';
+export { createMetricsRoute } from './create-metrics-route.js';
+export { createReadinessRoute } from './create-readiness-route.js';

@@ -1,7 +1,7 @@
 /** Operating the gateway: Prometheus metrics, the observers that feed them, and readiness. */
-export { createMetrics, type GatewayMetrics, type MetricsDeps } from './create-metrics.js';
+export { createMetrics } from './create-metrics.js';
 export { createHookLabeler } from './create-hook-labeler.js';
 export { observeAuthLimiter } from './observe-auth-limiter.js';
 export { observeModelRegistry } from './observe-model-registry.js';
 export { observeStore } from './observe-store.js';
-export { createReadiness, type Readiness, type ReadinessDeps } from './create-readiness.js';
+export { createReadiness, type ReadinessDeps } from './create-readiness.js';
