@@ -24,7 +24,8 @@ describe('one gateway per SQLite database', () => {
   });
 
   it('refuses a second gateway on the same database before it touches anything', async () => {
-    const model = await createFakeOpenAi({ apiKey: 'sk', delayMs: 1500 });
+    // Slow enough that every run is still in flight while the second gateway is tried and the runs are listed.
+    const model = await createFakeOpenAi({ apiKey: 'sk', delayMs: 6000 });
     const telegram = await createFakeTelegram({ botToken: '123:abc', chatIds: ['42'] });
     cleanups.push(() => model.close(), () => telegram.close());
     const dir = mkdtempSync(join(tmpdir(), 'hookgate-exclusive-'));
