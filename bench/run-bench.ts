@@ -3,7 +3,7 @@
  * runtime part (agent runs end to end, and the ingress while runs execute). Children are loopback
  * child processes; the load comes from this process.
  *
- * Env: BENCH_PART (all | ingress | runtime | fleet), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
+ * Env: BENCH_PART (all | ingress | runtime | fleet | retention), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
  * the shipped `dist/bundle/main.js`, when built | src: `dist/src/main.js`), BENCH_SYNC (full;
  * `normal` to see what the per-commit fsync costs), BENCH_TMPDIR (os.tmpdir(); the SQLite files
  * live there, so put it on the disk you care about); each part reads its own (see ingress-bench.ts,
@@ -16,12 +16,14 @@ import { gatewayEntry } from './gateway.js';
 import { ingressBudgetS, ingressSettings, runIngressBench, type BenchContext } from './ingress-bench.js';
 import { runRuntimeBench, runtimeBudgetS, runtimeSettings } from './run-runtime-bench.js';
 import { fleetBudgetS, fleetSettings, runFleetBench } from './fleet-bench.js';
+import { retentionBudgetS, retentionSettings, runRetentionBench } from './retention-bench.js';
 
 async function main(): Promise<number> {
-  const part = envChoice('BENCH_PART', ['all', 'ingress', 'runtime', 'fleet'] as const, 'all');
+  const part = envChoice('BENCH_PART', ['all', 'ingress', 'runtime', 'fleet', 'retention'] as const, 'all');
   const ingress = part === 'all' || part === 'ingress' ? ingressSettings() : null;
   const runtime = part === 'all' || part === 'runtime' ? runtimeSettings() : null;
   const fleet = part === 'all' || part === 'fleet' ? fleetSettings() : null;
+  const retention = part === 'all' || part === 'retention' ? retentionSettings() : null;
   const entry = gatewayEntry();
   const ctx: BenchContext = {
     entry: entry.kind,
@@ -31,7 +33,8 @@ async function main(): Promise<number> {
     loader: envChoice('BENCH_LOADER', ['lean', 'autocannon'] as const, 'lean'),
     sync: envChoice('BENCH_SYNC', ['full', 'normal'] as const, 'full'),
   };
-  startWatchdog((ingress === null ? 0 : ingressBudgetS(ingress)) + (runtime === null ? 0 : runtimeBudgetS(runtime)) + (fleet === null ? 0 : fleetBudgetS(fleet)));
+  startWatchdog((ingress === null ? 0 : ingressBudgetS(ingress)) + (runtime === null ? 0 : runtimeBudgetS(runtime)) + (fleet === null ? 0 : fleetBudgetS(fleet))
+    + (retention === null ? 0 : retentionBudgetS(retention)));
   log(`hookgate bench: part=${part} loader=${ctx.loader} sync=${ctx.sync} gateway=${entry.kind} (${entry.path}), state under ${ctx.root}`);
   let ok = true;
   if (ingress !== null) ok = (await runIngressBench(ctx, ingress)) && ok;
@@ -42,6 +45,10 @@ async function main(): Promise<number> {
   if (fleet !== null) {
     log('');
     ok = (await runFleetBench(ctx, fleet)) && ok;
+  }
+  if (retention !== null) {
+    log('');
+    ok = (await runRetentionBench(ctx, retention)) && ok;
   }
   return ok ? 0 : 1;
 }
