@@ -15,7 +15,7 @@ function fakeStore() {
   const store: IngressStore & RequestLog = {
     addSystemEvent: async (e) => void queued.push(`event ${e.id}`),
     enqueueRun: async (r) => void queued.push(`run ${r.id}`),
-    recordActions: async () => ({ skippedItems: [] }),
+    recordActions: async () => ({ skippedItems: [], coalesced: {} }),
     findIdempotencyKey: async () => null,
     recordRequest: async (r) => {
       queued.push(`request ${r.status}`);

@@ -6,7 +6,7 @@ import type { IngressStore, RequestRecord } from '../store/index.js';
 const DRY_RUN_STORE: IngressStore = {
   addSystemEvent: async () => undefined,
   enqueueRun: async () => undefined,
-  recordActions: async () => ({ skippedItems: [] }),
+  recordActions: async () => ({ skippedItems: [], coalesced: {} }),
   findIdempotencyKey: async () => null,
 };
 

@@ -84,6 +84,14 @@ export const MappingSchema = z.strictObject({
     /** Path inside an item to its own id: its idempotency identity across requests. */
     idPath: z.string().refine((p) => parsePath(p) !== null, 'a path such as "id"').optional(),
   }).optional(),
+  /**
+   * Runs about one subject arriving in a burst become one run: while a run with the same rendered
+   * `key` is still queued (and younger than `windowSeconds`), a new one adds its message to it.
+   */
+  coalesce: z.strictObject({
+    key: z.string().min(1),
+    windowSeconds: z.number().int().min(1).max(86_400).default(60),
+  }).optional(),
   /** The sender's request waits for the run to end (up to its timeout, capped by `hooks.maxWaitSeconds`). */
   waitForCompletion: z.boolean().optional(),
   /** With `waitForCompletion`, the answer carries the model's reply. */

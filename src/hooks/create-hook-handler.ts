@@ -15,8 +15,11 @@ import type { TransformRunner } from './transforms/create-transform-runner.js';
 /** What a hook request turned into, once durably recorded. */
 export type HookOutcome =
   | { kind: 'wake'; event: NewSystemEvent }
-  /** `wait`: the caller asked to wait for the run's end, for at most `timeoutMs`. */
-  | { kind: 'agent'; run: NewRun; wait?: { timeoutMs: number; returnReply: boolean } }
+  /**
+   * `wait`: the caller asked to wait for the run's end, for at most `timeoutMs`. `coalesced`: the
+   * message joined an earlier queued run (whose id `run.id` now is) instead of starting one.
+   */
+  | { kind: 'agent'; run: NewRun; wait?: { timeoutMs: number; returnReply: boolean }; coalesced?: true }
   | { kind: 'skip' }
   /** A `forEach` mapping's actions, one per item; `duplicate` marks an item seen in an earlier request. */
   | { kind: 'many'; items: ItemOutcome[] }
@@ -127,8 +130,9 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
   ): Promise<HookOutcome> => {
     const itemKeys = many.items.map((i) => i.identity ?? (key === null ? null : `${key}#${i.index}`));
     let skipped: number[];
+    let coalesced: Record<string, string>;
     try {
-      ({ skippedItems: skipped } = await ingress.recordActions({
+      ({ skippedItems: skipped, coalesced } = await ingress.recordActions({
         events: [],
         runs: [],
         idempotency: key === null ? null : record(hook, key, describeOutcome(many)),
@@ -143,6 +147,8 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
       throw error;
     }
     const items = await Promise.all(many.items.map(async (i, n) => {
+      const joined = i.outcome.kind === 'agent' ? coalesced[i.outcome.run.id] : undefined;
+      if (joined !== undefined && i.outcome.kind === 'agent') return { ...i, outcome: { ...i.outcome, run: { ...i.outcome.run, id: joined }, coalesced: true as const } };
       if (!skipped.includes(n)) return i;
       const first = await store.findIdempotencyKey(hook, itemKeys[n]!);
       return { ...i, duplicateOf: first?.body ?? '{}' };
@@ -158,24 +164,26 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
     const outcome = await buildHookAction(deps, call);
     if (outcome.kind === 'many') return recordMany(ingress, call.name, key, outcome);
     if (outcome.kind !== 'wake' && outcome.kind !== 'agent') return outcome;
-    if (key === null) {
+    const coalescing = outcome.kind === 'agent' && outcome.run.coalesce !== undefined;
+    if (key === null && !coalescing) {
       if (outcome.kind === 'wake') await ingress.addSystemEvent(outcome.event);
       else await ingress.enqueueRun(outcome.run);
       return outcome;
     }
-    const { status, body } = describeOutcome(outcome);
-    const now = deps.clock.now();
+    let coalesced: Record<string, string>;
     try {
-      await ingress.recordActions({
+      ({ coalesced } = await ingress.recordActions({
         events: outcome.kind === 'wake' ? [outcome.event] : [],
         runs: outcome.kind === 'agent' ? [outcome.run] : [],
-        idempotency: { hook: call.name, key, status, body, createdAt: now, expiresAt: now + deps.idempotencyWindowSeconds * 1000 },
-      });
+        idempotency: key === null ? null : record(call.name, key, describeOutcome(outcome)),
+      }));
     } catch (error) {
       // A repeat sent at the same moment lost the race to record the key.
-      if (error instanceof DuplicateRequestError) return (await duplicateOf(call.name, key)) ?? outcome;
+      if (error instanceof DuplicateRequestError && key !== null) return (await duplicateOf(call.name, key)) ?? outcome;
       throw error;
     }
-    return outcome;
+    const joined = outcome.kind === 'agent' ? coalesced[outcome.run.id] : undefined;
+    // The message went into a queued run about the same subject: that run answers for it.
+    return joined === undefined || outcome.kind !== 'agent' ? outcome : { ...outcome, run: { ...outcome.run, id: joined }, coalesced: true };
   };
 }

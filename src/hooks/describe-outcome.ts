@@ -6,7 +6,7 @@ export function describeOutcome(outcome: HookOutcome): { status: number; body: s
     case 'wake':
       return { status: 200, body: `{"ok":true,"mode":"${outcome.event.mode}","eventId":"${outcome.event.id}"}` };
     case 'agent':
-      return { status: 202, body: `{"ok":true,"runId":"${outcome.run.id}"}` };
+      return { status: 202, body: `{"ok":true,"runId":"${outcome.run.id}"${outcome.coalesced === true ? ',"coalesced":true' : ''}}` };
     case 'skip':
       return { status: 204, body: '' };
     case 'many': {

@@ -31,6 +31,8 @@ export interface AgentRequest {
   source: ActionSource;
   /** The caller waits for the run to end (`waitForCompletion`); `returnReply` puts the reply in the answer. */
   wait?: { returnReply: boolean };
+  /** A mapping's `coalesce`, its key rendered and scoped to the mapping. */
+  coalesce?: { key: string; windowMs: number };
 }
 
 /** Applies the hooks policy and fills every default, producing the records to store. */
@@ -102,6 +104,7 @@ export function createPolicy(deps: { config: Config; ids: Ids; clock: Clock }): 
         timeoutSeconds: r.timeoutSeconds ?? agents.defaults.timeoutSeconds,
         source: r.source,
         createdAt: deps.clock.now(),
+        ...(r.coalesce === undefined ? {} : { coalesce: r.coalesce }),
       };
     },
   };

@@ -20,8 +20,10 @@ export interface IngressStore {
    * transaction. Rejects with `DuplicateRequestError`, writing nothing, when the request's key was
    * recorded before and its window has not passed (judged by the store's clock). An item whose own
    * key was recorded before is skipped (its actions not written); resolves with those items' indexes.
+   * A run with `coalesce` joins a queued run of the same key instead of being written; resolves
+   * with each such run's id and the id of the run it joined.
    */
-  recordActions(actions: RecordedActions): Promise<{ skippedItems: number[] }>;
+  recordActions(actions: RecordedActions): Promise<{ skippedItems: number[]; coalesced: Record<string, string> }>;
   /** The answer recorded with a key whose window has not passed, if any. */
   findIdempotencyKey(hook: string, key: string): Promise<IdempotencyRecord | null>;
 }

@@ -47,6 +47,11 @@ export interface NewRun {
   timeoutSeconds: number;
   source: ActionSource;
   createdAt: number;
+  /**
+   * A mapping's `coalesce`: a run with the same key still queued and created within the window
+   * takes this run's message instead, so one run sees the whole burst.
+   */
+  coalesce?: { key: string; windowMs: number };
 }
 
 export interface RunRecord extends NewRun {

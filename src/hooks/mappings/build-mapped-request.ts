@@ -226,7 +226,10 @@ async function buildOne(
       const agent = parseAgentPayload({ ...fields, name });
       const m = mapped.mapping;
       const wait = m.waitForCompletion === true ? { wait: { returnReply: m.returnReply === true } } : {};
-      return { kind: 'agent', request: { ...agent, ...wait, sessionKeyOrigin: 'mapping', source } };
+      const key = m.coalesce === undefined ? '' : renderTemplate(m.coalesce.key, context).trim();
+      // Scoped to the mapping, so two mappings rendering the same key never merge their runs.
+      const coalesce = m.coalesce === undefined || key === '' ? {} : { coalesce: { key: `${mapped.id}:${key}`, windowMs: m.coalesce.windowSeconds * 1000 } };
+      return { kind: 'agent', request: { ...agent, ...wait, ...coalesce, sessionKeyOrigin: 'mapping', source } };
     }
     default:
       return invalid([{ path: 'action', message: 'action must be one of: wake, agent' }]);

@@ -1,3 +1,4 @@
+import { COALESCE_SEPARATOR } from '../coalesce-separator.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { IngressStore } from '../store.js';
@@ -39,15 +40,27 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressSt
             if (await claim(item.idempotency)) groups.push(item);
             else skippedItems.push(i);
           }
+          // A coalescing run joins the newest queued run of its key (one a worker is claiming is skipped).
+          const coalesced: Record<string, string> = {};
+          for (const run of groups.flatMap((g) => g.runs)) {
+            if (run.coalesce === undefined) continue;
+            const { rows } = await client.query(
+              `UPDATE runs SET message = message || $1 || $2 WHERE seq = (SELECT seq FROM runs WHERE state = 'queued'
+                AND coalesce_key = $3 AND coalesce_until > ${nowSql(4)} ORDER BY seq DESC LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id`,
+              [COALESCE_SEPARATOR, run.message, run.coalesce.key, ctx.clockParam()],
+            );
+            const joined = rows[0] as { id: string } | undefined;
+            if (joined !== undefined) coalesced[run.id] = joined.id;
+          }
           const writes: IngressWrite[] = groups.flatMap((g) => [
             ...g.events.map((event): IngressWrite => ({ kind: 'event', event })),
-            ...g.runs.map((run): IngressWrite => ({ kind: 'run', run })),
+            ...g.runs.filter((run) => coalesced[run.id] === undefined).map((run): IngressWrite => ({ kind: 'run', run })),
           ]);
           if (writes.length > 0) {
             const { text, values } = batchStatement(writes, ctx.channel);
             await client.query(text, values);
           }
-          return { skippedItems };
+          return { skippedItems, coalesced };
         });
       } catch (error) {
         if (error instanceof Duplicate) throw new DuplicateRequestError(a.idempotency!.hook, a.idempotency!.key);

@@ -18,6 +18,7 @@ export function createPgRunQueue(ctx: PgContext): RunQueue {
           picked AS (
             SELECT r.seq FROM runs r
             WHERE r.state IN ('queued', 'running') AND r.state = 'queued'
+              AND (r.coalesce_until IS NULL OR r.coalesce_until <= (SELECT now FROM n))
               AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
                 AND (o.state = 'running' OR o.seq < r.seq))
             ORDER BY r.seq LIMIT $1 FOR UPDATE SKIP LOCKED)

@@ -154,4 +154,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE write_probe (id integer PRIMARY KEY CHECK (id = 1), at bigint NOT NULL);
   `,
+  `
+  ALTER TABLE runs ADD COLUMN coalesce_key text;
+  ALTER TABLE runs ADD COLUMN coalesce_until bigint;
+  CREATE INDEX runs_coalesce ON runs (coalesce_key, seq) WHERE state = 'queued' AND coalesce_key IS NOT NULL;
+  `,
 ];

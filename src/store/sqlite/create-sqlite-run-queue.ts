@@ -11,7 +11,7 @@ export function createSqliteRunQueue({ st, write, now, emit, newClaimId }: Sqlit
       return write(() => {
         const t = now();
         const runs: ClaimedRun[] = [];
-        for (const row of st.selectClaimable.all(limit) as RunRow[]) {
+        for (const row of st.selectClaimable.all({ now: t, limit }) as RunRow[]) {
           const claimId = newClaimId();
           if (st.claimRun.run({ now: t, owner, until: t + leaseMs, claimId, id: row.id }).changes !== 1) continue;
           runs.push(claimed({ ...row, state: 'running', attempts: row.attempts + 1, started_at: row.started_at ?? t,

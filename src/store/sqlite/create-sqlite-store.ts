@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../common/clock.js';
 import type { Store } from '../store.js';
+import { COALESCE_SEPARATOR } from '../coalesce-separator.js';
 import { createSignalHub } from '../create-signal-hub.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import type { IdempotencyRecord, RecordedActions, RecordedGroup } from '../types.js';
@@ -96,11 +97,18 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   }
   const group = createGroupCommit(db, setImmediate, options.observer);
   // A savepoint inside the group's transaction: a duplicate key undoes this request alone.
-  const recordAll = db.transaction((a: RecordedActions): number[] => {
+  const recordAll = db.transaction((a: RecordedActions): { skipped: number[]; coalesced: Record<string, string> } => {
     const claim = (k: IdempotencyRecord | null): boolean => k === null || st.claimIdempotencyKey.run({ ...k, now: clock.now() }).changes === 1;
+    const coalesced: Record<string, string> = {};
     const write = (g: RecordedGroup): void => {
       for (const e of g.events) st.addEvent(e, JSON.stringify(e.source));
-      for (const r of g.runs) st.addRun(r, JSON.stringify(r.source));
+      for (const r of g.runs) {
+        const c = r.coalesce;
+        const joined = c === undefined ? undefined
+          : st.joinCoalesced.get({ key: c.key, now: clock.now(), message: r.message, separator: COALESCE_SEPARATOR }) as { id: string } | undefined;
+        if (joined !== undefined) coalesced[r.id] = joined.id;
+        else st.addRun(r, JSON.stringify(r.source));
+      }
     };
     if (!claim(a.idempotency)) throw new DuplicateRequestError(a.idempotency!.hook, a.idempotency!.key);
     write(a);
@@ -109,7 +117,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       if (claim(item.idempotency)) write(item);
       else skipped.push(i);
     });
-    return skipped;
+    return { skipped, coalesced };
   });
   const signals = createSignalHub();
   let closed = false;
@@ -148,12 +156,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         }
       });
       if (outcome instanceof DuplicateRequestError) throw outcome;
-      const written = [a, ...(a.items ?? []).filter((_, i) => !outcome.includes(i))];
+      const written = [a, ...(a.items ?? []).filter((_, i) => !outcome.skipped.includes(i))];
       if (written.some((g) => g.runs.length > 0)) ctx.emit({ kind: 'runs' });
       for (const agentId of new Set(written.flatMap((g) => g.events).filter((e) => e.mode === 'now').map((e) => e.agentId))) {
         ctx.emit({ kind: 'heartbeat', agentId });
       }
-      return { skippedItems: outcome };
+      return { skippedItems: outcome.skipped, coalesced: outcome.coalesced };
     },
     async findIdempotencyKey(hook, key) {
       const row = st.selectIdempotencyKey.get(hook, key, clock.now()) as IdempotencyRow | undefined;

@@ -162,4 +162,9 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE write_probe (id INTEGER PRIMARY KEY CHECK (id = 1), at INTEGER NOT NULL);
   `,
+  `
+  ALTER TABLE runs ADD COLUMN coalesce_key TEXT;
+  ALTER TABLE runs ADD COLUMN coalesce_until INTEGER;
+  CREATE INDEX runs_coalesce ON runs (coalesce_key, seq) WHERE state = 'queued' AND coalesce_key IS NOT NULL;
+  `,
 ];

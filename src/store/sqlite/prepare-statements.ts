@@ -12,7 +12,12 @@ export function prepareStatements(db: Database) {
     ),
     insertRun: db.prepare(
       `INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient,
-        model, thinking, timeout_seconds, source, created_at) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        model, thinking, timeout_seconds, source, created_at, coalesce_key, coalesce_until)
+        VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    joinCoalesced: db.prepare(
+      `UPDATE runs SET message = message || @separator || @message WHERE seq = (SELECT seq FROM runs
+        WHERE state = 'queued' AND coalesce_key = @key AND coalesce_until > @now ORDER BY seq DESC LIMIT 1) RETURNING id`,
     ),
     claimIdempotencyKey: db.prepare(
       `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at)
@@ -27,10 +32,12 @@ export function prepareStatements(db: Database) {
     selectClaimable: db.prepare(
       // The redundant \`state IN (…)\` terms let SQLite use the partial indexes on open runs, so a
       // claim costs the same with a million finished runs in the table as with none.
+      // A coalescing run waits until its window has collected the burst.
       `SELECT r.* FROM runs r WHERE r.state IN ('queued', 'running') AND r.state = 'queued'
+        AND (r.coalesce_until IS NULL OR r.coalesce_until <= @now)
         AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
           AND (o.state = 'running' OR o.seq < r.seq))
-        ORDER BY r.seq LIMIT ?`,
+        ORDER BY r.seq LIMIT @limit`,
     ),
     claimRun: db.prepare(
       `UPDATE runs SET state = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, @now),
@@ -167,7 +174,8 @@ export function prepareStatements(db: Database) {
     },
     addRun(r: NewRun, source: string): void {
       s.insertRun.run(r.id, r.agentId, r.sessionKey, r.message, r.name, r.wakeMode, r.deliver ? 1 : 0, r.channel,
-        r.to, r.model, r.thinking, r.timeoutSeconds, source, r.createdAt);
+        r.to, r.model, r.thinking, r.timeoutSeconds, source, r.createdAt, r.coalesce?.key ?? null,
+        r.coalesce === undefined ? null : r.createdAt + r.coalesce.windowMs);
     },
     addTranscript(agentId: string, entries: readonly TranscriptEntry[], at: number): void {
       for (const t of entries) s.insertTranscript.run(t.sessionKey, t.role, t.content, t.turnId, t.createdAt);

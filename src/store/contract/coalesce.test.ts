@@ -1,0 +1,53 @@
+import { it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import { newRun } from '../../../test/helpers/store-records.js';
+import type { Store } from '../store.js';
+
+describeEachDriver('store contract: coalesced runs', (driver) => {
+  let f: StoreFixture;
+  let store: Store;
+  const burst = (message: string, key = 'gh:pr-7', createdAt = f.clock.now()) =>
+    newRun('hook:pr-7', { message, createdAt, coalesce: { key, windowMs: 60_000 } });
+  const record = (run: ReturnType<typeof burst>) => store.recordActions({ events: [], runs: [run], idempotency: null });
+  beforeEach(async () => {
+    f = await createStoreFixture(driver);
+    store = f.store;
+  });
+  afterEach(() => f.dispose());
+
+  it('adds a burst about one key to the queued run, in order', async () => {
+    const first = burst('opened');
+    assert.deepEqual((await record(first)).coalesced, {});
+    const second = burst('commented');
+    assert.deepEqual((await record(second)).coalesced, { [second.id]: first.id });
+    const third = burst('approved');
+    assert.deepEqual((await record(third)).coalesced, { [third.id]: first.id });
+    const runs = await store.listRuns();
+    assert.equal(runs.length, 1);
+    assert.match(runs[0]!.message, /^opened\n[\s\S]*commented[\s\S]*approved$/);
+  });
+
+  it('keeps other keys apart', async () => {
+    await record(burst('a'));
+    assert.deepEqual((await record(burst('b', 'gh:pr-8'))).coalesced, {});
+    assert.equal((await store.listRuns()).length, 2);
+  });
+
+  it('holds the run while its window collects the burst, then lets it be claimed with every message', async () => {
+    await record(burst('opened'));
+    await record(burst('commented'));
+    assert.deepEqual(await store.claimRuns({ owner: 'w', limit: 5, leaseMs: 1000 }), [], 'still collecting');
+    await f.clock.advance(60_000);
+    const [claimed] = await store.claimRuns({ owner: 'w', limit: 5, leaseMs: 1000 });
+    assert.match(claimed!.message, /opened[\s\S]*commented/);
+    const after = burst('merged');
+    assert.deepEqual((await record(after)).coalesced, {}, 'a run past its window takes no more messages');
+    assert.equal((await store.listRuns()).length, 2);
+  });
+
+  it('never holds a run that does not coalesce', async () => {
+    await store.enqueueRun(newRun('plain'));
+    assert.equal((await store.claimRuns({ owner: 'w', limit: 5, leaseMs: 1000 })).length, 1);
+  });
+});
