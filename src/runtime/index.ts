@@ -1,4 +1,4 @@
-/** Runtime: executes recorded actions: agent runs on a worker pool, heartbeat turns per agent. */
+/** Runtime: executes recorded actions: agent runs through the claim loop, heartbeat turns per agent under their leases. */
 export { createRuntime } from './create-runtime.js';
 export { createRunSummary } from './execute-run.js';
 export type { Runtime, RuntimeOptions } from './create-runtime.js';

@@ -83,7 +83,7 @@ export interface RunQueue {
   recoverExpiredRuns(options: { owner: string; maxAttempts: number; leaseMs: number }): Promise<RecoveryResult>;
 }
 
-/** What an operator may do to a run from outside the worker pool, under the same claim fencing. */
+/** What an operator may do to a run from outside the run loop, under the same claim fencing. */
 export interface RunControl {
   /**
    * Fails a run that no worker has claimed (`queued` → `failed`) and posts its summary, in one
