@@ -81,7 +81,7 @@ describeEachDriver('store contract: recorded actions and idempotency keys', (dri
         { events: [newEvent('item b')], runs: [], idempotency: key('item:b') },
       ],
     });
-    assert.deepEqual(first, { skippedItems: [] });
+    assert.deepEqual(first, { skippedItems: [], coalesced: {} });
     const second = await store.recordActions({
       events: [], runs: [], idempotency: key('request-2'),
       items: [
@@ -89,7 +89,7 @@ describeEachDriver('store contract: recorded actions and idempotency keys', (dri
         { events: [], runs: [newRun('s-c')], idempotency: key('item:c') },
       ],
     });
-    assert.deepEqual(second, { skippedItems: [0] });
+    assert.deepEqual(second, { skippedItems: [0], coalesced: {} });
     assert.deepEqual((await store.listSystemEvents()).map((e) => e.text).sort(), ['item a', 'item b']);
     assert.equal((await store.listRuns()).length, 1);
   });
