@@ -247,38 +247,6 @@ export interface AuthFailure {
   lockoutMs: number;
 }
 
-/** A bounded view of a backlog too large for one prompt. */
-export interface PendingDigest {
-  /** Pending events up to and including `throughId`. */
-  total: number;
-  /** The newest of them: a turn built on this digest consumes every pending event up to it. */
-  throughId: string;
-  byHook: Array<{ hook: string; count: number }>;
-  /** Events alike (same hook, same opening words), largest groups first, each with its newest as the sample. */
-  groups: Array<{ sample: SystemEventRecord; count: number }>;
-  /** The newest events, newest first. */
-  newest: SystemEventRecord[];
-}
-
-/** Cut-offs (ms since the epoch) before which finished work is deleted. */
-export interface PruneCutoffs {
-  events: number;
-  runs: number;
-  deliveries: number;
-  transcript: number;
-  requests: number;
-}
-
-/** Rows deleted (or, for a dry run, deletable) per kind. */
-export interface PruneCounts {
-  events: number;
-  runs: number;
-  deliveries: number;
-  transcript: number;
-  requests: number;
-  idempotencyKeys: number;
-}
-
 /** The answer given to a request that carried an idempotency key, kept for the key's window. */
 export interface IdempotencyRecord {
   /** The hook the key is scoped to (`wake`, `agent`, or a mapping's name). */
@@ -306,3 +274,5 @@ export interface RecordedGroup {
 export interface RecordedActions extends RecordedGroup {
   items?: readonly RecordedGroup[];
 }
+
+export type * from './maintenance-types.js';
