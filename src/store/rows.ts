@@ -2,6 +2,7 @@
 import type {
   ActionSource, IdempotencyRecord, DeliveryAttempt, DeliveryRecord, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry,
 } from './types.js';
+import { RUN_STATES, type QueueStats, type RunCounts } from './store-stats.js';
 
 export interface EventRow {
   id: string; agent_id: string; session_key: string; text: string; mode: string; source: string;
@@ -122,3 +123,31 @@ export const toIdempotency = (r: IdempotencyRow): IdempotencyRecord => ({
   createdAt: r.created_at,
   expiresAt: r.expires_at,
 });
+
+/** Queue depths as both drivers' stats query returns them. */
+export interface QueueRow {
+  queued_runs: number;
+  running_runs: number;
+  pending_events: number;
+  pending_deliveries: number;
+  oldest_run: number | null;
+  oldest_event: number | null;
+  oldest_delivery: number | null;
+}
+
+export const toQueueStats = (r: QueueRow): QueueStats => ({
+  queuedRuns: r.queued_runs,
+  runningRuns: r.running_runs,
+  pendingEvents: r.pending_events,
+  pendingDeliveries: r.pending_deliveries,
+  oldestQueuedRunAt: r.oldest_run,
+  oldestPendingEventAt: r.oldest_event,
+  oldestPendingDeliveryAt: r.oldest_delivery,
+});
+
+/** Runs counted by state from `state, n` rows, every known state present (zero when none). */
+export function toRunCounts(rows: ReadonlyArray<{ state: RunState; n: number }>): RunCounts {
+  const counts = Object.fromEntries(RUN_STATES.map((s) => [s, 0])) as RunCounts;
+  for (const row of rows) if (Object.hasOwn(counts, row.state)) counts[row.state] = row.n;
+  return counts;
+}

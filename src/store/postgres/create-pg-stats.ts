@@ -1,17 +1,8 @@
 import type { StoreStats } from '../store.js';
-import { RUN_STATES, type RunCounts } from '../store-stats.js';
+import { toQueueStats, toRunCounts, type QueueRow } from '../rows.js';
 import type { RunState } from '../types.js';
 import type { PgContext } from './pg-context.js';
 
-interface QueueRow {
-  queued_runs: number;
-  running_runs: number;
-  pending_events: number;
-  pending_deliveries: number;
-  oldest_run: number | null;
-  oldest_event: number | null;
-  oldest_delivery: number | null;
-}
 
 /**
  * Queue depths, run counts, size and the write probe for PostgreSQL. The depths read the partial
@@ -30,24 +21,11 @@ export function createPgStats(ctx: Pick<PgContext, 'pool' | 'checkWritable'>): S
         (SELECT created_at FROM runs WHERE state = 'queued' ORDER BY seq LIMIT 1) AS oldest_run,
         (SELECT min(created_at) FROM system_events WHERE consumed_at IS NULL) AS oldest_event,
         (SELECT created_at FROM deliveries WHERE state = 'pending' ORDER BY seq LIMIT 1) AS oldest_delivery`);
-      const r = rows[0] as QueueRow;
-      return {
-        queuedRuns: r.queued_runs,
-        runningRuns: r.running_runs,
-        pendingEvents: r.pending_events,
-        pendingDeliveries: r.pending_deliveries,
-        oldestQueuedRunAt: r.oldest_run,
-        oldestPendingEventAt: r.oldest_event,
-        oldestPendingDeliveryAt: r.oldest_delivery,
-      };
+      return toQueueStats(rows[0] as QueueRow);
     },
     async countRuns() {
-      const counts = Object.fromEntries(RUN_STATES.map((s) => [s, 0])) as RunCounts;
       const { rows } = await pool.query('SELECT state, count(*)::int AS n FROM runs GROUP BY state');
-      for (const row of rows as Array<{ state: RunState; n: number }>) {
-        if (Object.hasOwn(counts, row.state)) counts[row.state] = row.n;
-      }
-      return counts;
+      return toRunCounts(rows as Array<{ state: RunState; n: number }>);
     },
     async readStoreSize() {
       const { rows } = await pool.query(`SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes

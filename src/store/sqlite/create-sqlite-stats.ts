@@ -1,18 +1,9 @@
 import { statSync } from 'node:fs';
 import type { StoreStats } from '../store.js';
-import { RUN_STATES, type RunCounts } from '../store-stats.js';
+import { toQueueStats, toRunCounts, type QueueRow } from '../rows.js';
 import type { RunState } from '../types.js';
 import type { SqliteContext } from './sqlite-context.js';
 
-interface QueueRow {
-  queued_runs: number;
-  running_runs: number;
-  pending_events: number;
-  pending_deliveries: number;
-  oldest_run: number | null;
-  oldest_event: number | null;
-  oldest_delivery: number | null;
-}
 
 /** A file's size, 0 when it does not exist (no WAL between checkpoints and closes). */
 function sizeOf(path: string): number {
@@ -40,23 +31,10 @@ export function createSqliteStats({ db, write, now }: Pick<SqliteContext, 'db' |
   const probe = db.prepare('INSERT INTO write_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at');
   return {
     async readQueueStats() {
-      const r = queue.get() as QueueRow;
-      return {
-        queuedRuns: r.queued_runs,
-        runningRuns: r.running_runs,
-        pendingEvents: r.pending_events,
-        pendingDeliveries: r.pending_deliveries,
-        oldestQueuedRunAt: r.oldest_run,
-        oldestPendingEventAt: r.oldest_event,
-        oldestPendingDeliveryAt: r.oldest_delivery,
-      };
+      return toQueueStats(queue.get() as QueueRow);
     },
     async countRuns() {
-      const counts = Object.fromEntries(RUN_STATES.map((s) => [s, 0])) as RunCounts;
-      for (const row of byState.all() as Array<{ state: RunState; n: number }>) {
-        if (Object.hasOwn(counts, row.state)) counts[row.state] = row.n;
-      }
-      return counts;
+      return toRunCounts(byState.all() as Array<{ state: RunState; n: number }>);
     },
     async readStoreSize() {
       const parts = [
