@@ -12,7 +12,7 @@ import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
 import { createSecretScrubber } from './common/scrub-secrets.js';
-import { CHANNEL_NAMES, listConfigSecrets, restartOnlyChanges, type LoadedConfig } from './config/index.js';
+import { CHANNEL_NAMES, listConfigSecrets, readRunBudgets, restartOnlyChanges, type LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import {
   createClientAddressResolver, createHttpServer, createMetricsRoute, createReadinessRoute, createRequestHandler, type IngressSettings,
@@ -111,7 +111,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     ids,
     retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
     scrub,
-  }, { leaseMs: config.store.leaseSeconds * 1000, ...deps.runtime });
+  }, { leaseMs: config.store.leaseSeconds * 1000, budgets: readRunBudgets(() => current.config), ...deps.runtime });
   const runTransform = createTransformRunner(loaded.transformsDir);
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
   const pruner = createPruner({ store, retention: config.store.retention, clock, log });

@@ -16,8 +16,10 @@ function duration(from: number | null, to: number | null): string {
 function runLine(r: RunRecord): string {
   const head = `${r.id}  ${r.state.padEnd(9)}  created ${iso(r.createdAt)}  queued ${duration(r.createdAt, r.startedAt)}` +
     `  ran ${duration(r.startedAt, r.finishedAt)}  ${r.agentId}  ${r.sessionKey}  ${r.name}  ${r.modelUsed ?? r.model ?? '(default model)'}`;
-  const tail = r.error !== null ? `\n    error: ${clip(r.error, 100)}` : r.reply !== null ? `\n    reply: ${clip(r.reply, 100)}` : '';
-  return head + tail;
+  const tokens = r.tokens === null ? '' : `  ${r.tokens} tokens`;
+  const tail = r.heldReason !== null ? `\n    held: ${r.heldReason}`
+    : r.error !== null ? `\n    error: ${clip(r.error, 100)}` : r.reply !== null ? `\n    reply: ${clip(r.reply, 100)}` : '';
+  return head + tokens + tail;
 }
 
 /**

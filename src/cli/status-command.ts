@@ -38,6 +38,7 @@ export function formatStatus(s: { where: string; queues: QueueStats; runs: RunCo
   return [
     'Queues:',
     queueLine('runs queued', q.queuedRuns, q.oldestQueuedRunAt, now),
+    queueLine('runs held (budget)', q.heldRuns, null, now),
     queueLine('runs running', q.runningRuns, null, now),
     queueLine('events pending', q.pendingEvents, q.oldestPendingEventAt, now),
     queueLine('deliveries pending', q.pendingDeliveries, q.oldestPendingDeliveryAt, now),

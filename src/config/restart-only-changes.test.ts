@@ -22,4 +22,10 @@ describe('restartOnlyChanges', () => {
     const next = { ...base, hooks: { ...base.hooks, authRateLimit: { maxFailures: 3 } }, gateway: { port: 9999 }, agents: { defaults: { timeoutSeconds: 30 } } };
     assert.deepEqual(restartOnlyChanges(config(base), config(next)), ['gateway', 'agents', 'hooks.authRateLimit']);
   });
+
+  it('applies agents\' budgets at a reload, while other agent settings still need a restart', () => {
+    const budgeted = { ...base, agents: { defaults: { budget: { runsPerHour: 5 } }, list: [{ id: 'main', budget: { tokensPerDay: 9 } }] } };
+    assert.deepEqual(restartOnlyChanges(config({ ...base, agents: { list: [{ id: 'main' }] } }), config(budgeted)), []);
+    assert.deepEqual(restartOnlyChanges(config(budgeted), config({ ...budgeted, agents: { ...budgeted.agents, list: [{ id: 'ops' }] } })), ['agents']);
+  });
 });

@@ -2,8 +2,8 @@ import type { Config } from './schema.js';
 
 /**
  * Settings read once at startup: a reload cannot apply them. The listener, the store, the
- * runtime (agents, models) and the auth limiter's window are built once; hooks, mappings, tokens
- * and channels are rebuilt on every reload.
+ * runtime (agents, models) and the auth limiter's window are built once; hooks, mappings, tokens,
+ * channels and run budgets are rebuilt on every reload.
  */
 export const RESTART_ONLY_KEYS = [
   'gateway', 'store', 'agents', 'models', 'hooks.authRateLimit', 'hooks.transformsDir',
@@ -15,6 +15,11 @@ function pick(config: Config, key: (typeof RESTART_ONLY_KEYS)[number]): unknown 
       return config.hooks.authRateLimit;
     case 'hooks.transformsDir':
       return config.hooks.transformsDir;
+    case 'agents': {
+      // Budgets are read at every claim, so a reload applies them.
+      const { budget: _d, ...defaults } = config.agents.defaults;
+      return { defaults, list: config.agents.list.map(({ budget: _b, ...agent }) => agent) };
+    }
     default:
       return config[key];
   }

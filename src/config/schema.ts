@@ -26,6 +26,19 @@ export const MAX_TIMEOUT_SECONDS = 86_400;
 const timeoutSeconds = z.number().positive().max(MAX_TIMEOUT_SECONDS);
 const nonEmpty = z.string().min(1);
 
+/** Limits on an agent's runs; over them, runs stay queued (held) until the window allows them. */
+export const BudgetSchema = z.strictObject({
+  /** Runs that may start in any rolling hour. */
+  runsPerHour: z.number().int().min(1).max(1_000_000).optional(),
+  /** Tokens (input + output, as the provider reports them) runs started in any rolling 24 h may spend. */
+  tokensPerDay: z.number().int().min(1).max(1e12).optional(),
+});
+
+/** A mapping's budget: an agent's, and how many of its runs may run at once. */
+export const MappingBudgetSchema = BudgetSchema.extend({
+  maxConcurrentRuns: z.number().int().min(1).max(256).optional(),
+});
+
 export const MappingSchema = z.strictObject({
   id: nonEmpty.optional(),
   match: z.strictObject({ path: z.string().optional(), source: z.string().optional() }).optional(),
@@ -65,6 +78,8 @@ export const MappingSchema = z.strictObject({
   waitForCompletion: z.boolean().optional(),
   /** With `waitForCompletion`, the answer carries the model's reply. */
   returnReply: z.boolean().optional(),
+  /** Limits on this mapping's agent runs (beside its agent's own budget). */
+  budget: MappingBudgetSchema.optional(),
   transform: z
     .strictObject({
       /** JS or TS module, relative to the transforms directory. */
@@ -110,9 +125,9 @@ export const HooksSchema = z.strictObject({
   maxBodyBytes: z.number().int().min(1).max(64 * 1024 * 1024).default(256 * 1024),
   /** Request bodies read at once from one client address; more get 429 `too_many_bodies`. */
   maxBodiesPerClient: z.number().int().min(1).max(100_000).default(64),
-  /** How long a request's idempotency key (or its sender's delivery id) is remembered; 72 h covers GitHub's, Stripe's and Slack's retries. */
   /** Longest a `waitForCompletion` request is held open. */
   maxWaitSeconds: z.number().int().min(1).max(3600).default(120),
+  /** How long a request's idempotency key (or its sender's delivery id) is remembered; 72 h covers GitHub's, Stripe's and Slack's retries. */
   idempotencyWindowSeconds: z.number().int().min(1).max(30 * 86_400).default(72 * 3600),
   authRateLimit: AuthRateLimitSchema.prefault({}),
 });
@@ -148,6 +163,8 @@ export const AgentsSchema = z.strictObject({
       timeoutSeconds: timeoutSeconds.default(600),
       thinking: z.enum(THINKING_LEVELS).optional(),
       maxConcurrentRuns: z.number().int().min(1).max(256).default(4),
+      /** Each agent's run budget, unless the agent sets its own (field by field). */
+      budget: BudgetSchema.optional(),
       heartbeat: z
         .strictObject({
           every: z.union([z.string(), z.literal(0)]).default('30m'),
@@ -165,6 +182,8 @@ export const AgentsSchema = z.strictObject({
         name: z.string().optional(),
         workspace: z.string().optional(),
         model: nonEmpty.optional(),
+        /** This agent's run budget, over `agents.defaults.budget`. */
+        budget: BudgetSchema.optional(),
       }),
     )
     .default([]),
@@ -269,5 +288,6 @@ export type MappingConfig = z.infer<typeof MappingSchema>;
 export type VerifyConfig = z.infer<typeof VerifySchema>;
 export type StoreConfig = z.infer<typeof StoreSchema>;
 export type RetentionConfig = z.infer<typeof RetentionSchema>;
+export type BudgetConfig = z.infer<typeof MappingBudgetSchema>;
 export type ChannelsConfig = z.infer<typeof ChannelsSchema>;
 export type AuthRateLimitConfig = z.infer<typeof AuthRateLimitSchema>;

@@ -5,7 +5,7 @@ import type { QueueStats, StoreSize } from '../store/index.js';
 import { createMetrics } from './create-metrics.js';
 
 const queues = (o: Partial<QueueStats> = {}): QueueStats => ({
-  queuedRuns: 0, runningRuns: 0, pendingEvents: 0, pendingDeliveries: 0,
+  queuedRuns: 0, runningRuns: 0, heldRuns: 0, pendingEvents: 0, pendingDeliveries: 0,
   oldestQueuedRunAt: null, oldestPendingEventAt: null, oldestPendingDeliveryAt: null, ...o,
 });
 const size: StoreSize = { totalBytes: 300, parts: [{ name: 'database', bytes: 200 }, { name: 'wal', bytes: 100 }] };

@@ -86,7 +86,7 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
   const deliveries = new Counter({
     name: 'hookgate_delivery_attempts_total', help: 'Delivery attempts, by channel and outcome (sent, retry, failed, skipped).', labelNames: ['channel', 'outcome'], registers,
   });
-  const depth = new Gauge({ name: 'hookgate_queue_depth', help: 'Work waiting in the store: runs queued and running, events and deliveries pending.', labelNames: ['queue'], registers });
+  const depth = new Gauge({ name: 'hookgate_queue_depth', help: 'Work waiting in the store: runs queued (held: those a budget holds back), running, events and deliveries pending.', labelNames: ['queue'], registers });
   const oldest = new Gauge({ name: 'hookgate_queue_oldest_age_seconds', help: 'Age of the oldest waiting item per queue (0 when empty).', labelNames: ['queue'], registers });
   const size = new Gauge({ name: 'hookgate_store_size_bytes', help: 'Space the store takes on disk, by part (SQLite files or PostgreSQL tables).', labelNames: ['part'], registers });
 
@@ -101,6 +101,7 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
         const q = s.queues;
         depth.set({ queue: 'runs_queued' }, q.queuedRuns);
         depth.set({ queue: 'runs_running' }, q.runningRuns);
+        depth.set({ queue: 'runs_held' }, q.heldRuns);
         depth.set({ queue: 'events_pending' }, q.pendingEvents);
         depth.set({ queue: 'deliveries_pending' }, q.pendingDeliveries);
         oldest.set({ queue: 'runs' }, age(now, q.oldestQueuedRunAt));

@@ -2,6 +2,7 @@ import type { ThinkingLevel } from '../config/index.js';
 import type { ResolvedModel } from './create-model-registry.js';
 import { HISTORY_ENTRIES, fitHistory } from './fit-history.js';
 import { callWithRetry } from './providers/call-with-retry.js';
+import type { TokenUsage } from './providers/model-provider.js';
 import { readSystemPrompt, type AgentProfile } from './resolve-agent-profile.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 
@@ -29,9 +30,12 @@ export interface ModelTurn {
 /**
  * One model call in a session: the agent's system prompt, the session's recent history (bounded
  * in entries and characters) and the new message, retried while `timeoutMs` allows.
+ * Resolves with the reply and the tokens the provider reported (when it did).
  * @throws TurnTimeoutError when the time runs out; the provider's error otherwise.
  */
-export async function callModelTurn(deps: Pick<RuntimeDeps, 'store' | 'clock' | 'retry' | 'log'>, turn: ModelTurn): Promise<string> {
+export async function callModelTurn(
+  deps: Pick<RuntimeDeps, 'store' | 'clock' | 'retry' | 'log'>, turn: ModelTurn,
+): Promise<{ text: string; usage?: TokenUsage }> {
   const started = deps.clock.now();
   const controller = new AbortController();
   let timedOut = false;
@@ -48,7 +52,7 @@ export async function callModelTurn(deps: Pick<RuntimeDeps, 'store' | 'clock' | 
       thinking: turn.thinking,
       signal: AbortSignal.any([controller.signal, turn.shutdown]),
     }, started + turn.timeoutMs, { ...deps.retry, log: deps.log });
-    return result.text;
+    return result.usage === undefined ? { text: result.text } : { text: result.text, usage: result.usage };
   } catch (error) {
     if (timedOut) throw new TurnTimeoutError(turn.timeoutMs, { cause: error });
     throw error;

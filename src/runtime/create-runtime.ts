@@ -3,7 +3,8 @@ import { createClaimLoop } from '../common/create-claim-loop.js';
 import { parseDurationMs } from '../common/parse-duration.js';
 import { repeatEvery } from '../common/repeat-every.js';
 import { mainSessionKey, resolveDefaultAgentId } from '../policy/index.js';
-import type { ClaimedRun } from '../store/index.js';
+import { resolveRunBudgets } from '../config/index.js';
+import type { ClaimedRun, RunBudgets } from '../store/index.js';
 import { createHeartbeatScheduler, type HeartbeatScheduler } from './create-heartbeat-scheduler.js';
 import { executeRun, finishRun } from './execute-run.js';
 import { runHeartbeatTurn } from './run-heartbeat-turn.js';
@@ -21,6 +22,8 @@ export interface RuntimeOptions {
   maxAttempts?: number;
   /** How long `stop()` lets runs and heartbeat turns finish before aborting them. @default 5000 */
   stopGraceMs?: number;
+  /** The run budgets in force, read at every claim (a reload may change them). @default from `config` at start */
+  budgets?: () => RunBudgets | undefined;
 }
 
 /** Executes what the ingress recorded: agent runs and heartbeat turns. */
@@ -44,6 +47,8 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
   const everyMs = parseDurationMs(config.agents.defaults.heartbeat.every) ?? 0;
   const agentIds = config.agents.list.length > 0 ? config.agents.list.map((a) => a.id) : [resolveDefaultAgentId(config.agents)];
   const schedulers = new Map<string, HeartbeatScheduler>();
+  const startBudgets = resolveRunBudgets(config);
+  const readBudgets = options.budgets ?? ((): RunBudgets | undefined => startBudgets);
   const shutdown = new AbortController();
   const halt = new AbortController();
 
@@ -74,7 +79,10 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
 
   const runs = createClaimLoop<ClaimedRun>({
     name: 'runs',
-    claim: (limit) => store.claimRuns({ owner, limit, leaseMs }),
+    claim: (limit) => {
+      const budgets = readBudgets();
+      return store.claimRuns({ owner, limit, leaseMs, ...(budgets === undefined ? {} : { budgets }) });
+    },
     execute: async (run, signal) => {
       await executeRun(deps, run, signal);
     },

@@ -47,11 +47,12 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
   let reply: string | null = null;
   let error: string | null = null;
   let modelUsed: string | null = null;
+  let tokens: number | null = null;
   let category: RunErrorCategory | null = null;
   try {
     const model = deps.models.resolve(run.model ?? profile.model);
     modelUsed = model.ref;
-    reply = await callModelTurn(deps, {
+    const turn = await callModelTurn(deps, {
       profile,
       model,
       sessionKey: run.sessionKey,
@@ -60,6 +61,8 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
       timeoutMs: run.timeoutSeconds * 1000,
       shutdown,
     });
+    reply = turn.text;
+    if (turn.usage !== undefined) tokens = turn.usage.inputTokens + turn.usage.outputTokens;
     state = 'succeeded';
   } catch (err) {
     state = err instanceof TurnTimeoutError ? 'timed_out' : 'failed';
@@ -71,7 +74,7 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
     if (await deps.store.releaseRun(run)) log.info('run handed back', { runId: run.id, reason: String(shutdown.reason) });
     return { state, recorded: false };
   }
-  return finishRun(deps, run, { state, reply, error, category, modelUsed, content, started });
+  return finishRun(deps, run, { state, reply, error, category, modelUsed, tokens, content, started });
 }
 
 /** Records a run's outcome under its claim: the run, its transcript, summary and delivery, in one transaction. */
@@ -80,11 +83,12 @@ export async function finishRun(
   run: ClaimedRun,
   outcome: {
     state: RunOutcomeState; reply: string | null; error: string | null; category: RunErrorCategory | null; modelUsed: string | null;
-    content: string; started: number;
+    /** Tokens the provider reported for the run, counted against `tokensPerDay` budgets. */
+    tokens?: number | null; content: string; started: number;
   },
 ): Promise<RunResult> {
   const { config, clock, log } = deps;
-  const { state, reply, error, category, modelUsed, content, started } = outcome;
+  const { state, reply, error, category, modelUsed, tokens, content, started } = outcome;
   const at = clock.now();
   const deliver = state === 'succeeded' && run.deliver && reply !== null
     && !isHeartbeatAck(reply, config.agents.defaults.heartbeat.ackMaxChars);
@@ -99,6 +103,7 @@ export async function finishRun(
     model: modelUsed,
     reply,
     error,
+    tokens: tokens ?? null,
     transcript: reply === null ? [] : [
       { sessionKey: run.sessionKey, role: 'user', content, turnId: run.id, createdAt: started },
       { sessionKey: run.sessionKey, role: 'assistant', content: reply, turnId: run.id, createdAt: at },
@@ -110,7 +115,7 @@ export async function finishRun(
     log.warn('run finished on a stale claim; outcome discarded', { runId: run.id });
     return { state, recorded };
   }
-  if (state === 'succeeded') log.info('run finished', { runId: run.id, state, model: modelUsed, ms: at - started });
+  if (state === 'succeeded') log.info('run finished', { runId: run.id, state, model: modelUsed, tokens, ms: at - started });
   else log.warn('run failed', { runId: run.id, hook: run.source.hook, state, category, error, model: modelUsed, ms: at - started });
   if (delivery !== null) deps.delivery.deliver(delivery);
   return { state, recorded };

@@ -49,7 +49,7 @@ export async function runHeartbeatTurn(
   if (events.some((e) => e.source.external && looksLikeInjection(e.text))) {
     log.warn('hook content in a heartbeat looks like a prompt-injection attempt', { agentId, events: events.length });
   }
-  const reply = await callModelTurn(deps, {
+  const { text: reply } = await callModelTurn(deps, {
     profile,
     model: deps.models.resolve(profile.model),
     sessionKey,

@@ -13,3 +13,4 @@ export { StoreOpenError } from './postgres/store-open-error.js';
 export { DuplicateRequestError } from './duplicate-request-error.js';
 export { isStoreUnavailable } from './is-store-unavailable.js';
 export { createPruner, pruneCutoffs, type Pruner } from './create-pruner.js';
+export type { BudgetUsage, RunBudget, RunBudgets } from './run-budgets.js';

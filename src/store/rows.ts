@@ -14,6 +14,7 @@ export interface RunRow {
   thinking: string | null; timeout_seconds: number; source: string; created_at: number; attempts: number;
   started_at: number | null; finished_at: number | null; reply: string | null; error: string | null;
   model_used: string | null; lease_owner: string | null; lease_until: number | null; claim_id: string | null;
+  hook: string | null; tokens: number | string | null; held_reason: string | null;
 }
 export interface SessionRow {
   key: string; agent_id: string | null; last_channel: string | null; last_to: string | null; updated_at: number | null;
@@ -65,6 +66,9 @@ export const toRun = (r: RunRow): RunRecord => ({
   modelUsed: r.model_used,
   leaseOwner: r.lease_owner,
   leaseUntil: r.lease_until,
+  // PostgreSQL returns bigint as a string.
+  tokens: r.tokens === null || r.tokens === undefined ? null : Number(r.tokens),
+  heldReason: r.held_reason ?? null,
 });
 
 export const toSession = (r: SessionRow): SessionRecord => ({
@@ -128,6 +132,7 @@ export const toIdempotency = (r: IdempotencyRow): IdempotencyRecord => ({
 export interface QueueRow {
   queued_runs: number;
   running_runs: number;
+  held_runs: number;
   pending_events: number;
   pending_deliveries: number;
   oldest_run: number | null;
@@ -138,6 +143,7 @@ export interface QueueRow {
 export const toQueueStats = (r: QueueRow): QueueStats => ({
   queuedRuns: r.queued_runs,
   runningRuns: r.running_runs,
+  heldRuns: r.held_runs,
   pendingEvents: r.pending_events,
   pendingDeliveries: r.pending_deliveries,
   oldestQueuedRunAt: r.oldest_run,

@@ -6,6 +6,8 @@ export interface QueueStats {
   queuedRuns: number;
   /** Runs in state `running` (claimed by a worker). */
   runningRuns: number;
+  /** Queued runs a budget holds back (part of `queuedRuns`). */
+  heldRuns: number;
   /** System events no heartbeat turn has consumed yet. */
   pendingEvents: number;
   /** Deliveries in state `pending` (first attempt or a retry not yet due). */

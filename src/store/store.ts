@@ -5,6 +5,7 @@ import type {
 } from './types.js';
 import type { ListRequestsOptions, RequestRecord, RunCancellation } from './request-record.js';
 import type { QueueStats, RunCounts, StoreSize } from './store-stats.js';
+import type { RunBudgets } from './run-budgets.js';
 
 /**
  * What the ingress writes. Every write resolves only once it is committed, so the caller may
@@ -62,9 +63,11 @@ export interface RunQueue {
   /**
    * Claims up to `limit` queued runs (state `running`, attempts + 1). Runs sharing a session key
    * are claimed one at a time, oldest first: a run is claimable only when no run of its session is
-   * running and none is queued before it.
+   * running and none is queued before it. With `budgets`, a run whose agent or hook (mapping) has
+   * no room left stays queued, its `heldReason` saying why; claimers across a fleet count usage
+   * one at a time, so a budget is never overrun by replicas claiming together.
    */
-  claimRuns(options: ClaimOptions): Promise<ClaimedRun[]>;
+  claimRuns(options: ClaimOptions & { budgets?: RunBudgets }): Promise<ClaimedRun[]>;
   /** Extends the leases of the given claims; resolves with the run ids whose claim is still current. */
   renewRuns(claims: readonly ClaimedRun[], leaseMs: number): Promise<string[]>;
   /** Hands a run back to the queue (shutdown), without counting the interrupted attempt. */

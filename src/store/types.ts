@@ -68,6 +68,10 @@ export interface RunRecord extends NewRun {
   finishedAt: number | null;
   reply: string | null;
   error: string | null;
+  /** Tokens the model reported for the run (input and output), when it reported them. */
+  tokens: number | null;
+  /** Why a queued run is held back by a budget (`null` when it is not). */
+  heldReason: string | null;
 }
 
 /** Newest-first listing options. */
@@ -170,6 +174,8 @@ export interface RunCompletion {
   model: string | null;
   reply: string | null;
   error: string | null;
+  /** Tokens the model reported (input and output); counted against `tokensPerDay` budgets. */
+  tokens?: number | null;
   /** Appended to the run's session (the prompt and the reply) when it succeeded. */
   transcript: readonly TranscriptEntry[];
   /** The summary posted to the agent's main session. */

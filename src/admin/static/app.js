@@ -101,14 +101,19 @@ async function requestView(id) {
   return false;
 }
 
+/** A run's state; a queued run a budget holds back shows as held. */
+function runBadge(r) {
+  return r.heldReason ? badge('held', 'held') : badge(r.state, r.state);
+}
+
 async function runsView(state) {
   toolbar(stateFilter(state, ['queued', 'running', 'succeeded', 'failed', 'timed_out'],
     (s) => { location.hash = s ? `#/runs?state=${s}` : '#/runs'; }));
   const { runs } = await api('GET', `/runs?limit=100${state ? `&state=${state}` : ''}`);
   $('content').replaceChildren(runs.length === 0 ? el('p', { className: 'muted' }, 'No runs.') : table(
-    ['created', 'name', 'state', 'agent', 'session', 'model', 'error'],
-    runs.map((r) => row([time(r.createdAt), r.name, el('td', {}, badge(r.state, r.state)), r.agentId, r.sessionKey,
-      r.modelUsed ?? r.model ?? 'default', el('td', { className: 'reason' }, r.error ?? '')], `#/runs/${r.id}`, r.id))));
+    ['created', 'name', 'state', 'agent', 'session', 'model', 'error / held'],
+    runs.map((r) => row([time(r.createdAt), r.name, el('td', {}, runBadge(r)), r.agentId, r.sessionKey,
+      r.modelUsed ?? r.model ?? 'default', el('td', { className: 'reason' }, r.error ?? r.heldReason ?? '')], `#/runs/${r.id}`, r.id))));
   return true;
 }
 
@@ -136,11 +141,11 @@ async function runView(id) {
   const { run: r, delivery } = await api('GET', `/runs/${encodeURIComponent(id)}`);
   toolbar(link('#/runs', '← runs'));
   $('content').replaceChildren(el('div', { className: 'card', id: 'run' },
-    el('h2', {}, `Run ${r.name} `, badge(r.state, r.state)),
+    el('h2', {}, `Run ${r.name} `, runBadge(r)),
     fields([['id', r.id], ['agent', r.agentId], ['session', link(`#/sessions/${encodeURIComponent(r.sessionKey)}`, r.sessionKey)],
       ['model', r.modelUsed ?? r.model ?? 'agent default'], ['attempts', r.attempts], ['created', time(r.createdAt)],
       ['started', time(r.startedAt)], ['finished', time(r.finishedAt)], ['deliver', `${r.deliver} (${r.channel}${r.to ? ` → ${r.to}` : ''})`],
-      ['error', r.error ? el('span', { className: 'error' }, r.error) : null]]),
+      ['tokens', r.tokens], ['held', r.heldReason], ['error', r.error ? el('span', { className: 'error' }, r.error) : null]]),
     el('h3', {}, 'Message'), el('pre', {}, r.message),
     r.reply === null ? null : el('h3', {}, 'Reply'), r.reply === null ? null : el('pre', {}, r.reply),
     el('div', { className: 'actions' }, r.state === 'queued' ? actionButton('Cancel run', async () => {

@@ -19,7 +19,7 @@ export const link = (href, text) => el('a', { href }, text);
 export function badge(text, status) {
   const cls = typeof status === 'number'
     ? (status < 300 ? 'ok' : status < 500 ? 'warn' : 'bad')
-    : ({ succeeded: 'ok', sent: 'ok', failed: 'bad', timed_out: 'bad', skipped: 'warn', queued: '', running: '', pending: '' })[status] ?? '';
+    : ({ succeeded: 'ok', sent: 'ok', failed: 'bad', timed_out: 'bad', skipped: 'warn', held: 'warn', queued: '', running: '', pending: '' })[status] ?? '';
   return el('span', { className: `badge ${cls}` }, text);
 }
 

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Issue } from '../../common/errors.js';
-import { trimSlashes, type HooksConfig, type MappingConfig } from '../../config/index.js';
+import { mappingHookId, trimSlashes, type HooksConfig, type MappingConfig } from '../../config/index.js';
 
 export { isPlainRelative, RESERVED_HOOK_NAMES, trimSlashes } from '../../config/index.js';
 import type { TransformSpec } from '../transforms/transform-types.js';
@@ -43,7 +43,7 @@ function compile(mapping: MappingConfig, id: string, hooks: HooksConfig, transfo
 
 /** User mappings first, in order, then the enabled presets. */
 export function compileMappings(hooks: HooksConfig, transformsDir: string): CompiledMapping[] {
-  const user = hooks.mappings.map((m, i) => compile(m, m.id ?? `mappings[${i}]`, hooks, transformsDir));
+  const user = hooks.mappings.map((m, i) => compile(m, mappingHookId(m, i), hooks, transformsDir));
   const presets = createPresets(hooks).map((p) => compile(p.mapping, p.mapping.id ?? 'preset', hooks, transformsDir, p.validate));
   return [...user, ...presets];
 }

@@ -31,7 +31,7 @@ describeEachDriver('store contract: records and reads', (driver) => {
     const got = await store.getRun(r1.id);
     assert.deepEqual(got, {
       ...r1, state: 'queued', attempts: 0, modelUsed: null, leaseOwner: null, leaseUntil: null, startedAt: null,
-      finishedAt: null, reply: null, error: null,
+      finishedAt: null, reply: null, error: null, tokens: null, heldReason: null,
     });
     assert.deepEqual((await store.listRuns()).map((r) => r.id), [r2.id, r1.id]);
     assert.deepEqual((await store.listRuns({ state: 'queued', limit: 1 })).map((r) => r.id), [r2.id]);

@@ -19,7 +19,7 @@ describeEachDriver('store contract: stats, size and the write probe', (driver) =
 
   it('reports empty queues as zeros with no oldest item', async () => {
     assert.deepEqual(await store.readQueueStats(), {
-      queuedRuns: 0, runningRuns: 0, pendingEvents: 0, pendingDeliveries: 0,
+      queuedRuns: 0, runningRuns: 0, heldRuns: 0, pendingEvents: 0, pendingDeliveries: 0,
       oldestQueuedRunAt: null, oldestPendingEventAt: null, oldestPendingDeliveryAt: null,
     });
   });
@@ -35,7 +35,7 @@ describeEachDriver('store contract: stats, size and the write probe', (driver) =
     assert.ok(running);
     const stats = await store.readQueueStats();
     assert.deepEqual(stats, {
-      queuedRuns: 2, runningRuns: 1, pendingEvents: 2, pendingDeliveries: 1,
+      queuedRuns: 2, runningRuns: 1, heldRuns: 0, pendingEvents: 2, pendingDeliveries: 1,
       oldestQueuedRunAt: 200, oldestPendingEventAt: 50, oldestPendingDeliveryAt: 70,
     });
     // Another connection (the CLI beside a gateway) sees the same.

@@ -12,7 +12,7 @@ export function createPgCancelRun(ctx: Pick<PgContext, 'tx' | 'channel'>): RunCo
     async cancelRun(c) {
       return ctx.tx(async (client) => {
         const { rowCount } = await client.query(
-          `UPDATE runs SET state = 'failed', finished_at = $1, error = $2 WHERE id = $3 AND state = 'queued' AND claim_id IS NULL`,
+          `UPDATE runs SET state = 'failed', finished_at = $1, error = $2, held_reason = NULL WHERE id = $3 AND state = 'queued' AND claim_id IS NULL`,
           [c.finishedAt, c.error, c.runId],
         );
         if (rowCount !== 1) return false;

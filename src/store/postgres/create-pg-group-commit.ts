@@ -64,18 +64,19 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
   }
   if (runs.length > 0) {
     ctes.push(`r AS (INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient, model,
-        thinking, timeout_seconds, source, created_at, coalesce_key, coalesce_until)
+        thinking, timeout_seconds, source, created_at, coalesce_key, coalesce_until, hook)
       SELECT u.id, 'queued', u.agent_id, u.session_key, u.message, u.name, u.wake_mode, u.deliver, u.channel, u.recipient, u.model,
-        u.thinking, u.timeout_seconds, u.source, u.created_at, u.coalesce_key, u.coalesce_until
+        u.thinking, u.timeout_seconds, u.source, u.created_at, u.coalesce_key, u.coalesce_until, u.hook
       FROM unnest(${arr(runs.map((r) => r.id), 'text')}, ${arr(runs.map((r) => r.agentId), 'text')}, ${arr(runs.map((r) => r.sessionKey), 'text')},
         ${arr(runs.map((r) => r.message), 'text')}, ${arr(runs.map((r) => r.name), 'text')}, ${arr(runs.map((r) => r.wakeMode), 'text')},
         ${arr(runs.map((r) => (r.deliver ? 1 : 0)), 'integer')}, ${arr(runs.map((r) => r.channel), 'text')}, ${arr(runs.map((r) => r.to), 'text')},
         ${arr(runs.map((r) => r.model), 'text')}, ${arr(runs.map((r) => r.thinking), 'text')}, ${arr(runs.map((r) => r.timeoutSeconds), 'float8')},
         ${arr(runs.map((r) => JSON.stringify(r.source)), 'text')}, ${arr(runs.map((r) => r.createdAt), 'bigint')},
         ${arr(runs.map((r) => r.coalesce?.key ?? null), 'text')},
-        ${arr(runs.map((r) => (r.coalesce === undefined ? null : r.createdAt + r.coalesce.windowMs)), 'bigint')})
+        ${arr(runs.map((r) => (r.coalesce === undefined ? null : r.createdAt + r.coalesce.windowMs)), 'bigint')},
+        ${arr(runs.map((r) => r.source.hook), 'text')})
         AS u (id, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient, model, thinking, timeout_seconds, source, created_at,
-          coalesce_key, coalesce_until))`);
+          coalesce_key, coalesce_until, hook))`);
   }
   if (deliveries.length > 0) {
     ctes.push(`d AS (INSERT INTO deliveries (id, state, agent_id, channel, recipient, text, run_id, created_at, updated_at)

@@ -1,15 +1,69 @@
+import type pg from 'pg';
 import { toRun, type RunRow } from '../rows.js';
+import { hasBudgets, type RunBudgets } from '../run-budgets.js';
+import { createPgBudgets } from './create-pg-budgets.js';
 import type { RunQueue } from '../store.js';
 import type { ClaimedRun, WorkSignal } from '../types.js';
 import { notify, nowSql, type PgContext } from './pg-context.js';
 
 const claimed = (row: RunRow & { claim_id: string }): ClaimedRun => ({ ...toRun(row), claimId: row.claim_id });
 
+/** Queued runs a claim may take (aliased `r`; `$4` is the lease clock). */
+const CLAIMABLE = `r.state IN ('queued', 'running') AND r.state = 'queued'
+  AND (r.coalesce_until IS NULL OR r.coalesce_until <= ${nowSql(4)})
+  AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
+    AND (o.state = 'running' OR o.seq < r.seq))`;
+
+/** Claims the runs of a `picked (seq)` CTE for owner `$2`, lease `$3` ms, beside a `n (now)` CTE. */
+const CLAIM_PICKED = `UPDATE runs SET state = 'running', attempts = runs.attempts + 1, started_at = COALESCE(runs.started_at, n.now),
+    lease_owner = $2, lease_until = n.now + $3, claim_id = gen_random_uuid()::text, held_reason = NULL
+  FROM picked, n WHERE runs.seq = picked.seq AND runs.state = 'queued'
+  RETURNING runs.*`;
+
+const sortClaimed = (rows: unknown[]): ClaimedRun[] =>
+  (rows as Array<RunRow & { claim_id: string; seq: string }>).sort((a, b) => Number(a.seq) - Number(b.seq)).map(claimed);
+
 export function createPgRunQueue(ctx: PgContext): RunQueue {
   const { pool, channel } = ctx;
+  const budgeting = createPgBudgets();
+
+  /**
+   * A claim under budgets: usage read under the fleet-wide budget lock, candidates selected with
+   * blocked keys left out, and a run whose start uses up its key's room blocks that key's later
+   * runs (selected again without them).
+   */
+  const claimBudgeted = async (
+    client: pg.PoolClient, { owner, limit, leaseMs, budgets }: { owner: string; limit: number; leaseMs: number; budgets: RunBudgets },
+  ): Promise<ClaimedRun[]> => {
+    const { rows: [n] } = await client.query(`SELECT ${nowSql(1)} AS now`, [ctx.clockParam()]);
+    const plan = await budgeting.plan(client, budgets, Number((n as { now: string }).now));
+    const runs: ClaimedRun[] = [];
+    for (;;) {
+      const { rows } = await client.query(
+        `SELECT r.seq, r.agent_id, r.hook, r.started_at FROM runs r WHERE ${CLAIMABLE}
+          AND NOT (r.agent_id = ANY($2::text[])) AND (r.hook IS NULL OR NOT (r.hook = ANY($3::text[])))
+          ORDER BY r.seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [limit - runs.length, [...plan.blocked.agents.keys()], [...plan.blocked.hooks.keys()], ctx.clockParam()],
+      );
+      const candidates = rows as Array<{ seq: string; agent_id: string; hook: string | null; started_at: string | null }>;
+      const taken = candidates.filter((r) => plan.take(r.agent_id, r.hook, r.started_at !== null)).map((r) => r.seq);
+      if (taken.length > 0) {
+        const res = await client.query(
+          `WITH n AS (SELECT ${nowSql(4)} AS now), picked AS (SELECT unnest($1::bigint[]) AS seq) ${CLAIM_PICKED}`,
+          [taken, owner, leaseMs, ctx.clockParam()],
+        );
+        runs.push(...sortClaimed(res.rows));
+      }
+      if (taken.length === candidates.length || runs.length >= limit) break;
+    }
+    await budgeting.refreshHeld(client, plan);
+    return runs.sort((a, b) => a.createdAt - b.createdAt);
+  };
+
   return {
-    async claimRuns({ owner, limit, leaseMs }) {
+    async claimRuns({ owner, limit, leaseMs, budgets }) {
       ctx.checkWritable();
+      if (hasBudgets(budgets)) return ctx.tx((client) => claimBudgeted(client, { owner, limit, leaseMs, budgets }));
       // SKIP LOCKED: replicas claiming at once take different runs. A run is claimable only when no
       // run of its session is running or queued before it; the redundant `state IN (…)` terms let
       // the partial indexes on open runs serve the query.
@@ -17,18 +71,13 @@ export function createPgRunQueue(ctx: PgContext): RunQueue {
         `WITH n AS (SELECT ${nowSql(4)} AS now),
           picked AS (
             SELECT r.seq FROM runs r
-            WHERE r.state IN ('queued', 'running') AND r.state = 'queued'
-              AND (r.coalesce_until IS NULL OR r.coalesce_until <= (SELECT now FROM n))
-              AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
-                AND (o.state = 'running' OR o.seq < r.seq))
+            WHERE ${CLAIMABLE}
             ORDER BY r.seq LIMIT $1 FOR UPDATE SKIP LOCKED)
-        UPDATE runs SET state = 'running', attempts = runs.attempts + 1, started_at = COALESCE(runs.started_at, n.now),
-          lease_owner = $2, lease_until = n.now + $3, claim_id = gen_random_uuid()::text
-        FROM picked, n WHERE runs.seq = picked.seq AND runs.state = 'queued'
-        RETURNING runs.*`,
+        ${CLAIM_PICKED}`,
         [limit, owner, leaseMs, ctx.clockParam()],
       );
-      return (rows as Array<RunRow & { claim_id: string; seq: string }>).sort((a, b) => Number(a.seq) - Number(b.seq)).map(claimed);
+      await budgeting.refreshHeld(pool, null);
+      return sortClaimed(rows);
     },
     async renewRuns(claims, leaseMs) {
       if (claims.length === 0) return [];
@@ -55,9 +104,9 @@ export function createPgRunQueue(ctx: PgContext): RunQueue {
     async completeRun(c) {
       return ctx.tx(async (client) => {
         const { rowCount } = await client.query(
-          `UPDATE runs SET state = $1, finished_at = $2, model_used = $3, reply = $4, error = $5, lease_owner = NULL,
+          `UPDATE runs SET state = $1, finished_at = $2, model_used = $3, reply = $4, error = $5, tokens = $8, lease_owner = NULL,
             lease_until = NULL, claim_id = NULL WHERE id = $6 AND state = 'running' AND claim_id = $7`,
-          [c.state, c.finishedAt, c.model, c.reply, c.error, c.runId, c.claimId],
+          [c.state, c.finishedAt, c.model, c.reply, c.error, c.runId, c.claimId, c.tokens ?? null],
         );
         if (rowCount !== 1) return false;
         await insertTranscript(client, c.summary.agentId, c.transcript, c.finishedAt);

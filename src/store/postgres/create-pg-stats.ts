@@ -16,6 +16,7 @@ export function createPgStats(ctx: Pick<PgContext, 'pool' | 'checkWritable'>): S
       const { rows } = await pool.query(`SELECT
         (SELECT count(*)::int FROM runs WHERE state = 'queued') AS queued_runs,
         (SELECT count(*)::int FROM runs WHERE state = 'running') AS running_runs,
+        (SELECT count(*)::int FROM runs WHERE state = 'queued' AND held_reason IS NOT NULL) AS held_runs,
         (SELECT count(*)::int FROM system_events WHERE consumed_at IS NULL) AS pending_events,
         (SELECT count(*)::int FROM deliveries WHERE state = 'pending') AS pending_deliveries,
         (SELECT created_at FROM runs WHERE state = 'queued' ORDER BY seq LIMIT 1) AS oldest_run,

@@ -159,4 +159,14 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN coalesce_until bigint;
   CREATE INDEX runs_coalesce ON runs (coalesce_key, seq) WHERE state = 'queued' AND coalesce_key IS NOT NULL;
   `,
+  `
+  -- Budgets: a run's hook (mapping) beside its agent, the tokens it spent, and why it is held.
+  ALTER TABLE runs ADD COLUMN hook text;
+  ALTER TABLE runs ADD COLUMN tokens bigint;
+  ALTER TABLE runs ADD COLUMN held_reason text;
+  UPDATE runs SET hook = source::jsonb ->> 'hook'
+    WHERE state IN ('queued', 'running') OR started_at >= hookgate_now_ms() - 2 * 86400000;
+  CREATE INDEX runs_agent_started ON runs (agent_id, started_at, tokens) WHERE started_at IS NOT NULL;
+  CREATE INDEX runs_hook_started ON runs (hook, started_at, tokens) WHERE started_at IS NOT NULL;
+  `,
 ];

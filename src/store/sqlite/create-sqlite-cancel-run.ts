@@ -8,7 +8,7 @@ import type { SqliteContext } from './sqlite-context.js';
  */
 export function createSqliteCancelRun({ db, st, write, emit }: Pick<SqliteContext, 'db' | 'st' | 'write' | 'emit'>): RunControl {
   const cancel = db.prepare(
-    `UPDATE runs SET state = 'failed', finished_at = ?, error = ? WHERE id = ? AND state = 'queued' AND claim_id IS NULL`,
+    `UPDATE runs SET state = 'failed', finished_at = ?, error = ?, held_reason = NULL WHERE id = ? AND state = 'queued' AND claim_id IS NULL`,
   );
   return {
     async cancelRun(c) {

@@ -1,22 +1,43 @@
 import type { RunQueue } from '../store.js';
 import type { ClaimedRun } from '../types.js';
 import { toRun, type RunRow } from '../rows.js';
+import { hasBudgets } from '../run-budgets.js';
+import { createSqliteBudgets } from './create-sqlite-budgets.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 const claimed = (row: RunRow, claimId: string): ClaimedRun => ({ ...toRun(row), claimId });
 
-export function createSqliteRunQueue({ st, write, now, emit, newClaimId }: SqliteContext): RunQueue {
+export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: SqliteContext): RunQueue {
+  const budgeting = createSqliteBudgets(db);
   return {
-    claimRuns({ owner, limit, leaseMs }) {
+    claimRuns({ owner, limit, leaseMs, budgets }) {
       return write(() => {
         const t = now();
         const runs: ClaimedRun[] = [];
-        for (const row of st.selectClaimable.all({ now: t, limit }) as RunRow[]) {
+        const claim = (row: RunRow): void => {
           const claimId = newClaimId();
-          if (st.claimRun.run({ now: t, owner, until: t + leaseMs, claimId, id: row.id }).changes !== 1) continue;
+          if (st.claimRun.run({ now: t, owner, until: t + leaseMs, claimId, id: row.id }).changes !== 1) return;
           runs.push(claimed({ ...row, state: 'running', attempts: row.attempts + 1, started_at: row.started_at ?? t,
-            lease_owner: owner, lease_until: t + leaseMs }, claimId));
+            lease_owner: owner, lease_until: t + leaseMs, held_reason: null }, claimId));
+        };
+        if (!hasBudgets(budgets)) {
+          for (const row of st.selectClaimable.all({ now: t, limit }) as RunRow[]) claim(row);
+          budgeting.refreshHeld(null);
+          return runs;
         }
+        const plan = budgeting.plan(budgets, t);
+        // A run whose start uses up its key's room blocks that key's later runs: select again
+        // without them. Each pass blocks a key or ends the loop.
+        for (;;) {
+          const rows = budgeting.selectClaimable(plan, t, limit - runs.length);
+          let skipped = false;
+          for (const row of rows) {
+            if (plan.take(row.agent_id, row.hook, row.started_at !== null)) claim(row);
+            else skipped = true;
+          }
+          if (!skipped || runs.length >= limit) break;
+        }
+        budgeting.refreshHeld(plan);
         return runs;
       });
     },
@@ -34,7 +55,7 @@ export function createSqliteRunQueue({ st, write, now, emit, newClaimId }: Sqlit
     async completeRun(c) {
       const source = JSON.stringify(c.summary.source);
       const done = await write(() => {
-        if (st.finishRun.run(c.state, c.finishedAt, c.model, c.reply, c.error, c.runId, c.claimId).changes !== 1) return false;
+        if (st.finishRun.run(c.state, c.finishedAt, c.model, c.reply, c.error, c.tokens ?? null, c.runId, c.claimId).changes !== 1) return false;
         st.addTranscript(c.summary.agentId, c.transcript, c.finishedAt);
         st.addEvent(c.summary, source);
         if (c.delivery !== null) st.addDelivery(c.delivery);

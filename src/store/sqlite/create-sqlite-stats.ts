@@ -22,6 +22,7 @@ export function createSqliteStats({ db, write, now }: Pick<SqliteContext, 'db' |
   const queue = db.prepare(`SELECT
     (SELECT count(*) FROM runs WHERE state = 'queued') AS queued_runs,
     (SELECT count(*) FROM runs WHERE state = 'running') AS running_runs,
+    (SELECT count(*) FROM runs WHERE state = 'queued' AND held_reason IS NOT NULL) AS held_runs,
     (SELECT count(*) FROM system_events WHERE consumed_at IS NULL) AS pending_events,
     (SELECT count(*) FROM deliveries WHERE state = 'pending') AS pending_deliveries,
     (SELECT created_at FROM runs WHERE state = 'queued' ORDER BY seq LIMIT 1) AS oldest_run,

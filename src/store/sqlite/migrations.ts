@@ -167,4 +167,16 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN coalesce_until INTEGER;
   CREATE INDEX runs_coalesce ON runs (coalesce_key, seq) WHERE state = 'queued' AND coalesce_key IS NOT NULL;
   `,
+  `
+  -- Budgets: a run's hook (mapping) beside its agent, the tokens it spent, and why it is held.
+  -- The budget indexes are partial on started runs, so the ingress's insert of a queued run does
+  -- not touch them. Runs that may still count against a window get their hook filled in.
+  ALTER TABLE runs ADD COLUMN hook TEXT;
+  ALTER TABLE runs ADD COLUMN tokens INTEGER;
+  ALTER TABLE runs ADD COLUMN held_reason TEXT;
+  UPDATE runs SET hook = json_extract(source, '$.hook')
+    WHERE state IN ('queued', 'running') OR started_at >= (CAST(strftime('%s', 'now') AS INTEGER) - 2 * 86400) * 1000;
+  CREATE INDEX runs_agent_started ON runs (agent_id, started_at, tokens) WHERE started_at IS NOT NULL;
+  CREATE INDEX runs_hook_started ON runs (hook, started_at, tokens) WHERE started_at IS NOT NULL;
+  `,
 ];

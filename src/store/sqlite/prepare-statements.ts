@@ -12,8 +12,8 @@ export function prepareStatements(db: Database) {
     ),
     insertRun: db.prepare(
       `INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient,
-        model, thinking, timeout_seconds, source, created_at, coalesce_key, coalesce_until)
-        VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        model, thinking, timeout_seconds, source, created_at, coalesce_key, coalesce_until, hook)
+        VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     joinCoalesced: db.prepare(
       `UPDATE runs SET message = message || @separator || @message WHERE seq = (SELECT seq FROM runs
@@ -41,7 +41,7 @@ export function prepareStatements(db: Database) {
     ),
     claimRun: db.prepare(
       `UPDATE runs SET state = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, @now),
-        lease_owner = @owner, lease_until = @until, claim_id = @claimId WHERE id = @id AND state = 'queued'`,
+        lease_owner = @owner, lease_until = @until, claim_id = @claimId, held_reason = NULL WHERE id = @id AND state = 'queued'`,
     ),
     releaseRun: db.prepare(
       `UPDATE runs SET state = 'queued', attempts = attempts - 1, lease_owner = NULL, lease_until = NULL, claim_id = NULL
@@ -49,7 +49,7 @@ export function prepareStatements(db: Database) {
     ),
     renewRun: db.prepare("UPDATE runs SET lease_until = ? WHERE id = ? AND claim_id = ? AND state = 'running'"),
     finishRun: db.prepare(
-      `UPDATE runs SET state = ?, finished_at = ?, model_used = ?, reply = ?, error = ?, lease_owner = NULL,
+      `UPDATE runs SET state = ?, finished_at = ?, model_used = ?, reply = ?, error = ?, tokens = ?, lease_owner = NULL,
         lease_until = NULL, claim_id = NULL WHERE id = ? AND state = 'running' AND claim_id = ?`,
     ),
     selectExpired: db.prepare(
@@ -175,7 +175,7 @@ export function prepareStatements(db: Database) {
     addRun(r: NewRun, source: string): void {
       s.insertRun.run(r.id, r.agentId, r.sessionKey, r.message, r.name, r.wakeMode, r.deliver ? 1 : 0, r.channel,
         r.to, r.model, r.thinking, r.timeoutSeconds, source, r.createdAt, r.coalesce?.key ?? null,
-        r.coalesce === undefined ? null : r.createdAt + r.coalesce.windowMs);
+        r.coalesce === undefined ? null : r.createdAt + r.coalesce.windowMs, r.source.hook);
     },
     addTranscript(agentId: string, entries: readonly TranscriptEntry[], at: number): void {
       for (const t of entries) s.insertTranscript.run(t.sessionKey, t.role, t.content, t.turnId, t.createdAt);

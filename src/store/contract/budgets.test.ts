@@ -1,0 +1,130 @@
+import { it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import { completion, newRun, source } from '../../../test/helpers/store-records.js';
+import type { RunBudgets } from '../run-budgets.js';
+import type { Store } from '../store.js';
+import type { ClaimedRun } from '../types.js';
+
+const HOUR = 3_600_000;
+
+describeEachDriver('store contract: run budgets', (driver) => {
+  let f: StoreFixture;
+  let store: Store;
+  let n = 0;
+  /** A run in a session of its own, so session ordering never holds it. */
+  const enqueue = async (o: { agentId?: string; hook?: string } = {}): Promise<string> => {
+    const run = newRun(`hook:s${n++}`, { agentId: o.agentId ?? 'main', source: { ...source, hook: o.hook ?? 'agent' }, createdAt: f.clock.now() });
+    await store.enqueueRun(run);
+    return run.id;
+  };
+  const claim = (budgets?: RunBudgets, limit = 10, on: Store = store): Promise<ClaimedRun[]> =>
+    on.claimRuns({ owner: 'w', limit, leaseMs: 10 * HOUR, ...(budgets === undefined ? {} : { budgets }) });
+  const finish = async (r: ClaimedRun, tokens: number | null = null): Promise<void> => {
+    assert.equal(await store.completeRun(completion(r, { finishedAt: f.clock.now(), tokens, delivery: null })), true);
+  };
+  const queued = async () => store.listRuns({ state: 'queued', limit: 100 });
+
+  beforeEach(async () => {
+    f = await createStoreFixture(driver);
+    store = f.store;
+  });
+  afterEach(() => f.dispose());
+
+  it('starts at most runsPerHour runs of an agent in a rolling hour, holds the rest with the reason, then releases them', async () => {
+    const budgets: RunBudgets = { agents: { main: { runsPerHour: 2 } }, hooks: {} };
+    for (let i = 0; i < 5; i++) await enqueue();
+    await enqueue({ agentId: 'ops' });
+    const first = await claim(budgets);
+    assert.deepEqual(first.map((r) => r.agentId).sort(), ['main', 'main', 'ops'], 'two of main, and the unbudgeted agent');
+    const held = await queued();
+    assert.equal(held.length, 3);
+    for (const r of held) assert.match(r.heldReason ?? '', /agent "main": 2 runs started in the last hour \(runsPerHour 2\)/);
+    assert.equal((await store.readQueueStats()).heldRuns, 3);
+    for (const r of first) await finish(r);
+    await f.clock.advance(HOUR - 1000);
+    assert.deepEqual(await claim(budgets), [], 'finished runs still count until an hour after they started');
+    await f.clock.advance(1000);
+    const second = await claim(budgets);
+    assert.equal(second.length, 2, 'the window rolled: two more');
+    assert.equal(second.every((r) => r.heldReason === null), true, 'a claimed run is no longer held');
+    assert.equal((await queued()).length, 1);
+  });
+
+  it('counts a start only once: a run handed back and claimed again does not spend the budget twice', async () => {
+    const budgets: RunBudgets = { agents: { main: { runsPerHour: 2 } }, hooks: {} };
+    await enqueue();
+    await enqueue();
+    const [a] = await claim(budgets, 1);
+    assert.equal(await store.releaseRun(a!), true);
+    assert.equal((await claim(budgets)).length, 2);
+  });
+
+  it('holds runs past a mapping\'s maxConcurrentRuns while other hooks run, and releases one as one finishes', async () => {
+    const budgets: RunBudgets = { agents: {}, hooks: { github: { maxConcurrentRuns: 1 } } };
+    for (let i = 0; i < 3; i++) await enqueue({ hook: 'github' });
+    await enqueue({ hook: 'stripe' });
+    const first = await claim(budgets);
+    assert.deepEqual(first.map((r) => r.source.hook).sort(), ['github', 'stripe']);
+    assert.deepEqual(await claim(budgets), []);
+    const held = await queued();
+    assert.equal(held.length, 2);
+    for (const r of held) assert.match(r.heldReason ?? '', /mapping "github": 1 run running \(maxConcurrentRuns 1\)/);
+    await finish(first.find((r) => r.source.hook === 'github')!);
+    const next = await claim(budgets);
+    assert.deepEqual(next.map((r) => r.source.hook), ['github']);
+  });
+
+  it('holds an agent once its runs spent tokensPerDay, counting the tokens each run reported, for 24 hours', async () => {
+    const budgets: RunBudgets = { agents: {}, hooks: { mail: { tokensPerDay: 1000 } } };
+    for (let i = 0; i < 3; i++) await enqueue({ hook: 'mail' });
+    const [a] = await claim(budgets, 1);
+    await finish(a!, 600);
+    assert.equal((await store.getRun(a!.id))!.tokens, 600);
+    const [b] = await claim(budgets, 1);
+    assert.ok(b, 'under budget: 600 of 1,000');
+    await finish(b!, 500);
+    assert.deepEqual(await claim(budgets), []);
+    const [held] = await queued();
+    assert.match(held!.heldReason ?? '', /mapping "mail": 1,100 tokens spent in the last 24 h \(tokensPerDay 1,000\)/);
+    await f.clock.advance(24 * HOUR);
+    assert.equal((await claim(budgets)).length, 1, 'the spending left the window');
+  });
+
+  it('holds a run when either its agent or its mapping is out of budget', async () => {
+    const budgets: RunBudgets = { agents: { main: { runsPerHour: 5 } }, hooks: { github: { runsPerHour: 1 } } };
+    await enqueue({ hook: 'github' });
+    await enqueue({ hook: 'github' });
+    await enqueue({ hook: 'other' });
+    const claimed = await claim(budgets);
+    assert.deepEqual(claimed.map((r) => r.source.hook).sort(), ['github', 'other']);
+  });
+
+  it('forgets held reasons when the budgets are gone, and claims everything', async () => {
+    const budgets: RunBudgets = { agents: { main: { runsPerHour: 1 } }, hooks: {} };
+    for (let i = 0; i < 3; i++) await enqueue();
+    assert.equal((await claim(budgets)).length, 1);
+    assert.equal((await queued()).filter((r) => r.heldReason !== null).length, 2);
+    assert.equal((await claim()).length, 2);
+  });
+
+  it('marks runs queued after a claim held, at the next claim', async () => {
+    const budgets: RunBudgets = { agents: { main: { runsPerHour: 1 } }, hooks: {} };
+    await enqueue();
+    assert.equal((await claim(budgets)).length, 1);
+    const late = await enqueue();
+    assert.equal((await store.getRun(late))!.heldReason, null, 'no claim has looked at it yet');
+    assert.deepEqual(await claim(budgets), []);
+    assert.match((await store.getRun(late))!.heldReason ?? '', /runsPerHour 1/);
+  });
+
+  it('never lets claimers racing each other overrun a budget', async () => {
+    const budgets: RunBudgets = { agents: { main: { runsPerHour: 3 } }, hooks: {} };
+    for (let i = 0; i < 8; i++) await enqueue();
+    // PostgreSQL: two stores, as two replicas; SQLite: one store, claims issued together.
+    const other = driver === 'postgres' ? await f.open('serve') : store;
+    const batches = await Promise.all([claim(budgets, 2), claim(budgets, 2, other), claim(budgets, 2), claim(budgets, 2, other)]);
+    assert.equal(batches.flat().length, 3);
+    assert.equal(new Set(batches.flat().map((r) => r.id)).size, 3);
+  });
+});

@@ -1,0 +1,44 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createBudgetPlan, createHeldRefresh, hasBudgets, heldReason, type BudgetUsage } from './run-budgets.js';
+
+const usage = (o: Partial<BudgetUsage> = {}): BudgetUsage => ({ started: 0, tokens: 0, running: 0, ...o });
+const none = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
+
+describe('run budgets', () => {
+  it('names the first limit a key is at, or none', () => {
+    assert.equal(heldReason('agents', 'main', { runsPerHour: 3 }, usage({ started: 2 })), null);
+    assert.equal(heldReason('agents', 'main', { runsPerHour: 3 }, usage({ started: 3 })), 'agent "main": 3 runs started in the last hour (runsPerHour 3)');
+    assert.equal(heldReason('hooks', 'gh', { tokensPerDay: 1000 }, usage({ tokens: 1200 })), 'mapping "gh": 1,200 tokens spent in the last 24 h (tokensPerDay 1,000)');
+    assert.equal(heldReason('hooks', 'gh', { maxConcurrentRuns: 1 }, usage({ running: 1 })), 'mapping "gh": 1 run running (maxConcurrentRuns 1)');
+  });
+
+  it('takes starts until a key\'s room is used up, then blocks it; a run started before counts as running only', () => {
+    const plan = createBudgetPlan({ agents: { main: { runsPerHour: 2 } }, hooks: { gh: { maxConcurrentRuns: 3 } } }, none);
+    assert.equal(plan.take('main', 'gh', true), true, 'a restart of a run does not spend runsPerHour');
+    assert.equal(plan.take('main', 'gh'), true);
+    assert.equal(plan.blocked.agents.size, 0);
+    assert.equal(plan.take('main', 'gh'), true);
+    assert.match(plan.blocked.agents.get('main')!, /2 runs started/);
+    assert.match(plan.blocked.hooks.get('gh')!, /3 runs running/);
+    assert.equal(plan.take('main', null), false);
+    assert.equal(plan.take('ops', 'other'), true, 'keys without a budget are never held');
+    assert.deepEqual(JSON.parse(plan.heldJson().agents), { main: plan.blocked.agents.get('main') });
+  });
+
+  it('knows when no budget is set', () => {
+    assert.equal(hasBudgets(undefined), false);
+    assert.equal(hasBudgets({ agents: {}, hooks: {} }), false);
+    assert.equal(hasBudgets({ agents: {}, hooks: { a: { runsPerHour: 1 } } }), true);
+  });
+
+  it('rewrites every queued run\'s reason when the blocked keys change, else only runs queued since', () => {
+    const refresh = createHeldRefresh(60_000);
+    assert.equal(refresh.after(null, 10), 0, 'the first claim clears what an earlier configuration left');
+    assert.equal(refresh.after(null, 12), null, 'no budgets: nothing more to do');
+    const plan = createBudgetPlan({ agents: { main: { runsPerHour: 1 } }, hooks: {} }, { ...none, agents: new Map([['main', usage({ started: 1 })]]) });
+    assert.equal(refresh.after(plan, 12), 0, 'blocked keys changed: every queued run');
+    assert.equal(refresh.after(plan, 12), null, 'nothing new');
+    assert.equal(refresh.after(plan, 15), 12, 'runs queued since the last rewrite');
+  });
+});

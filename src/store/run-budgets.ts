@@ -1,0 +1,145 @@
+/**
+ * Budgets on agent runs: how many may start per hour, how many tokens they may spend per day, and
+ * (mappings) how many may run at once. A run over budget stays `queued`, held with the reason,
+ * until the window allows it; both stores count usage from the runs table and decide here.
+ */
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+export interface RunBudget {
+  /** Runs that may start in any rolling hour. */
+  runsPerHour?: number;
+  /** Tokens (input and output, as the providers report them) that runs started in any rolling 24 h may spend. */
+  tokensPerDay?: number;
+  /** Runs that may be running at once. */
+  maxConcurrentRuns?: number;
+}
+
+/** Budgets by agent id and by hook (a mapping's id); a run is held when either has no room. */
+export interface RunBudgets {
+  agents: Readonly<Record<string, RunBudget>>;
+  hooks: Readonly<Record<string, RunBudget>>;
+}
+
+/**
+ * What a budget's key used: runs started in the last hour, tokens of runs started in the last 24 h
+ * (a start exactly a window ago has left it), runs running now.
+ */
+export interface BudgetUsage {
+  started: number;
+  tokens: number;
+  running: number;
+}
+
+export type BudgetScope = 'agents' | 'hooks';
+
+/** Whether any budget is set, i.e. whether a claim must count usage at all. */
+export function hasBudgets(budgets: RunBudgets | undefined): budgets is RunBudgets {
+  return budgets !== undefined && (Object.keys(budgets.agents).length > 0 || Object.keys(budgets.hooks).length > 0);
+}
+
+/** How far back a key's usage must be read: a day when it has a token budget, else an hour. */
+export function usageSince(budget: RunBudget, now: number): number {
+  return now - (budget.tokensPerDay === undefined ? HOUR_MS : DAY_MS);
+}
+
+const LABEL: Record<BudgetScope, string> = { agents: 'agent', hooks: 'mapping' };
+const n = (v: number): string => v.toLocaleString('en-US');
+const runs = (v: number): string => `${n(v)} ${v === 1 ? 'run' : 'runs'}`;
+
+/** Why a key may start no run now, or `null` when it has room. */
+export function heldReason(scope: BudgetScope, key: string, budget: RunBudget, usage: BudgetUsage): string | null {
+  const who = `${LABEL[scope]} "${key}"`;
+  if (budget.runsPerHour !== undefined && usage.started >= budget.runsPerHour) {
+    return `${who}: ${runs(usage.started)} started in the last hour (runsPerHour ${n(budget.runsPerHour)})`;
+  }
+  if (budget.tokensPerDay !== undefined && usage.tokens >= budget.tokensPerDay) {
+    return `${who}: ${n(usage.tokens)} tokens spent in the last 24 h (tokensPerDay ${n(budget.tokensPerDay)})`;
+  }
+  if (budget.maxConcurrentRuns !== undefined && usage.running >= budget.maxConcurrentRuns) {
+    return `${who}: ${runs(usage.running)} running (maxConcurrentRuns ${n(budget.maxConcurrentRuns)})`;
+  }
+  return null;
+}
+
+export interface BudgetPlan {
+  /** Keys that may start no run now, with the reason; a claim leaves their runs queued. */
+  readonly blocked: Readonly<Record<BudgetScope, ReadonlyMap<string, string>>>;
+  /**
+   * Counts one start for a run of `agentId` and `hook`: `false` (nothing counted) when either key
+   * has no room. A key whose room this start used up joins `blocked`. A run claimed again (handed
+   * back, or its process died) counts as running but not as a new start.
+   */
+  take(agentId: string, hook: string | null, startedBefore?: boolean): boolean;
+  /** The blocked keys and reasons, as JSON objects (`{key: reason}`) for the stores' held-reason update. */
+  heldJson(): { agents: string; hooks: string };
+}
+
+/** A claim's budget bookkeeping, from each budgeted key's usage when the claim began. */
+export function createBudgetPlan(budgets: RunBudgets, usage: Readonly<Record<BudgetScope, ReadonlyMap<string, BudgetUsage>>>): BudgetPlan {
+  const blocked = { agents: new Map<string, string>(), hooks: new Map<string, string>() };
+  const used = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
+  for (const scope of ['agents', 'hooks'] as const) {
+    for (const [key, budget] of Object.entries(budgets[scope])) {
+      const u = { ...(usage[scope].get(key) ?? { started: 0, tokens: 0, running: 0 }) };
+      used[scope].set(key, u);
+      const reason = heldReason(scope, key, budget, u);
+      if (reason !== null) blocked[scope].set(key, reason);
+    }
+  }
+  const has = (scope: BudgetScope, key: string | null): boolean => key === null || !blocked[scope].has(key);
+  const count = (scope: BudgetScope, key: string | null, startedBefore: boolean): void => {
+    const u = key === null ? undefined : used[scope].get(key);
+    if (u === undefined || key === null) return;
+    if (!startedBefore) u.started += 1;
+    u.running += 1;
+    const reason = heldReason(scope, key, budgets[scope][key]!, u);
+    if (reason !== null) blocked[scope].set(key, reason);
+  };
+  return {
+    blocked,
+    take(agentId, hook, startedBefore = false) {
+      if (!has('agents', agentId) || !has('hooks', hook)) return false;
+      count('agents', agentId, startedBefore);
+      count('hooks', hook, startedBefore);
+      return true;
+    },
+    heldJson: () => ({
+      agents: JSON.stringify(Object.fromEntries(blocked.agents)),
+      hooks: JSON.stringify(Object.fromEntries(blocked.hooks)),
+    }),
+  };
+}
+
+/**
+ * When a store rewrites held reasons: every queued run when the blocked keys changed (or a while
+ * passed), else only runs queued since the last rewrite. Keeps a claim's cost flat while a large
+ * backlog is held.
+ */
+export function createHeldRefresh(fullEveryMs = 30_000): { after(plan: BudgetPlan | null, maxSeq: number): number | null } {
+  let lastJson = '';
+  let lastFull = 0;
+  let watermark = 0;
+  return {
+    /** The seq after which queued runs need their reason rewritten (0: all), or `null` for none. */
+    after(plan, maxSeq) {
+      const held = plan === null ? { agents: '{}', hooks: '{}' } : plan.heldJson();
+      const json = held.agents + held.hooks;
+      const t = Date.now();
+      let from: number | null;
+      if (plan === null && json === lastJson) {
+        // No budgets: once the reasons an earlier configuration left are cleared, nothing to do.
+        from = null;
+      } else if (json !== lastJson || t - lastFull >= fullEveryMs) {
+        from = 0;
+        lastFull = t;
+        lastJson = json;
+      } else {
+        from = maxSeq > watermark ? watermark : null;
+      }
+      watermark = Math.max(watermark, maxSeq);
+      return from;
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import type { Database } from 'better-sqlite3';
+import type { RunRow } from '../rows.js';
+import {
+  createBudgetPlan, createHeldRefresh, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
+} from '../run-budgets.js';
+
+/** Budget reads and the held-reason update for the SQLite run queue; statements prepared on first use. */
+export interface SqliteBudgets {
+  /** Each budgeted key's usage at `now`, made into a claim's plan. */
+  plan(budgets: RunBudgets, now: number): BudgetPlan;
+  /** Claimable runs (as `claimRuns` defines them) of keys the plan does not block. */
+  selectClaimable(plan: BudgetPlan, now: number, limit: number): RunRow[];
+  /** Writes each queued run's held reason (none when `plan` is `null`), as `createHeldRefresh` decides. */
+  refreshHeld(plan: BudgetPlan | null): void;
+}
+
+const COLUMN: Record<BudgetScope, string> = { agents: 'agent_id', hooks: 'hook' };
+
+export function createSqliteBudgets(db: Database): SqliteBudgets {
+  let st: ReturnType<typeof prepare> | null = null;
+  const statements = (): ReturnType<typeof prepare> => (st ??= prepare(db));
+  const held = createHeldRefresh();
+  return {
+    plan(budgets, now) {
+      const s = statements();
+      const usage = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
+      for (const scope of ['agents', 'hooks'] as const) {
+        for (const [key, budget] of Object.entries(budgets[scope])) {
+          const w = s.window[scope].get({ key, since: usageSince(budget, now), hourAgo: now - HOUR_MS }) as { started: number; tokens: number };
+          const running = budget.maxConcurrentRuns === undefined ? 0 : (s.running[scope].pluck().get(key) as number);
+          usage[scope].set(key, { started: w.started, tokens: w.tokens, running });
+        }
+      }
+      return createBudgetPlan(budgets, usage);
+    },
+    selectClaimable(plan, now, limit) {
+      return statements().selectClaimable.all({
+        now, limit, agents: JSON.stringify([...plan.blocked.agents.keys()]), hooks: JSON.stringify([...plan.blocked.hooks.keys()]),
+      }) as RunRow[];
+    },
+    refreshHeld(plan) {
+      const s = statements();
+      const after = held.after(plan, (s.maxSeq.pluck().get() as number | null) ?? 0);
+      if (after === null) return;
+      const json = plan === null ? { agents: '{}', hooks: '{}' } : plan.heldJson();
+      s.refreshHeld.run({ ...json, after });
+    },
+  };
+}
+
+function prepare(db: Database) {
+  const window = (column: string) => db.prepare(
+    `SELECT coalesce(sum(started_at > @hourAgo), 0) AS started, coalesce(sum(tokens), 0) AS tokens
+      FROM runs WHERE ${column} = @key AND started_at > @since`,
+  );
+  const running = (column: string) => db.prepare(
+    `SELECT count(*) FROM runs WHERE state IN ('queued', 'running') AND state = 'running' AND ${column} = ?`,
+  );
+  const reason = `coalesce((SELECT value FROM json_each(@agents) WHERE key = runs.agent_id),
+    (SELECT value FROM json_each(@hooks) WHERE key = runs.hook))`;
+  return {
+    window: { agents: window(COLUMN.agents), hooks: window(COLUMN.hooks) },
+    running: { agents: running(COLUMN.agents), hooks: running(COLUMN.hooks) },
+    // The claim's own query, with blocked agents and hooks left out.
+    selectClaimable: db.prepare(
+      `SELECT r.* FROM runs r WHERE r.state IN ('queued', 'running') AND r.state = 'queued'
+        AND (r.coalesce_until IS NULL OR r.coalesce_until <= @now)
+        AND r.agent_id NOT IN (SELECT value FROM json_each(@agents))
+        AND (r.hook IS NULL OR r.hook NOT IN (SELECT value FROM json_each(@hooks)))
+        AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
+          AND (o.state = 'running' OR o.seq < r.seq))
+        ORDER BY r.seq LIMIT @limit`,
+    ),
+    maxSeq: db.prepare('SELECT max(seq) FROM runs'),
+    refreshHeld: db.prepare(
+      `UPDATE runs SET held_reason = ${reason}
+        WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > @after AND held_reason IS NOT ${reason}`,
+    ),
+  };
+}
