@@ -10,6 +10,7 @@ import type { NewSystemEvent } from '../types.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createSqliteStore } from './create-sqlite-store.js';
 import { StoreLockedError, StoreMissingError } from './lock-database.js';
+import { MIGRATIONS } from './migrations.js';
 
 const ids = createIds();
 const source = { hook: 'wake', external: true, allowUnsafeExternalContent: false };
@@ -120,6 +121,33 @@ describe('createGroupCommit', () => {
       other.exec('ROLLBACK');
       other.close();
       db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fills in the hook of open and recent runs when it migrates a database from before budgets', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hookgate-mig-'));
+    const path = join(dir, 'm.db');
+    const db = new Database(path);
+    const before = MIGRATIONS.length - 1;
+    for (const sql of MIGRATIONS.slice(0, before)) db.exec(sql);
+    db.pragma(`user_version = ${before}`);
+    const insert = db.prepare(`INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel,
+      timeout_seconds, source, created_at, started_at) VALUES (?, ?, 'main', ?, 'm', 'n', 'now', 0, 'last', 30, ?, 1, ?)`);
+    const src = (hook: string) => JSON.stringify({ hook, external: true, allowUnsafeExternalContent: false });
+    insert.run('queued-run', 'queued', 's1', src('github'), null);
+    insert.run('recent-run', 'succeeded', 's2', src('stripe'), Date.now() - 3_600_000);
+    insert.run('old-run', 'succeeded', 's3', src('old'), Date.now() - 30 * 86_400_000);
+    db.close();
+    const migrated = createSqliteStore({ path });
+    try {
+      assert.equal((await migrated.getRun('queued-run'))?.heldReason, null);
+      const check = new Database(path, { readonly: true });
+      const hooks = check.prepare('SELECT id, hook FROM runs ORDER BY id').all();
+      check.close();
+      assert.deepEqual(hooks, [{ id: 'old-run', hook: null }, { id: 'queued-run', hook: 'github' }, { id: 'recent-run', hook: 'stripe' }]);
+    } finally {
+      await migrated.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
