@@ -14,5 +14,13 @@ export function checkConfigWarnings(config: Config): Issue[] {
       message: `is ${token.length} characters long; use at least ${MIN_HOOK_TOKEN_LENGTH} random characters (hookgate token generates one)`,
     });
   }
+  config.hooks.mappings.forEach((m, i) => {
+    if (m.budget !== undefined && m.action !== 'agent' && m.transform === undefined) {
+      warnings.push({
+        path: `hooks.mappings[${i}].budget`,
+        message: 'limits agent runs, and this mapping makes wakes (set action: "agent", or drop the budget)',
+      });
+    }
+  });
   return warnings;
 }

@@ -94,6 +94,16 @@ describe('safeParseConfig', () => {
     assert.deepEqual(long.loaded.warnings, []);
   });
 
+  it('warns about a budget on a mapping that makes wakes, not runs', () => {
+    const hooks = { enabled: true, token: 'x'.repeat(24) };
+    const r = safeParseConfig({ ...valid, hooks: { ...hooks, mappings: [
+      { match: { path: 'w' }, budget: { runsPerHour: 1 } },
+      { match: { path: 'a' }, action: 'agent', budget: { runsPerHour: 1 } },
+    ] } }, { path, env });
+    assert.ok(r.ok);
+    assert.deepEqual(r.loaded.warnings.map((w) => w.path), ['hooks.mappings[0].budget']);
+  });
+
   it('accepts every verify kind with its documented keys', () => {
     const pk = `whpk_${Buffer.alloc(32, 7).toString('base64')}`;
     const mappings = [
