@@ -117,21 +117,26 @@ export function createBudgetPlan(budgets: RunBudgets, usage: Readonly<Record<Bud
  * passed), else only runs queued since the last rewrite. Keeps a claim's cost flat while a large
  * backlog is held.
  */
-export function createHeldRefresh(fullEveryMs = 30_000): { after(plan: BudgetPlan | null, maxSeq: number): number | null } {
+export function createHeldRefresh(fullEveryMs = 30_000): { after(plan: BudgetPlan | null, maxSeq: () => number): number | null } {
   let lastJson = '';
   let lastFull = 0;
   let watermark = 0;
   return {
-    /** The seq after which queued runs need their reason rewritten (0: all), or `null` for none. */
-    after(plan, maxSeq) {
+    /**
+     * The seq after which queued runs need their reason rewritten (0: all), or `null` for none.
+     * `maxSeq` (the newest run's seq) is read only when budgets are in force.
+     */
+    after(plan, readMaxSeq) {
       const held = plan === null ? { agents: '{}', hooks: '{}' } : plan.heldJson();
       const json = held.agents + held.hooks;
       const t = Date.now();
-      let from: number | null;
       if (plan === null && json === lastJson) {
         // No budgets: once the reasons an earlier configuration left are cleared, nothing to do.
-        from = null;
-      } else if (json !== lastJson || t - lastFull >= fullEveryMs) {
+        return null;
+      }
+      const maxSeq = readMaxSeq();
+      let from: number | null;
+      if (json !== lastJson || t - lastFull >= fullEveryMs) {
         from = 0;
         lastFull = t;
         lastJson = json;

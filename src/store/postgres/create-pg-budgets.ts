@@ -43,8 +43,13 @@ export function createPgBudgets(): PgBudgets {
       return createBudgetPlan(budgets, usage);
     },
     async refreshHeld(client, plan) {
-      const { rows } = await client.query('SELECT max(seq) AS max FROM runs');
-      const after = held.after(plan, Number((rows[0] as { max: string | null }).max ?? 0));
+      // The newest seq, read first only when budgets are in force (`after` asks for it then).
+      let maxSeq = 0;
+      if (plan !== null) {
+        const { rows } = await client.query('SELECT max(seq) AS max FROM runs');
+        maxSeq = Number((rows[0] as { max: string | null }).max ?? 0);
+      }
+      const after = held.after(plan, () => maxSeq);
       if (after === null) return;
       const json = plan === null ? { agents: '{}', hooks: '{}' } : plan.heldJson();
       await client.query(

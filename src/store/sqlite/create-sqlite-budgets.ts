@@ -40,7 +40,7 @@ export function createSqliteBudgets(db: Database): SqliteBudgets {
     },
     refreshHeld(plan) {
       const s = statements();
-      const after = held.after(plan, (s.maxSeq.pluck().get() as number | null) ?? 0);
+      const after = held.after(plan, () => (s.maxSeq.pluck().get() as number | null) ?? 0);
       if (after === null) return;
       const json = plan === null ? { agents: '{}', hooks: '{}' } : plan.heldJson();
       s.refreshHeld.run({ ...json, after });
