@@ -1,14 +1,15 @@
 /**
  * `npm run bench`: the ingress part (gateway vs bare `node:http` on `POST /hooks/wake`), then the
- * runtime part (agent runs end to end, and the ingress while runs execute). Children are loopback
- * child processes; the load comes from this process.
+ * runtime part (agent runs end to end, and the ingress while runs execute), the fleet and
+ * retention parts, and the latency part (an open-loop rate on a database holding a million rows).
+ * Children are loopback child processes; the load comes from this process.
  *
- * Env: BENCH_PART (all | ingress | runtime | fleet | retention), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
+ * Env: BENCH_PART (all | ingress | runtime | fleet | retention | latency), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
  * the shipped `dist/bundle/main.js`, when built | src: `dist/src/main.js`), BENCH_SYNC (full;
  * `normal` to see what the per-commit fsync costs), BENCH_TMPDIR (os.tmpdir(); the SQLite files
  * live there, so put it on the disk you care about); each part reads its own (see ingress-bench.ts,
- * run-runtime-bench.ts). Exit code 1 on any non-2xx, socket error, missing durable row, failed run
- * or failed start; targets are reported only.
+ * run-runtime-bench.ts, latency-bench.ts). Exit code 1 on any non-2xx, socket error, missing durable
+ * row, unbalanced latency ledger, failed run or failed start; targets are reported only.
  */
 import { randomBytes } from 'node:crypto';
 import { createWorkdir, envChoice, log, startWatchdog } from './bench-env.js';
@@ -17,13 +18,15 @@ import { ingressBudgetS, ingressSettings, runIngressBench, type BenchContext } f
 import { runRuntimeBench, runtimeBudgetS, runtimeSettings } from './run-runtime-bench.js';
 import { fleetBudgetS, fleetSettings, runFleetBench } from './fleet-bench.js';
 import { retentionBudgetS, retentionSettings, runRetentionBench } from './retention-bench.js';
+import { latencyBudgetS, latencySettings, runLatencyBench } from './latency-bench.js';
 
 async function main(): Promise<number> {
-  const part = envChoice('BENCH_PART', ['all', 'ingress', 'runtime', 'fleet', 'retention'] as const, 'all');
+  const part = envChoice('BENCH_PART', ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency'] as const, 'all');
   const ingress = part === 'all' || part === 'ingress' ? ingressSettings() : null;
   const runtime = part === 'all' || part === 'runtime' ? runtimeSettings() : null;
   const fleet = part === 'all' || part === 'fleet' ? fleetSettings() : null;
   const retention = part === 'all' || part === 'retention' ? retentionSettings() : null;
+  const latency = part === 'all' || part === 'latency' ? latencySettings() : null;
   const entry = gatewayEntry();
   const ctx: BenchContext = {
     entry: entry.kind,
@@ -34,7 +37,7 @@ async function main(): Promise<number> {
     sync: envChoice('BENCH_SYNC', ['full', 'normal'] as const, 'full'),
   };
   startWatchdog((ingress === null ? 0 : ingressBudgetS(ingress)) + (runtime === null ? 0 : runtimeBudgetS(runtime)) + (fleet === null ? 0 : fleetBudgetS(fleet))
-    + (retention === null ? 0 : retentionBudgetS(retention)));
+    + (retention === null ? 0 : retentionBudgetS(retention)) + (latency === null ? 0 : latencyBudgetS(latency)));
   log(`hookgate bench: part=${part} loader=${ctx.loader} sync=${ctx.sync} gateway=${entry.kind} (${entry.path}), state under ${ctx.root}`);
   let ok = true;
   if (ingress !== null) ok = (await runIngressBench(ctx, ingress)) && ok;
@@ -49,6 +52,10 @@ async function main(): Promise<number> {
   if (retention !== null) {
     log('');
     ok = (await runRetentionBench(ctx, retention)) && ok;
+  }
+  if (latency !== null) {
+    log('');
+    ok = (await runLatencyBench(ctx, latency)) && ok;
   }
   return ok ? 0 : 1;
 }

@@ -7,8 +7,15 @@ import type { StoreObserver } from '../store-stats.js';
 export interface GroupCommit {
   /** Queues a write; resolves with its result once the transaction holding it has committed. */
   submit<T>(write: () => T): Promise<T>;
-  /** Commits whatever is queued now (used at shutdown). */
+  /** Commits whatever is queued now (used at shutdown), held or not. */
   flush(): void;
+  /**
+   * Holds commits back until `release`: writes queue up meanwhile. The checkpoint thread holds the
+   * writer for the moment it takes to copy the WAL's last frames, so the next commit starts the
+   * WAL over, without this thread waiting on a lock for it.
+   */
+  hold(): void;
+  release(): void;
 }
 
 interface Pending {
@@ -27,6 +34,7 @@ interface Pending {
 export function createGroupCommit(db: Database, schedule: (fn: () => void) => void = setImmediate, observer?: StoreObserver): GroupCommit {
   let queue: Pending[] = [];
   let scheduled = false;
+  let held = false;
 
   const runAll = observed(db.transaction((batch: Pending[]) => {
     for (const p of batch) p.result = p.write();
@@ -36,7 +44,6 @@ export function createGroupCommit(db: Database, schedule: (fn: () => void) => vo
   }), () => 1, observer);
 
   const flush = (): void => {
-    scheduled = false;
     if (queue.length === 0) return;
     const batch = queue;
     queue = [];
@@ -61,6 +68,10 @@ export function createGroupCommit(db: Database, schedule: (fn: () => void) => vo
     }
     for (const p of batch) p.resolve(p.result);
   };
+  const scheduledFlush = (): void => {
+    scheduled = false;
+    if (!held) flush();
+  };
 
   return {
     submit<T>(write: () => T) {
@@ -68,11 +79,21 @@ export function createGroupCommit(db: Database, schedule: (fn: () => void) => vo
         queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
         if (!scheduled) {
           scheduled = true;
-          schedule(flush);
+          schedule(scheduledFlush);
         }
       });
     },
     flush,
+    hold() {
+      held = true;
+    },
+    release() {
+      held = false;
+      if (queue.length > 0 && !scheduled) {
+        scheduled = true;
+        schedule(scheduledFlush);
+      }
+    },
   };
 }
 

@@ -1,10 +1,12 @@
 import type { RetentionStore } from '../store.js';
 import type { PruneCounts, PruneCutoffs } from '../types.js';
+import { createSeqBound } from './create-seq-bound.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 /**
- * Which rows each kind may lose: only finished work, oldest first (by the order column, so a
- * batch reads the table's head instead of scanning it).
+ * Which rows each kind may lose: only finished work, oldest first (by the order column). A batch
+ * reads only the rows created before the cut-off (`seq <= @…Seq`, see create-seq-bound.ts), so it
+ * costs the same whether the table holds a thousand rows or a million.
  */
 const PRUNABLE = {
   events: 'FROM system_events WHERE consumed_at IS NOT NULL AND consumed_at < @events',
@@ -14,15 +16,17 @@ const PRUNABLE = {
 } as const;
 
 export function createSqliteRetention({ db, write, now }: SqliteContext): RetentionStore {
-  const del = (table: string, where: string) =>
-    db.prepare(`DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} ORDER BY seq LIMIT @limit)`);
+  const del = (table: string, where: string, bound: string) =>
+    db.prepare(`DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} AND seq <= @${bound} ORDER BY seq LIMIT @limit)`);
   const count = (where: string) => db.prepare(`SELECT count(*) AS n ${where}`);
   const st = {
-    events: del('system_events', PRUNABLE.events),
-    runs: del('runs', PRUNABLE.runs),
-    attempts: db.prepare(`DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id ${PRUNABLE.deliveries} ORDER BY seq LIMIT @limit)`),
-    deliveries: del('deliveries', PRUNABLE.deliveries),
-    transcript: del('transcript', PRUNABLE.transcript),
+    events: del('system_events', PRUNABLE.events, 'eventsSeq'),
+    runs: del('runs', PRUNABLE.runs, 'runsSeq'),
+    attempts: db.prepare(
+      `DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id ${PRUNABLE.deliveries} AND seq <= @deliveriesSeq ORDER BY seq LIMIT @limit)`,
+    ),
+    deliveries: del('deliveries', PRUNABLE.deliveries, 'deliveriesSeq'),
+    transcript: del('transcript', PRUNABLE.transcript, 'transcriptSeq'),
     keys: db.prepare('DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= @now LIMIT @limit)'),
     countEvents: count(PRUNABLE.events),
     countRuns: count(PRUNABLE.runs),
@@ -34,11 +38,23 @@ export function createSqliteRetention({ db, write, now }: SqliteContext): Retent
     requests: db.prepare('DELETE FROM requests WHERE id IN (SELECT id FROM (SELECT id, at FROM requests ORDER BY id LIMIT @limit) WHERE at < @requests)'),
     countRequests: db.prepare('SELECT count(*) AS n FROM requests WHERE at < @requests'),
   };
+  const bound = {
+    events: createSeqBound(db, 'system_events'),
+    runs: createSeqBound(db, 'runs'),
+    deliveries: createSeqBound(db, 'deliveries'),
+    transcript: createSeqBound(db, 'transcript'),
+  };
   const n = (row: unknown): number => (row as { n: number }).n;
   return {
     prune(c: PruneCutoffs, limit: number) {
       return write((): PruneCounts => {
-        const p = { ...c, limit, now: now() };
+        const p = {
+          ...c, limit, now: now(),
+          eventsSeq: bound.events(c.events),
+          runsSeq: bound.runs(c.runs),
+          deliveriesSeq: bound.deliveries(c.deliveries),
+          transcriptSeq: bound.transcript(c.transcript),
+        };
         st.attempts.run(p);
         return {
           events: st.events.run(p).changes,

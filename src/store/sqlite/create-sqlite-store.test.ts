@@ -71,6 +71,13 @@ describe('createSqliteStore (what only SQLite has)', () => {
     }
   });
 
+  it('stops its checkpoint thread on close: no connection is left, so the WAL is removed', async () => {
+    await store.addSystemEvent(event('x'));
+    assert.ok(existsSync(`${path}-wal`));
+    await store.close();
+    assert.equal(existsSync(`${path}-wal`), false);
+  });
+
   it('reports a database no gateway has created as missing, creating nothing', () => {
     const missing = join(dir, 'nope.db');
     assert.throws(() => createSqliteStore({ path: missing, mode: 'read' }), StoreMissingError);
@@ -95,6 +102,27 @@ describe('createGroupCommit', () => {
     assert.deepEqual(count(), { n: 3 });
     void group.submit(() => insert.run(4));
     assert.equal(scheduled.length, 2, 'the next turn schedules its own flush');
+    db.close();
+  });
+
+  it('holds commits back until released, then commits what queued meanwhile in one flush', async () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE t (v INTEGER)');
+    const scheduled: Array<() => void> = [];
+    const group = createGroupCommit(db, (fn) => scheduled.push(fn));
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    const count = (): unknown => db.prepare('SELECT count(*) AS n FROM t').get();
+    group.hold();
+    const first = group.submit(() => insert.run(1));
+    scheduled.shift()!();
+    const second = group.submit(() => insert.run(2));
+    scheduled.shift()!();
+    assert.deepEqual(count(), { n: 0 }, 'nothing commits while held');
+    group.release();
+    assert.equal(scheduled.length, 1, 'the release schedules one flush for what queued');
+    scheduled.shift()!();
+    await Promise.all([first, second]);
+    assert.deepEqual(count(), { n: 2 });
     db.close();
   });
 

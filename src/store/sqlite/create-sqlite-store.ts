@@ -22,6 +22,7 @@ import type { StoreObserver } from '../store-stats.js';
 import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
 import { MIGRATIONS } from './migrations.js';
 import { prepareStatements } from './prepare-statements.js';
+import { startCheckpointer, type Checkpointer } from './start-checkpointer.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -41,6 +42,17 @@ export interface SqliteStoreOptions {
   /** Sees each group commit (metrics). */
   observer?: StoreObserver;
 }
+
+/** WAL frames (pages) past which the checkpoint thread holds the writer for a checkpoint that starts the WAL over. */
+const WAL_RESTART_FRAMES = 4096;
+/**
+ * The serving connection's own autocheckpoint: only a backstop, should the checkpoint thread fall
+ * far behind; and SQLite's default, should that thread fail.
+ */
+const BACKSTOP_AUTOCHECKPOINT_FRAMES = 4 * WAL_RESTART_FRAMES;
+const DEFAULT_AUTOCHECKPOINT_FRAMES = 1000;
+/** What a WAL file is cut back to when the writer starts it over. */
+const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 
 function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
@@ -78,6 +90,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     if (mode === 'serve') {
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.sync === 'normal' ? 'NORMAL' : 'FULL'}`);
+      // Checkpoints are the checkpoint thread's (started below), off the request path.
+      db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_FRAMES}`);
+      db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       migrate(db);
     } else {
       checkVersion(db, options.path);
@@ -95,7 +110,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       st.expireHeartbeatLeases.run();
     })();
   }
+  let closed = false;
   const group = createGroupCommit(db, setImmediate, options.observer);
+  const checkpointer: Checkpointer | undefined = mode !== 'serve' ? undefined : startCheckpointer({
+    path: options.path,
+    sync: options.sync === 'normal' ? 'NORMAL' : 'FULL',
+    restartFrames: WAL_RESTART_FRAMES,
+    hold: group.hold,
+    release: group.release,
+    // Without the thread, this connection checkpoints as SQLite does by default.
+    onFailed: () => {
+      if (!closed) db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_FRAMES}`);
+    },
+  });
   // A savepoint inside the group's transaction: a duplicate key undoes this request alone.
   const recordAll = db.transaction((a: RecordedActions): { skipped: number[]; coalesced: Record<string, string> } => {
     const claim = (k: IdempotencyRecord | null): boolean => k === null || st.claimIdempotencyKey.run({ ...k, now: clock.now() }).changes === 1;
@@ -120,7 +147,6 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     return { skipped, coalesced };
   });
   const signals = createSignalHub();
-  let closed = false;
   const ctx: SqliteContext = {
     db,
     st,
@@ -182,6 +208,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       group.flush();
       closed = true;
       signals.clear();
+      // The thread's connection first: the last one to close checkpoints and removes the WAL.
+      await checkpointer?.stop();
       db.close();
       lock?.release();
     },

@@ -1,0 +1,69 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLog } from '../common/log.js';
+import { RetentionSchema } from '../config/index.js';
+import { createManualClock } from '../../test/helpers/manual-clock.js';
+import { createPruner } from './create-pruner.js';
+import type { RetentionStore } from './store.js';
+import type { PruneCounts } from './types.js';
+
+const counts = (events: number): PruneCounts => ({ events, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0 });
+
+/** A store with `backlog` prunable events, handing them out batch by batch and noting each batch's size. */
+function backlogStore(backlog: number): RetentionStore & { batches: number[] } {
+  let left = backlog;
+  const batches: number[] = [];
+  return {
+    batches,
+    async prune(_cutoffs, limit) {
+      batches.push(limit);
+      const n = Math.min(left, limit);
+      left -= n;
+      return counts(n);
+    },
+    async countPrunable() {
+      return counts(left);
+    },
+  };
+}
+
+describe('createPruner', () => {
+  const retention = RetentionSchema.parse({});
+  const log = createLog({ level: 'silent' });
+
+  it('works a backlog off in small batches with a pause between them in the background', async () => {
+    const clock = createManualClock();
+    const store = backlogStore(250);
+    const pruner = createPruner({ store, retention, clock, log, backgroundBatchSize: 100, pauseMs: 10 });
+    pruner.start();
+    await clock.advance(0);
+    assert.deepEqual(store.batches, [100], 'one batch, then a pause');
+    await clock.advance(9);
+    assert.equal(store.batches.length, 1, 'still pausing');
+    await clock.advance(1);
+    assert.deepEqual(store.batches, [100, 100]);
+    await clock.advance(10);
+    assert.deepEqual(store.batches, [100, 100, 100], 'the last, short batch ends the pass');
+    await clock.advance(10);
+    assert.equal(store.batches.length, 3);
+    await pruner.stop();
+  });
+
+  it('prunes everything at once, without pausing, when asked to (the prune command)', async () => {
+    const clock = createManualClock();
+    const store = backlogStore(1200);
+    const pruner = createPruner({ store, retention, clock, log, batchSize: 500 });
+    assert.deepEqual(await pruner.pruneAll(), counts(1200));
+    assert.deepEqual(store.batches, [500, 500, 500]);
+  });
+
+  it('stops during a pause without waiting it out', async () => {
+    const clock = createManualClock();
+    const store = backlogStore(1000);
+    const pruner = createPruner({ store, retention, clock, log, backgroundBatchSize: 100, pauseMs: 60_000 });
+    pruner.start();
+    await clock.advance(0);
+    await pruner.stop();
+    assert.deepEqual(store.batches, [100]);
+  });
+});
