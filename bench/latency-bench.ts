@@ -120,7 +120,7 @@ export async function runLatencyBench(ctx: BenchContext, s: LatencySettings): Pr
     (r.non2xx + r.lost > 0 ? ` (non-2xx ${n(r.non2xx)} ${JSON.stringify(r.statusCodes)}, lost ${n(r.lost)}: ${r.firstError})` : ''));
   log(`achieved ${n(Math.round(r.ok2xx / r.seconds))} req/s; most requests waiting for a connection at once: ${r.maxBacklog}; ` +
     `gateway CPU ${sample.cpuPercent.toFixed(0)}%, max RSS ${mb(sample.maxRssKb * 1024)}; loader CPU ${r.loaderCpuPercent.toFixed(0)}%`);
-  log(`WAL: max ${mb(walBytes.maxBytes)} during the run; events pruned meanwhile: ${n(pruned)}; events in the database after: ${n(stored.all)}`);
+  log(`WAL: max ${mb(walBytes.maxBytes)} during the run; events pruned since the gateway started: ${n(pruned)}; events in the database after: ${n(stored.all)}`);
   if (!warmupOk) log(`warm-up did not balance: ${JSON.stringify(warmup)}`);
   const gwOutput = gw.child.output().trim();
   if (gwOutput !== '') log(`hookgate wrote (last lines):\n${gwOutput.split('\n').slice(-5).join('\n')}`);

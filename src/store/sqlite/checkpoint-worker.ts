@@ -18,6 +18,8 @@ const db = new Database(data.path, { fileMustExist: true });
 // PASSIVE checkpoints never wait; this bounds the wait for the WAL index lock a reader may hold.
 db.pragma('busy_timeout = 50');
 db.pragma(`synchronous = ${data.sync}`);
+// A checkpoint copies frames through a buffer of its own, not the page cache.
+db.pragma('cache_size = -1024');
 
 const post = (m: CheckpointerMessage): void => port.postMessage(m);
 const passive = (): WalCheckpointRow => (db.pragma('wal_checkpoint(PASSIVE)') as WalCheckpointRow[])[0]!;

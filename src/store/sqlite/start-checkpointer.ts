@@ -53,8 +53,11 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-/** A hold the thread does not release within this is released by the store (the thread is stuck or gone). */
-const HOLD_MAX_MS = 1_000;
+/**
+ * A hold the thread does not release within this is released by the store (the thread is slow or
+ * gone): commits go on, and that checkpoint just does not start the WAL over.
+ */
+const HOLD_MAX_MS = 100;
 
 /**
  * Starts the thread that checkpoints a WAL database from its own connection, so the serving
@@ -77,7 +80,11 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
     intervalMs: options.intervalMs ?? 200,
     restartFrames: options.restartFrames ?? 4096,
   };
-  const thread = new Worker(new URL('./checkpoint-worker.js', import.meta.url), { workerData: data });
+  const thread = new Worker(new URL('./checkpoint-worker.js', import.meta.url), {
+    workerData: data,
+    // The thread allocates next to nothing; a small heap keeps its share of the RSS small.
+    resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
+  });
   // Stopped by the store's close; the process need not wait for it otherwise.
   thread.unref();
   const pending = new Map<number, { resolve: (r: CheckpointReport) => void; reject: (e: Error) => void }>();
