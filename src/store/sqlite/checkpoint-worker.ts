@@ -57,6 +57,8 @@ const timer = setInterval(() => {
   serialized(checkpoint).catch(() => undefined);
 }, data.intervalMs);
 
+post({ kind: 'ready' });
+
 port.on('message', (m: CheckpointerRequest) => {
   switch (m.kind) {
     case 'held':

@@ -72,6 +72,10 @@ describe('createSqliteStore (what only SQLite has)', () => {
   });
 
   it('stops its checkpoint thread on close: no connection is left, so the WAL is removed', async () => {
+    await store.close();
+    store = createSqliteStore({ path, checkpointDelayMs: 0 });
+    // Lets the thread's start (a timer of 0 ms) go first.
+    await new Promise((resolve) => setTimeout(resolve, 0));
     await store.addSystemEvent(event('x'));
     assert.ok(existsSync(`${path}-wal`));
     await store.close();

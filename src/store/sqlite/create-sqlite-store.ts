@@ -41,13 +41,19 @@ export interface SqliteStoreOptions {
   clock?: Clock;
   /** Sees each group commit (metrics). */
   observer?: StoreObserver;
+  /**
+   * How long after opening (`serve` mode) the checkpoint thread starts, so starting it costs the
+   * gateway's start-up nothing; until it runs, this connection checkpoints as SQLite does by default.
+   * @default 1000
+   */
+  checkpointDelayMs?: number;
 }
 
 /** WAL frames (pages) past which the checkpoint thread holds the writer for a checkpoint that starts the WAL over. */
 const WAL_RESTART_FRAMES = 4096;
 /**
- * The serving connection's own autocheckpoint: only a backstop, should the checkpoint thread fall
- * far behind; and SQLite's default, should that thread fail.
+ * The serving connection's own autocheckpoint while the checkpoint thread runs: only a backstop,
+ * should that thread fall far behind. SQLite's default before it runs, and should it fail.
  */
 const BACKSTOP_AUTOCHECKPOINT_FRAMES = 4 * WAL_RESTART_FRAMES;
 const DEFAULT_AUTOCHECKPOINT_FRAMES = 1000;
@@ -90,8 +96,6 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     if (mode === 'serve') {
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.sync === 'normal' ? 'NORMAL' : 'FULL'}`);
-      // Checkpoints are the checkpoint thread's (started below), off the request path.
-      db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_FRAMES}`);
       db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       migrate(db);
     } else {
@@ -112,17 +116,23 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   }
   let closed = false;
   const group = createGroupCommit(db, setImmediate, options.observer);
-  const checkpointer: Checkpointer | undefined = mode !== 'serve' ? undefined : startCheckpointer({
-    path: options.path,
-    sync: options.sync === 'normal' ? 'NORMAL' : 'FULL',
-    restartFrames: WAL_RESTART_FRAMES,
-    hold: group.hold,
-    release: group.release,
-    // Without the thread, this connection checkpoints as SQLite does by default.
-    onFailed: () => {
-      if (!closed) db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_FRAMES}`);
-    },
-  });
+  // Checkpoints are the checkpoint thread's, off the request path (start-checkpointer.ts).
+  let checkpointer: Checkpointer | undefined;
+  const autocheckpoint = (frames: number): void => {
+    if (!closed) db.pragma(`wal_autocheckpoint = ${frames}`);
+  };
+  const checkpointStart = mode !== 'serve' ? undefined : setTimeout(() => {
+    checkpointer = startCheckpointer({
+      path: options.path,
+      sync: options.sync === 'normal' ? 'NORMAL' : 'FULL',
+      restartFrames: WAL_RESTART_FRAMES,
+      hold: group.hold,
+      release: group.release,
+      onReady: () => autocheckpoint(BACKSTOP_AUTOCHECKPOINT_FRAMES),
+      onFailed: () => autocheckpoint(DEFAULT_AUTOCHECKPOINT_FRAMES),
+    });
+  }, options.checkpointDelayMs ?? 1000);
+  checkpointStart?.unref();
   // A savepoint inside the group's transaction: a duplicate key undoes this request alone.
   const recordAll = db.transaction((a: RecordedActions): { skipped: number[]; coalesced: Record<string, string> } => {
     const claim = (k: IdempotencyRecord | null): boolean => k === null || st.claimIdempotencyKey.run({ ...k, now: clock.now() }).changes === 1;
@@ -208,6 +218,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       group.flush();
       closed = true;
       signals.clear();
+      clearTimeout(checkpointStart);
       // The thread's connection first: the last one to close checkpoints and removes the WAL.
       await checkpointer?.stop();
       db.close();

@@ -20,6 +20,7 @@ describe('startCheckpointer', () => {
   let holds: number;
   let releases: number;
   let failures: Error[];
+  let ready: number;
   let checkpointer: Checkpointer;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'hookgate-ckpt-'));
@@ -35,6 +36,7 @@ describe('startCheckpointer', () => {
     holds = 0;
     releases = 0;
     failures = [];
+    ready = 0;
     checkpointer = startCheckpointer({
       path,
       sync: 'NORMAL',
@@ -48,6 +50,9 @@ describe('startCheckpointer', () => {
       release: () => {
         releases++;
         group.release();
+      },
+      onReady: () => {
+        ready++;
       },
       onFailed: (error) => failures.push(error),
     });
@@ -74,6 +79,7 @@ describe('startCheckpointer', () => {
       maxWal = Math.max(maxWal, walBytes());
     }
     const written = rounds * perRound * FRAME;
+    assert.equal(ready, 1, 'the thread said once that it checkpoints from now on');
     assert.ok(reports.some((r) => r.held), 'the writer was held for a full checkpoint at least once');
     assert.equal(holds, releases, 'every hold was released');
     assert.ok(maxWal <= 4 * RESTART_FRAMES * FRAME, `the WAL stayed within its bound: ${maxWal} bytes, ${written} written`);

@@ -24,6 +24,7 @@ export interface CheckpointerData {
 export type CheckpointerRequest = { kind: 'checkpoint'; id: number } | { kind: 'held' } | { kind: 'stop' };
 /** From the thread to the store. */
 export type CheckpointerMessage =
+  | { kind: 'ready' }
   | { kind: 'checkpointed'; id: number; report: CheckpointReport }
   | { kind: 'failed'; id: number; message: string }
   | { kind: 'hold' }
@@ -41,6 +42,8 @@ export interface CheckpointerOptions {
   /** Holds the store's commits back (the group commit's `hold`); `release` lets them go. */
   hold: () => void;
   release: () => void;
+  /** The thread has its connection open and checkpoints from now on. */
+  onReady: () => void;
   /** The thread could not open the database, or ended without being stopped. Called at most once. */
   onFailed: (error: Error) => void;
 }
@@ -108,6 +111,9 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
   };
   thread.on('message', (m: CheckpointerMessage) => {
     switch (m.kind) {
+      case 'ready':
+        if (!stopping && !failed) options.onReady();
+        return;
       case 'hold':
         // Called between tasks, so no transaction of the store is open: the thread may go ahead.
         options.hold();
