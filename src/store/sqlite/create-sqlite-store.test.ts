@@ -82,6 +82,18 @@ describe('createSqliteStore (what only SQLite has)', () => {
     assert.equal(existsSync(`${path}-wal`), false);
   });
 
+  it('closes once for callers closing at the same time: each resolves with the database closed', async () => {
+    await store.close();
+    store = createSqliteStore({ path, checkpointDelayMs: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await store.addSystemEvent(event('x'));
+    const both = [store.close(), store.close()];
+    await both[1];
+    assert.equal(existsSync(`${path}-wal`), false, 'the second caller waited for the close');
+    await both[0];
+    store = createSqliteStore({ path });
+  });
+
   it('reports a database no gateway has created as missing, creating nothing', () => {
     const missing = join(dir, 'nope.db');
     assert.throws(() => createSqliteStore({ path: missing, mode: 'read' }), StoreMissingError);

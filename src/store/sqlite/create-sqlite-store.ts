@@ -115,6 +115,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     })();
   }
   let closed = false;
+  let closing: Promise<void> | undefined;
   const group = createGroupCommit(db, setImmediate, options.observer);
   // Checkpoints are the checkpoint thread's, off the request path (start-checkpointer.ts).
   let checkpointer: Checkpointer | undefined;
@@ -213,16 +214,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createSqliteRetention(ctx),
     ...createSqliteStats(ctx, options.path),
     subscribe: signals.subscribe,
-    async close() {
-      if (closed) return;
-      group.flush();
-      closed = true;
-      signals.clear();
-      clearTimeout(checkpointStart);
-      // The thread's connection first: the last one to close checkpoints and removes the WAL.
-      await checkpointer?.stop();
-      db.close();
-      lock?.release();
+    close() {
+      // One close for every caller: each resolves once the database is closed and the lock released.
+      closing ??= (async () => {
+        group.flush();
+        closed = true;
+        signals.clear();
+        clearTimeout(checkpointStart);
+        // The thread's connection first: the last one to close checkpoints and removes the WAL.
+        await checkpointer?.stop();
+        db.close();
+        lock?.release();
+      })();
+      return closing;
     },
   };
 }
