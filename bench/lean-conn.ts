@@ -3,9 +3,9 @@
  * connections report into (`Run`). See lean-load.ts.
  */
 import { connect, type Socket } from 'node:net';
+import { writeRequest, type RequestParts } from './request-parts.js';
 import { ResponseParser } from './response-parser.js';
 
-const CRLFCRLF = Buffer.from('\r\n\r\n');
 
 /** Response times in ms, in a growing Float64Array. */
 class Latencies {
@@ -60,15 +60,6 @@ export class Run {
   }
 }
 
-export interface RequestParts {
-  port: number;
-  /** Every socket reads into this one buffer (`onread`), skipping the stream machinery: it is parsed at once. */
-  readBuffer: Buffer;
-  /** Request line and headers up to the Content-Length value. */
-  head: Buffer;
-  prefix: Buffer;
-  suffix: Buffer;
-}
 
 /** One keep-alive connection, replaced on loss while there is work left. */
 export class Conn {
@@ -130,15 +121,8 @@ export class Conn {
       this.#onIdle();
       return;
     }
-    const { head, prefix, suffix } = this.#req;
     const buf = this.#out;
-    const digits = String(n);
-    let at = head.copy(buf, 0);
-    at += buf.write(String(prefix.length + digits.length + suffix.length), at, 'latin1');
-    at += CRLFCRLF.copy(buf, at);
-    at += prefix.copy(buf, at);
-    at += buf.write(digits, at, 'latin1');
-    at += suffix.copy(buf, at);
+    const at = writeRequest(this.#req, buf, n);
     this.sentAt = performance.now();
     // Reused only once this request's response is in, so the kernel has long taken these bytes.
     this.#socket.write(buf.subarray(0, at));

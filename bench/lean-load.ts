@@ -6,7 +6,8 @@
  * `onread` into one reused buffer, and so leaves the server far more of the machine than
  * autocannon does. Latency is per request, from write to the response's last byte.
  */
-import { Conn, Run, type RequestParts } from './lean-conn.js';
+import { Conn, Run } from './lean-conn.js';
+import { requestParts, type RequestParts } from './request-parts.js';
 import { percentile, type LoadResult } from './load-result.js';
 
 export interface LeanLoadOptions {
@@ -31,16 +32,7 @@ const CONNECT_MS = 5_000;
 
 export function runLeanLoad(o: LeanLoadOptions): Promise<LoadResult> {
   const run = new Run(o.maxRequests ?? Number.POSITIVE_INFINITY);
-  const req: RequestParts = {
-    port: o.port,
-    readBuffer: Buffer.allocUnsafe(64 * 1024),
-    head: Buffer.from(
-      `POST ${o.path} HTTP/1.1\r\nHost: 127.0.0.1:${o.port}\r\nAuthorization: Bearer ${o.token}\r\n` +
-        'Content-Type: application/json\r\nContent-Length: ',
-    ),
-    prefix: Buffer.from(o.bodyPrefix),
-    suffix: Buffer.from(o.bodySuffix),
-  };
+  const req: RequestParts = requestParts(o);
   const timeoutMs = o.timeoutMs ?? 10_000;
   const cpu0 = process.cpuUsage();
   const created = performance.now();

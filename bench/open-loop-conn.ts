@@ -5,19 +5,10 @@
  * request as failed, then reconnects while the run needs it.
  */
 import { connect, type Socket } from 'node:net';
+import { writeRequest, type RequestParts } from './request-parts.js';
 import { ResponseParser } from './response-parser.js';
 
-const CRLFCRLF = Buffer.from('\r\n\r\n');
 
-export interface OpenLoopRequestParts {
-  port: number;
-  /** Every socket reads into this one buffer (`onread`); it is parsed at once. */
-  readBuffer: Buffer;
-  /** Request line and headers up to the Content-Length value. */
-  head: Buffer;
-  prefix: Buffer;
-  suffix: Buffer;
-}
 
 export interface OpenLoopEvents {
   /** A response arrived for the request due at `dueAt` and written at `sentAt` (performance.now() ms). */
@@ -36,10 +27,10 @@ export class OpenLoopConn {
   #closed = false;
   readonly #out: Buffer;
   readonly #parser = new ResponseParser();
-  readonly #req: OpenLoopRequestParts;
+  readonly #req: RequestParts;
   readonly #events: OpenLoopEvents;
 
-  constructor(req: OpenLoopRequestParts, events: OpenLoopEvents) {
+  constructor(req: RequestParts, events: OpenLoopEvents) {
     this.#req = req;
     this.#events = events;
     this.#out = Buffer.allocUnsafe(req.head.length + 24 + req.prefix.length + 20 + req.suffix.length);
@@ -80,15 +71,8 @@ export class OpenLoopConn {
 
   /** Sends request number `n` (its body is `prefix + n + suffix`), due at `dueAt`. */
   send(n: number, dueAt: number): void {
-    const { head, prefix, suffix } = this.#req;
     const buf = this.#out;
-    const digits = String(n);
-    let at = head.copy(buf, 0);
-    at += buf.write(String(prefix.length + digits.length + suffix.length), at, 'latin1');
-    at += CRLFCRLF.copy(buf, at);
-    at += prefix.copy(buf, at);
-    at += buf.write(digits, at, 'latin1');
-    at += suffix.copy(buf, at);
+    const at = writeRequest(this.#req, buf, n);
     this.#dueAt = dueAt;
     this.#sentAt = performance.now();
     // Reused only once this request's response is in, so the kernel has long taken these bytes.

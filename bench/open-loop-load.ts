@@ -10,6 +10,7 @@
  * `bodyPrefix + n + bodySuffix` with n = 1, 2, … in due order.
  */
 import { OpenLoopConn, type OpenLoopEvents } from './open-loop-conn.js';
+import { requestParts } from './request-parts.js';
 import { percentile } from './load-result.js';
 
 export interface OpenLoopOptions {
@@ -181,16 +182,7 @@ export function runOpenLoopLoad(o: OpenLoopOptions): Promise<OpenLoopResult> {
     };
 
     const n = Math.max(1, Math.floor(o.connections));
-    const req = {
-      port: o.port,
-      readBuffer: Buffer.allocUnsafe(64 * 1024),
-      head: Buffer.from(
-        `POST ${o.path} HTTP/1.1\r\nHost: 127.0.0.1:${o.port}\r\nAuthorization: Bearer ${o.token}\r\n` +
-          'Content-Type: application/json\r\nContent-Length: ',
-      ),
-      prefix: Buffer.from(o.bodyPrefix),
-      suffix: Buffer.from(o.bodySuffix),
-    };
+    const req = requestParts(o);
     timer = setTimeout(() => {
       firstError = `not all ${n} connections up within ${CONNECT_MS} ms`;
       finish();
