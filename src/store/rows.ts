@@ -2,7 +2,11 @@
 import type {
   ActionSource, IdempotencyRecord, DeliveryAttempt, DeliveryRecord, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry,
 } from './types.js';
+import type { RequestRecord } from './request-record.js';
 import { RUN_STATES, type QueueStats, type RunCounts } from './store-stats.js';
+
+/** How many records a listing returns when it is given no `limit`. */
+export const DEFAULT_LIMIT = 20;
 
 export interface EventRow {
   id: string; agent_id: string; session_key: string; text: string; mode: string; source: string;
@@ -157,3 +161,20 @@ export function toRunCounts(rows: ReadonlyArray<{ state: RunState; n: number }>)
   for (const row of rows) if (Object.hasOwn(counts, row.state)) counts[row.state] = row.n;
   return counts;
 }
+
+/**
+ * A request record's row. SQLite keeps the id lists as JSON text, PostgreSQL as `text[]`; PostgreSQL
+ * returns `bigint` as a string.
+ */
+export interface RequestRow {
+  id: string; at: number | string; method: string; path: string; hook: string | null; client: string; status: number;
+  code: string | null; reason: string | null; duration_ms: number; event_ids: string | string[]; run_ids: string | string[];
+  payload: string | null;
+}
+
+const idList = (v: string | string[]): string[] => (typeof v === 'string' ? JSON.parse(v) as string[] : v);
+
+export const toRequestRecord = (r: RequestRow): RequestRecord => ({
+  id: r.id, at: Number(r.at), method: r.method, path: r.path, hook: r.hook, client: r.client, status: r.status,
+  code: r.code, reason: r.reason, durationMs: r.duration_ms, eventIds: idList(r.event_ids), runIds: idList(r.run_ids), payload: r.payload,
+});

@@ -1,5 +1,5 @@
 import {
-  toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
+  DEFAULT_LIMIT, toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
   type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
 } from '../rows.js';
 import type { StoreReader } from '../store.js';
@@ -7,7 +7,6 @@ import type { DeliveryWithAttempts } from '../types.js';
 import { createPgDigest } from './create-pg-digest.js';
 import type { PgContext } from './pg-context.js';
 
-const DEFAULT_LIMIT = 20;
 /** `limit` as SQL: a non-positive or absent one means no limit where the API says "all". */
 const all = (limit: number | undefined): number | null => (limit === undefined || limit < 0 ? null : limit);
 

@@ -1,30 +1,7 @@
-import type { RequestRecord } from '../request-record.js';
+import { DEFAULT_LIMIT, toRequestRecord, type RequestRow } from '../rows.js';
 import type { RequestLog } from '../store.js';
 import type { PgGroupCommit } from './create-pg-group-commit.js';
 import type { PgContext } from './pg-context.js';
-
-interface RequestRow {
-  id: string;
-  at: string;
-  method: string;
-  path: string;
-  hook: string | null;
-  client: string;
-  status: number;
-  code: string | null;
-  reason: string | null;
-  duration_ms: number;
-  event_ids: string[];
-  run_ids: string[];
-  payload: string | null;
-}
-
-const DEFAULT_LIMIT = 20;
-
-const toRecord = (r: RequestRow): RequestRecord => ({
-  id: r.id, at: Number(r.at), method: r.method, path: r.path, hook: r.hook, client: r.client, status: r.status,
-  code: r.code, reason: r.reason, durationMs: r.duration_ms, eventIds: r.event_ids, runIds: r.run_ids, payload: r.payload,
-});
 
 /** The request log on PostgreSQL: records ride the ingress group commit, in the statement that holds the request's action. */
 export function createPgRequestLog(ctx: Pick<PgContext, 'pool' | 'checkWritable'>, group: PgGroupCommit): RequestLog {
@@ -39,12 +16,12 @@ export function createPgRequestLog(ctx: Pick<PgContext, 'pool' | 'checkWritable'
           ORDER BY seq DESC LIMIT $3`,
         [o?.hook ?? null, o?.status ?? null, o?.limit ?? DEFAULT_LIMIT],
       );
-      return (rows as RequestRow[]).map(toRecord);
+      return (rows as RequestRow[]).map(toRequestRecord);
     },
     async getRequest(id) {
       const { rows } = await ctx.pool.query('SELECT * FROM requests WHERE id = $1', [id]);
       const row = rows[0] as RequestRow | undefined;
-      return row === undefined ? null : toRecord(row);
+      return row === undefined ? null : toRequestRecord(row);
     },
   };
 }

@@ -1,13 +1,12 @@
 import type { StoreReader } from '../store.js';
 import type { DeliveryWithAttempts } from '../types.js';
 import {
-  toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
+  DEFAULT_LIMIT, toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
   type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
 } from '../rows.js';
 import { createSqliteDigest } from './create-sqlite-digest.js';
 import type { SqliteContext } from './sqlite-context.js';
 
-const DEFAULT_LIMIT = 20;
 const limitOf = (o: { limit?: number } | undefined): number => o?.limit ?? DEFAULT_LIMIT;
 
 export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>): StoreReader {

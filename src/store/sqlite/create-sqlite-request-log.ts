@@ -1,30 +1,6 @@
 import type { RequestLog } from '../store.js';
-import type { RequestRecord } from '../request-record.js';
+import { DEFAULT_LIMIT, toRequestRecord, type RequestRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
-
-interface RequestRow {
-  id: string;
-  at: number;
-  method: string;
-  path: string;
-  hook: string | null;
-  client: string;
-  status: number;
-  code: string | null;
-  reason: string | null;
-  duration_ms: number;
-  event_ids: string;
-  run_ids: string;
-  payload: string | null;
-}
-
-const DEFAULT_LIMIT = 20;
-
-const toRecord = (r: RequestRow): RequestRecord => ({
-  id: r.id, at: r.at, method: r.method, path: r.path, hook: r.hook, client: r.client, status: r.status,
-  code: r.code, reason: r.reason, durationMs: r.duration_ms,
-  eventIds: JSON.parse(r.event_ids) as string[], runIds: JSON.parse(r.run_ids) as string[], payload: r.payload,
-});
 
 /** The request log on SQLite: inserts ride the group commit with the request's own action. Pruned by the retention role. */
 export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' | 'write'>): RequestLog {
@@ -50,11 +26,11 @@ export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' |
     },
     async listRequests(o) {
       const rows = select.all({ hook: o?.hook ?? null, status: o?.status ?? null, limit: o?.limit ?? DEFAULT_LIMIT }) as RequestRow[];
-      return rows.map(toRecord);
+      return rows.map(toRequestRecord);
     },
     async getRequest(id) {
       const row = selectOne.get(id) as RequestRow | undefined;
-      return row === undefined ? null : toRecord(row);
+      return row === undefined ? null : toRequestRecord(row);
     },
   };
 }
