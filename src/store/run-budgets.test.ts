@@ -34,11 +34,11 @@ describe('run budgets', () => {
 
   it('rewrites every queued run\'s reason when the blocked keys change, else only runs queued since', () => {
     const refresh = createHeldRefresh(60_000);
-    assert.equal(refresh.after(null, () => 10), 0, 'the first claim clears what an earlier configuration left');
-    assert.equal(refresh.after(null, () => 12), null, 'no budgets: nothing more to do');
+    assert.equal(refresh.next(null, () => 10)?.after ?? null, 0, 'the first claim clears what an earlier configuration left');
+    assert.equal(refresh.next(null, () => 12)?.after ?? null, null, 'no budgets: nothing more to do');
     const plan = createBudgetPlan({ agents: { main: { runsPerHour: 1 } }, hooks: {} }, { ...none, agents: new Map([['main', usage({ started: 1 })]]) });
-    assert.equal(refresh.after(plan, () => 12), 0, 'blocked keys changed: every queued run');
-    assert.equal(refresh.after(plan, () => 12), null, 'nothing new');
-    assert.equal(refresh.after(plan, () => 15), 12, 'runs queued since the last rewrite');
+    assert.equal(refresh.next(plan, () => 12)?.after ?? null, 0, 'blocked keys changed: every queued run');
+    assert.equal(refresh.next(plan, () => 12)?.after ?? null, null, 'nothing new');
+    assert.equal(refresh.next(plan, () => 15)?.after ?? null, 12, 'runs queued since the last rewrite');
   });
 });

@@ -112,28 +112,36 @@ export function createBudgetPlan(budgets: RunBudgets, usage: Readonly<Record<Bud
   };
 }
 
+export interface HeldRewrite {
+  /** Queued runs after this seq get their reason rewritten (0: all of them). */
+  after: number;
+  /** Blocked agents and hooks with their reasons, as JSON objects (`{key: reason}`). */
+  agents: string;
+  hooks: string;
+}
+
 /**
  * When a store rewrites held reasons: every queued run when the blocked keys changed (or a while
  * passed), else only runs queued since the last rewrite. Keeps a claim's cost flat while a large
  * backlog is held.
  */
-export function createHeldRefresh(fullEveryMs = 30_000): { after(plan: BudgetPlan | null, maxSeq: () => number): number | null } {
+export function createHeldRefresh(fullEveryMs = 30_000): { next(plan: BudgetPlan | null, maxSeq: () => number): HeldRewrite | null } {
   let lastJson = '';
   let lastFull = 0;
   let watermark = 0;
   return {
     /**
-     * The seq after which queued runs need their reason rewritten (0: all), or `null` for none.
-     * `maxSeq` (the newest run's seq) is read only when budgets are in force.
+     * The rewrite the queued runs' reasons need now, or `null` for none. `maxSeq` (the newest
+     * run's seq) is read only when budgets are in force.
      */
-    after(plan, readMaxSeq) {
+    next(plan, readMaxSeq) {
       const held = plan === null ? { agents: '{}', hooks: '{}' } : plan.heldJson();
       const json = held.agents + held.hooks;
-      const t = Date.now();
       if (plan === null && json === lastJson) {
         // No budgets: once the reasons an earlier configuration left are cleared, nothing to do.
         return null;
       }
+      const t = Date.now();
       const maxSeq = readMaxSeq();
       let from: number | null;
       if (json !== lastJson || t - lastFull >= fullEveryMs) {
@@ -144,7 +152,7 @@ export function createHeldRefresh(fullEveryMs = 30_000): { after(plan: BudgetPla
         from = maxSeq > watermark ? watermark : null;
       }
       watermark = Math.max(watermark, maxSeq);
-      return from;
+      return from === null ? null : { after: from, ...held };
     },
   };
 }

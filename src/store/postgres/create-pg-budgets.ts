@@ -49,15 +49,14 @@ export function createPgBudgets(): PgBudgets {
         const { rows } = await client.query('SELECT max(seq) AS max FROM runs');
         maxSeq = Number((rows[0] as { max: string | null }).max ?? 0);
       }
-      const after = held.after(plan, () => maxSeq);
-      if (after === null) return;
-      const json = plan === null ? { agents: '{}', hooks: '{}' } : plan.heldJson();
+      const rewrite = held.next(plan, () => maxSeq);
+      if (rewrite === null) return;
       await client.query(
         `UPDATE runs SET held_reason = x.reason
           FROM (SELECT seq, COALESCE($1::jsonb ->> agent_id, $2::jsonb ->> hook) AS reason FROM runs
             WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > $3) x
           WHERE runs.seq = x.seq AND runs.held_reason IS DISTINCT FROM x.reason`,
-        [json.agents, json.hooks, after],
+        [rewrite.agents, rewrite.hooks, rewrite.after],
       );
     },
   };

@@ -1,5 +1,4 @@
 import type { Database } from 'better-sqlite3';
-import type { RunRow } from '../rows.js';
 import {
   createBudgetPlan, createHeldRefresh, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
 } from '../run-budgets.js';
@@ -8,8 +7,6 @@ import {
 export interface SqliteBudgets {
   /** Each budgeted key's usage at `now`, made into a claim's plan. */
   plan(budgets: RunBudgets, now: number): BudgetPlan;
-  /** Claimable runs (as `claimRuns` defines them) of keys the plan does not block. */
-  selectClaimable(plan: BudgetPlan, now: number, limit: number): RunRow[];
   /** Writes each queued run's held reason (none when `plan` is `null`), as `createHeldRefresh` decides. */
   refreshHeld(plan: BudgetPlan | null): void;
 }
@@ -33,17 +30,10 @@ export function createSqliteBudgets(db: Database): SqliteBudgets {
       }
       return createBudgetPlan(budgets, usage);
     },
-    selectClaimable(plan, now, limit) {
-      return statements().selectClaimable.all({
-        now, limit, agents: JSON.stringify([...plan.blocked.agents.keys()]), hooks: JSON.stringify([...plan.blocked.hooks.keys()]),
-      }) as RunRow[];
-    },
     refreshHeld(plan) {
       const s = statements();
-      const after = held.after(plan, () => (s.maxSeq.pluck().get() as number | null) ?? 0);
-      if (after === null) return;
-      const json = plan === null ? { agents: '{}', hooks: '{}' } : plan.heldJson();
-      s.refreshHeld.run({ ...json, after });
+      const rewrite = held.next(plan, () => (s.maxSeq.pluck().get() as number | null) ?? 0);
+      if (rewrite !== null) s.refreshHeld.run(rewrite);
     },
   };
 }
@@ -61,16 +51,6 @@ function prepare(db: Database) {
   return {
     window: { agents: window(COLUMN.agents), hooks: window(COLUMN.hooks) },
     running: { agents: running(COLUMN.agents), hooks: running(COLUMN.hooks) },
-    // The claim's own query, with blocked agents and hooks left out.
-    selectClaimable: db.prepare(
-      `SELECT r.* FROM runs r WHERE r.state IN ('queued', 'running') AND r.state = 'queued'
-        AND (r.coalesce_until IS NULL OR r.coalesce_until <= @now)
-        AND r.agent_id NOT IN (SELECT value FROM json_each(@agents))
-        AND (r.hook IS NULL OR r.hook NOT IN (SELECT value FROM json_each(@hooks)))
-        AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
-          AND (o.state = 'running' OR o.seq < r.seq))
-        ORDER BY r.seq LIMIT @limit`,
-    ),
     maxSeq: db.prepare('SELECT max(seq) FROM runs'),
     refreshHeld: db.prepare(
       `UPDATE runs SET held_reason = ${reason}

@@ -20,19 +20,18 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
           runs.push(claimed({ ...row, state: 'running', attempts: row.attempts + 1, started_at: row.started_at ?? t,
             lease_owner: owner, lease_until: t + leaseMs, held_reason: null }, claimId));
         };
-        if (!hasBudgets(budgets)) {
-          for (const row of st.selectClaimable.all({ now: t, limit }) as RunRow[]) claim(row);
-          budgeting.refreshHeld(null);
-          return runs;
-        }
-        const plan = budgeting.plan(budgets, t);
+        const plan = hasBudgets(budgets) ? budgeting.plan(budgets, t) : null;
         // A run whose start uses up its key's room blocks that key's later runs: select again
-        // without them. Each pass blocks a key or ends the loop.
+        // without them. Each pass blocks a key or ends the loop (at once without budgets).
         for (;;) {
-          const rows = budgeting.selectClaimable(plan, t, limit - runs.length);
+          const rows = st.selectClaimable.all({
+            now: t, limit: limit - runs.length,
+            agents: JSON.stringify(plan === null ? [] : [...plan.blocked.agents.keys()]),
+            hooks: JSON.stringify(plan === null ? [] : [...plan.blocked.hooks.keys()]),
+          }) as RunRow[];
           let skipped = false;
           for (const row of rows) {
-            if (plan.take(row.agent_id, row.hook, row.started_at !== null)) claim(row);
+            if (plan === null || plan.take(row.agent_id, row.hook, row.started_at !== null)) claim(row);
             else skipped = true;
           }
           if (!skipped || runs.length >= limit) break;
