@@ -5,9 +5,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createTransformRunner, TransformError, type TransformInput, type TransformSpec, type WorkerTransformRunner } from './create-transform-runner.js';
 
 const INPUT: TransformInput = { payload: { n: 1 }, headers: {}, url: '/hooks/x', path: 'x' };
@@ -92,8 +93,11 @@ describe('transform memory caps', () => {
 
 describe('one worker per mapping', () => {
   it('fails only the stuck mapping\'s calls while another mapping\'s fast transform keeps answering', async () => {
-    write('stuck.js', 'export default () => { for (;;) {} };');
+    // The transform marks that it is stuck, so the next call is sent only once the worker is busy.
+    const marker = join(root, 'stuck.marker');
+    write('stuck.js', `import { writeFileSync } from 'node:fs'; export default () => { writeFileSync(${JSON.stringify(marker)}, ''); for (;;) {} };`);
     const stuck = refused(run(spec('stuck', 'stuck.js', { timeoutMs: 1500 }), INPUT), /timed out after 1500 ms/);
+    for (const end = Date.now() + 10_000; !existsSync(marker); await sleep(10)) assert.ok(Date.now() < end, 'the stuck transform never started');
     // A call queued behind the stuck one on the same worker is that mapping's own call: it fails too.
     const alsoStuck = refused(run(spec('stuck', 'fast.js', { timeoutMs: LONG_MS }), INPUT), /restarted after another call to it timed out/);
     const answered = await keepCalling('fast', stuck);
