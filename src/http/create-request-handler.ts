@@ -59,7 +59,8 @@ const BODIES_RETRY_AFTER_SECONDS = 1;
 
 /**
  * The answer to a caller that waited for its run: where the run stands, whether its reply was
- * delivered, what went wrong as a category, and the reply itself only when the mapping asks.
+ * delivered, what went wrong as a category, why a run still queued is held (its budget), and the
+ * reply itself only when the mapping asks.
  */
 function waitedAnswer(r: RunWaitResult, returnReply: boolean): { status: number; body: string } {
   return {
@@ -70,6 +71,7 @@ function waitedAnswer(r: RunWaitResult, returnReply: boolean): { status: number;
       status: r.status,
       delivered: r.delivered,
       ...(r.error === null ? {} : { error: r.error }),
+      ...(r.held === null ? {} : { held: r.held }),
       ...(returnReply && r.reply !== null ? { reply: r.reply } : {}),
     }),
   };

@@ -23,7 +23,7 @@ describeEachDriver('waitForRun', (driver) => {
     const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 10_000);
     await finish({ state: 'failed', reply: null, error: 'Incorrect API key provided: sk-…', delivery: null, transcript: [] });
     await f.clock.advance(500);
-    assert.deepEqual(await waiting, { runId: r.id, status: 'failed', delivered: false, error: 'failed', reply: null });
+    assert.deepEqual(await waiting, { runId: r.id, status: 'failed', delivered: false, error: 'failed', reply: null, held: null });
   });
 
   it('waits for the reply to be delivered, then says so', async () => {
@@ -38,7 +38,7 @@ describeEachDriver('waitForRun', (driver) => {
       resolvedChannel: 'telegram', resolvedTo: '42', partsSent: 1, nextAttemptAt: null, lastRoute: null,
     });
     await f.clock.advance(500);
-    assert.deepEqual(await waiting, { runId: r.id, status: 'succeeded', delivered: true, error: null, reply: 'done' });
+    assert.deepEqual(await waiting, { runId: r.id, status: 'succeeded', delivered: true, error: null, reply: 'done', held: null });
   });
 
   it('gives up at the deadline with the run still under way, leaving it alone', async () => {
@@ -46,8 +46,21 @@ describeEachDriver('waitForRun', (driver) => {
     await f.store.enqueueRun(r);
     const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 2000);
     await f.clock.advance(2500);
-    assert.deepEqual(await waiting, { runId: r.id, status: 'queued', delivered: false, error: 'wait_timeout', reply: null });
+    assert.deepEqual(await waiting, { runId: r.id, status: 'queued', delivered: false, error: 'wait_timeout', reply: null, held: null });
     assert.equal((await f.store.getRun(r.id))?.state, 'queued');
+  });
+
+  it('says why a run still queued at the deadline is held back by its budget', async () => {
+    const r = newRun('s');
+    await f.store.enqueueRun(r);
+    // The agent's budget has no room: the claim leaves the run queued, held with the reason.
+    assert.deepEqual(await f.store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, budgets: { agents: { main: { runsPerHour: 0 } }, hooks: {} } }), []);
+    const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 2000);
+    await f.clock.advance(2500);
+    const result = await waiting;
+    assert.equal(result.status, 'queued');
+    assert.equal(result.error, 'wait_timeout');
+    assert.match(result.held ?? '', /agent "main": 0 runs started in the last hour \(runsPerHour 0\)/);
   });
 
   it('does not wait for a delivery the run never asked for', async () => {
@@ -55,6 +68,6 @@ describeEachDriver('waitForRun', (driver) => {
     await f.store.enqueueRun(r);
     await finish({ delivery: null });
     const result = await waitForRun({ store: f.store, clock: f.clock }, r.id, 10_000);
-    assert.deepEqual(result, { runId: r.id, status: 'succeeded', delivered: false, error: null, reply: 'done' });
+    assert.deepEqual(result, { runId: r.id, status: 'succeeded', delivered: false, error: null, reply: 'done', held: null });
   });
 });

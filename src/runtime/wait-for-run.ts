@@ -11,6 +11,8 @@ export interface RunWaitResult {
   /** A category for what went wrong, never the model's text. */
   error: 'failed' | 'timed_out' | 'wait_timeout' | 'delivery_failed' | 'delivery_skipped' | null;
   reply: string | null;
+  /** Why a run still `queued` when the wait ran out is held back (its budget), else `null`. */
+  held: string | null;
 }
 
 const FINISHED: ReadonlySet<RunState> = new Set(['succeeded', 'failed', 'timed_out']);
@@ -40,7 +42,8 @@ export async function waitForRun(
       const left = deadline - clock.now();
       if (left <= 0) {
         const run = await store.getRun(runId);
-        return { runId, status: run?.state ?? 'queued', delivered: false, error: 'wait_timeout', reply: null };
+        const held = run?.state === 'queued' ? run.heldReason : null;
+        return { runId, status: run?.state ?? 'queued', delivered: false, error: 'wait_timeout', reply: null, held };
       }
       await clock.sleep(Math.min(left, POLL_MS), wake.signal).catch(() => undefined);
       if (wake.signal.aborted) wake = new AbortController();
@@ -55,10 +58,10 @@ async function look(store: Pick<StoreReader, 'getRun' | 'getRunDelivery'>, runId
   const run = await store.getRun(runId);
   if (run === null || !FINISHED.has(run.state)) return null;
   if (run.state !== 'succeeded') {
-    return { runId, status: run.state, delivered: false, error: run.state === 'timed_out' ? 'timed_out' : 'failed', reply: null };
+    return { runId, status: run.state, delivered: false, error: run.state === 'timed_out' ? 'timed_out' : 'failed', reply: null, held: null };
   }
   const delivery = run.deliver ? await store.getRunDelivery(runId) : null;
   if (delivery?.state === 'pending') return null;
   const error = delivery?.state === 'failed' ? 'delivery_failed' : delivery?.state === 'skipped' ? 'delivery_skipped' : null;
-  return { runId, status: run.state, delivered: delivery?.state === 'sent', error, reply: run.reply };
+  return { runId, status: run.state, delivered: delivery?.state === 'sent', error, reply: run.reply, held: null };
 }

@@ -40,7 +40,9 @@ describe('run budgets', () => {
         mappings: [
           { id: 'slow', match: { path: 'slow' }, action: 'agent', wakeMode: 'next-heartbeat', deliver: false, messageTemplate: 'slow {{n}}', budget: { maxConcurrentRuns: 1 } },
           { id: 'metered', match: { path: 'metered' }, action: 'agent', wakeMode: 'next-heartbeat', deliver: false, messageTemplate: 'metered {{n}}', budget: { tokensPerDay } },
+          { id: 'capped', match: { path: 'capped' }, action: 'agent', wakeMode: 'next-heartbeat', deliver: false, messageTemplate: 'capped {{n}}', waitForCompletion: true, budget: { runsPerHour: 1 } },
         ],
+        maxWaitSeconds: 2,
       },
     });
     gw = await startTestGateway(config(20));
@@ -88,5 +90,19 @@ describe('run budgets', () => {
     assert.deepEqual(gw.gateway.reload(readConfig(gw.temp.path, {})), [], 'budgets need no restart');
     await until('the held run to be released and succeed', async () => (await runOf(third)).state === 'succeeded');
     assert.equal((await runOf(third)).heldReason, null);
+  });
+
+  it('tells a caller whose wait ran out while its run was held why it is held', async () => {
+    const first = await send(gw.port, '/hooks/capped', { body: { n: 1 } });
+    assert.equal(first.status, 200, first.text);
+    assert.equal((first.json as { status: string }).status, 'succeeded');
+    const second = await send(gw.port, '/hooks/capped', { body: { n: 2 } });
+    assert.equal(second.status, 200, second.text);
+    const answer = second.json as { ok: boolean; runId: string; status: string; error: string; held: string };
+    assert.equal(answer.ok, false);
+    assert.equal(answer.status, 'queued');
+    assert.equal(answer.error, 'wait_timeout');
+    assert.match(answer.held, /mapping "capped": 1 run started in the last hour \(runsPerHour 1\)/);
+    assert.equal((await runOf(answer.runId)).state, 'queued', 'the run itself stays queued');
   });
 });
