@@ -24,4 +24,22 @@ describe('createTokenVerifier', () => {
   it('refuses a wrong token, a prefix, a longer one and none', () => {
     for (const t of ['nope', 's3cre', 's3crett', '', undefined]) assert.equal(verify(t), false, String(t));
   });
+  it('judges each candidate alone, whatever came before it', () => {
+    // A longer candidate leaves nothing behind for a shorter one that is its prefix.
+    assert.equal(verify('s3cretXYZ'), false);
+    assert.equal(verify('s3cre'), false);
+    assert.equal(verify('s3cret'), true);
+    assert.equal(verify('s3cre\u0000'), false);
+  });
+  it('compares bytes, not characters', () => {
+    const wide = createTokenVerifier('tök€n');
+    assert.equal(wide('tök€n'), true);
+    for (const t of ['tok€n', 'tök€', 'tök€n€', 'tökn\u20ac'.slice(0, 4)]) assert.equal(wide(t), false, t);
+  });
+  it('with an empty expected token, accepts nothing', () => {
+    const none = createTokenVerifier('');
+    assert.equal(none(''), false);
+    assert.equal(none(undefined), false);
+    assert.equal(none('x'), false);
+  });
 });

@@ -19,21 +19,26 @@ export interface AccessEntry {
 
 /**
  * Writes one `info` line when the response is done (sent, or the client went away), with the
- * status actually sent and the time since `startedAt`.
+ * status actually sent and the time since `startedAt`; then hands the same status to `onAnswered`
+ * (metrics), from the same listener.
  */
-export function logAccessOnClose(res: ServerResponse, entry: AccessEntry, deps: { log: Log; now: () => number; startedAt: number }): void {
+export function logAccessOnClose(
+  res: ServerResponse, entry: AccessEntry,
+  deps: { log: Log; now: () => number; startedAt: number; onAnswered?: ((hook: string | null, status: number | null) => void) | undefined },
+): void {
   res.once('close', () => {
-    const sent = res.headersSent;
+    const status = res.headersSent ? res.statusCode : null;
     deps.log.info('hook request', {
       method: entry.method,
       path: entry.path,
       hook: entry.hook,
       client: entry.client,
-      status: sent ? res.statusCode : null,
-      code: sent || entry.code !== null ? entry.code : 'client_gone',
+      status,
+      code: status !== null || entry.code !== null ? entry.code : 'client_gone',
       ms: Math.max(0, deps.now() - deps.startedAt),
       ...(entry.eventId === undefined ? {} : { eventId: entry.eventId }),
       ...(entry.runId === undefined ? {} : { runId: entry.runId }),
     });
+    deps.onAnswered?.(entry.hook, status);
   });
 }

@@ -217,8 +217,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const prefix = `${settings.hooks.path}/`;
     const client = deps.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
     const entry: AccessEntry = { method: req.method ?? '', path, hook: null, client, code: null };
-    logAccessOnClose(res, entry, { log: deps.log, now: deps.clock.now, startedAt: deps.clock.now() });
-    if (deps.onAnswered !== undefined) res.once('close', () => deps.onAnswered!(entry.hook, res.headersSent ? res.statusCode : null));
+    logAccessOnClose(res, entry, { log: deps.log, now: deps.clock.now, startedAt: deps.clock.now(), onAnswered: deps.onAnswered });
     if (!settings.hooks.enabled || !path.startsWith(prefix)) {
       fail(req, res, entry, new RequestError('not_found'), expectsContinue);
       return;

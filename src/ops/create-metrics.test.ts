@@ -77,4 +77,20 @@ describe('createMetrics', () => {
     assert.equal(metricValue(s, 'hookgate_run_duration_seconds_count', { state: 'failed' }), undefined);
     assert.equal(metricValue(s, 'hookgate_run_duration_seconds_sum', { state: 'succeeded' }), 1.5);
   });
+
+  it('counts answered requests by hook and status, each counted once across scrapes', async () => {
+    const m = createMetrics({ now: () => 0, sample: async () => ({ queues: queues(), size }) });
+    m.recordRequest('wake', 200);
+    m.recordRequest('wake', 200);
+    m.recordRequest('wake', null);
+    let s = parseMetrics(await m.render());
+    assert.equal(metricValue(s, 'hookgate_requests_total', { hook: 'wake', status: '200' }), 2);
+    assert.equal(metricValue(s, 'hookgate_requests_total', { hook: 'wake', status: 'none' }), 1);
+    m.recordRequest('wake', 200);
+    m.recordRequest('agent', 202);
+    s = parseMetrics(await m.render());
+    assert.equal(metricValue(s, 'hookgate_requests_total', { hook: 'wake', status: '200' }), 3);
+    assert.equal(metricValue(s, 'hookgate_requests_total', { hook: 'wake', status: 'none' }), 1);
+    assert.equal(metricValue(s, 'hookgate_requests_total', { hook: 'agent', status: '202' }), 1);
+  });
 });

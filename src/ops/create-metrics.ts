@@ -60,7 +60,28 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
   const cacheMs = deps.cacheMs ?? 2000;
   const modelLabel = boundedLabel();
 
-  const requests = new Counter({ name: 'hookgate_requests_total', help: 'Hook requests answered, by hook and HTTP status.', labelNames: ['hook', 'status'], registers });
+  // Answered requests are counted in plain maps (hook, then status) on the request path and added
+  // to the counter when it is scraped: a labelled inc() serializes its labels on every call.
+  const answered = new Map<string, Map<number | null, { labels: { hook: string; status: string }; n: number }>>();
+  const requests = new Counter({
+    name: 'hookgate_requests_total', help: 'Hook requests answered, by hook and HTTP status.', labelNames: ['hook', 'status'], registers,
+    collect() {
+      for (const byStatus of answered.values()) {
+        for (const a of byStatus.values()) {
+          if (a.n === 0) continue;
+          this.inc(a.labels, a.n);
+          a.n = 0;
+        }
+      }
+    },
+  });
+  const countAnswered = (hook: string, status: number | null): void => {
+    let byStatus = answered.get(hook);
+    if (byStatus === undefined) answered.set(hook, (byStatus = new Map()));
+    let a = byStatus.get(status);
+    if (a === undefined) byStatus.set(status, (a = { labels: { hook, status: status === null ? 'none' : String(status) }, n: 0 }));
+    a.n++;
+  };
   const authFailures = new Counter({ name: 'hookgate_auth_failures_total', help: 'Failed authentication attempts (hooks, signatures, gateway token).', registers });
   const lockouts = new Counter({ name: 'hookgate_auth_lockouts_total', help: 'Client addresses locked out after repeated authentication failures.', registers });
   const commitSize = new Histogram({
@@ -120,7 +141,7 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
   };
 
   return {
-    recordRequest: (hook, status) => requests.inc({ hook, status: status === null ? 'none' : String(status) }),
+    recordRequest: countAnswered,
     authFailure: () => authFailures.inc(),
     lockout: () => lockouts.inc(),
     store: {
