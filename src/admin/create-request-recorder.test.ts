@@ -1,7 +1,5 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventEmitter } from 'node:events';
-import type { ServerResponse } from 'node:http';
 import { RequestError } from '../common/errors.js';
 import { createIds } from '../common/ids.js';
 import { newEvent, newRun } from '../../test/helpers/store-records.js';
@@ -27,15 +25,7 @@ function fakeStore() {
   return { store, queued, records };
 }
 
-function fakeExchange(method = 'POST') {
-  const req = { method, path: '/hooks/wake', hook: 'wake', client: '10.0.0.7' };
-  const res = Object.assign(new EventEmitter(), { headersSent: false, statusCode: 200 }) as unknown as ServerResponse & EventEmitter;
-  const answer = (status: number): void => {
-    Object.assign(res, { headersSent: true, statusCode: status });
-    res.emit('close');
-  };
-  return { req, res, answer };
-}
+const req = { method: 'POST', path: '/hooks/wake', hook: 'wake', client: '10.0.0.7' };
 
 function recorder(store: IngressStore & RequestLog, recordPayloads = false) {
   let t = 0;
@@ -49,13 +39,12 @@ describe('createRequestRecorder', () => {
   it('queues an accepted wake\'s record right after its event, in the same turn, and writes nothing more at close', async () => {
     const { store, queued, records } = fakeStore();
     const obs = recorder(store);
-    const { req, res, answer } = fakeExchange();
-    obs.begin(res, req);
+    const seen = obs.begin(req);
     const event = newEvent('hi');
-    const committed = obs.ingress(res)!.addSystemEvent(event);
+    const committed = seen.ingress().addSystemEvent(event);
     assert.deepEqual(queued, [`event ${event.id}`, 'request 200'], 'both queued before any await');
     await committed;
-    answer(200);
+    seen.end(200);
     assert.equal(records.length, 1);
     assert.deepEqual({ hook: records[0]!.hook, eventIds: records[0]!.eventIds, client: records[0]!.client, at: records[0]!.at },
       { hook: 'wake', eventIds: [event.id], client: '10.0.0.7', at: 1_000 });
@@ -64,22 +53,20 @@ describe('createRequestRecorder', () => {
   it('records an accepted run as 202 with its id', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store);
-    const { req, res, answer } = fakeExchange();
-    obs.begin(res, { ...req, path: '/hooks/agent', hook: 'agent' });
+    const seen = obs.begin({ ...req, path: '/hooks/agent', hook: 'agent' });
     const run = newRun('hook:x');
-    void obs.ingress(res)!.enqueueRun(run);
-    answer(202);
+    void seen.ingress().enqueueRun(run);
+    seen.end(202);
     assert.deepEqual(records.map((r) => [r.status, r.runIds]), [[202, [run.id]]]);
   });
 
   it('records a rejection at close with its code and reason naming the fields', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store, true);
-    const { req, res, answer } = fakeExchange();
-    obs.begin(res, req);
-    obs.noteBody(res, Buffer.from('{"mode":"later"}'));
-    obs.noteError(res, new RequestError('invalid_payload', { issues: [{ path: 'mode', message: 'must be "now" or "next-heartbeat"' }] }));
-    answer(400);
+    const seen = obs.begin(req);
+    seen.noteBody(Buffer.from('{"mode":"later"}'));
+    seen.noteError(new RequestError('invalid_payload', { issues: [{ path: 'mode', message: 'must be "now" or "next-heartbeat"' }] }));
+    seen.end(400);
     assert.equal(records.length, 1);
     assert.equal(records[0]!.code, 'invalid_payload');
     assert.equal(records[0]!.reason, 'Payload is invalid. mode: must be "now" or "next-heartbeat"');
@@ -90,21 +77,19 @@ describe('createRequestRecorder', () => {
   it('keeps no payload unless recordPayloads is on', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store, false);
-    const { req, res, answer } = fakeExchange();
-    obs.begin(res, req);
-    obs.noteBody(res, Buffer.from('{"text":"secret"}'));
-    answer(204);
+    const seen = obs.begin(req);
+    seen.noteBody(Buffer.from('{"text":"secret"}'));
+    seen.end(204);
     assert.equal(records[0]!.payload, null);
   });
 
   it('rewrites the record when the action did not commit, without the ids it never created', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store);
-    const { req, res, answer } = fakeExchange();
-    obs.begin(res, req);
-    void obs.ingress(res)!.addSystemEvent(newEvent('x'));
-    obs.noteError(res, Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }));
-    answer(503);
+    const seen = obs.begin(req);
+    void seen.ingress().addSystemEvent(newEvent('x'));
+    seen.noteError(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }));
+    seen.end(503);
     assert.equal(records.length, 2);
     assert.equal(records[1]!.id, records[0]!.id, 'same record, replaced');
     assert.deepEqual([records[1]!.status, records[1]!.code, records[1]!.eventIds], [503, 'store_unavailable', []]);
@@ -113,9 +98,8 @@ describe('createRequestRecorder', () => {
   it('records 499 client_closed when the client left before the answer', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store);
-    const { req, res } = fakeExchange();
-    obs.begin(res, req);
-    res.emit('close');
+    const seen = obs.begin(req);
+    seen.end(null);
     assert.deepEqual([records[0]!.status, records[0]!.code], [499, 'client_closed']);
   });
 });

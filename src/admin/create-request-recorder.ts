@@ -1,8 +1,7 @@
-import type { ServerResponse } from 'node:http';
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
-import type { RequestObserver } from '../http/index.js';
-import type { IngressStore, RequestLog, RequestRecord } from '../store/index.js';
+import type { ObservedRequest, RequestObserver } from '../http/index.js';
+import type { IngressStore, NewRun, NewSystemEvent, RecordedActions, RequestLog, RequestRecord } from '../store/index.js';
 import { describeRejection } from './describe-rejection.js';
 
 export interface RequestRecorderDeps {
@@ -17,16 +16,115 @@ export interface RequestRecorderDeps {
   onError: (error: unknown) => void;
 }
 
-interface Trace extends RequestRecord {
-  startedMs: number;
-  /** The status of the record already queued with the request's action, if any. */
-  queuedStatus: number | null;
-  error: unknown;
-}
-
 /** The status a client that left before its answer is recorded with (nginx's convention). */
 const CLIENT_CLOSED = 499;
+const NONE: readonly string[] = Object.freeze([]);
 
+type Shared = Required<Pick<RequestRecorderDeps, 'store' | 'recordPayloads' | 'elapsedMs' | 'onError'>>;
+
+/**
+ * One request's record as it forms. It is also the store the hook handler records the request's
+ * action through, so the record is queued right behind the action, in the same group commit.
+ * Every request on the hot path costs one of these and nothing else.
+ */
+class Trace implements ObservedRequest, IngressStore {
+  status = 0;
+  code: string | null = null;
+  reason: string | null = null;
+  durationMs = 0;
+  eventIds: readonly string[] = NONE;
+  runIds: readonly string[] = NONE;
+  payload: string | null = null;
+  /** The status of the record already queued with the request's action, if any. */
+  private queuedStatus: number | null = null;
+  private error: unknown = undefined;
+  private readonly startedMs: number;
+
+  constructor(
+    private readonly shared: Shared,
+    readonly id: string,
+    readonly at: number,
+    readonly method: string,
+    readonly path: string,
+    readonly hook: string | null,
+    readonly client: string,
+  ) {
+    this.startedMs = shared.elapsedMs();
+  }
+
+  noteBody(raw: Buffer): void {
+    if (this.shared.recordPayloads) this.payload = raw.toString('utf8');
+  }
+
+  noteError(error: unknown): void {
+    this.error = error;
+  }
+
+  ingress(): IngressStore {
+    return this;
+  }
+
+  addSystemEvent(event: NewSystemEvent): Promise<void> {
+    return this.queueWithAction(this.shared.store.addSystemEvent(event), 200, [event.id], NONE);
+  }
+
+  enqueueRun(run: NewRun): Promise<void> {
+    return this.queueWithAction(this.shared.store.enqueueRun(run), 202, NONE, [run.id]);
+  }
+
+  recordActions(actions: RecordedActions): ReturnType<IngressStore['recordActions']> {
+    const all = [actions, ...(actions.items ?? [])];
+    const eventIds = all.flatMap((a) => a.events.map((e) => e.id));
+    const runIds = all.flatMap((a) => a.runs.map((r) => r.id));
+    return this.queueWithAction(this.shared.store.recordActions(actions), runIds.length > 0 ? 202 : 200, eventIds, runIds);
+  }
+
+  findIdempotencyKey(hook: string, key: string): ReturnType<IngressStore['findIdempotencyKey']> {
+    return this.shared.store.findIdempotencyKey(hook, key);
+  }
+
+  end(answered: number | null): void {
+    const status = answered ?? CLIENT_CLOSED;
+    if (this.queuedStatus === status && this.error === undefined) return;
+    this.status = status;
+    this.durationMs = this.shared.elapsedMs() - this.startedMs;
+    if (this.error !== undefined) Object.assign(this, describeRejection(this.error));
+    else if (answered === null) Object.assign(this, { code: 'client_closed', reason: 'The client closed the connection before the answer.' });
+    // The action was not committed after all (the store failed): the record says what the client got.
+    if (this.queuedStatus !== null && status >= 300) {
+      this.eventIds = NONE;
+      this.runIds = NONE;
+    }
+    this.write();
+  }
+
+  private queueWithAction<T>(committed: Promise<T>, status: number, eventIds: readonly string[], runIds: readonly string[]): Promise<T> {
+    this.status = status;
+    this.eventIds = eventIds;
+    this.runIds = runIds;
+    this.durationMs = this.shared.elapsedMs() - this.startedMs;
+    this.queuedStatus = status;
+    this.write();
+    // Registered before the hook handler's own reaction: by the time the answer closes, the trace
+    // knows the action was not recorded (a duplicate key, a failed store), and the record is redone.
+    committed.catch(() => {
+      this.queuedStatus = null;
+      this.eventIds = NONE;
+      this.runIds = NONE;
+    });
+    return committed;
+  }
+
+  /** Queues the record as it stands now (a snapshot: the trace may still change before the commit). */
+  private write(): void {
+    const record: RequestRecord = {
+      id: this.id, at: this.at, method: this.method, path: this.path, hook: this.hook, client: this.client,
+      status: this.status, code: this.code, reason: this.reason, durationMs: this.durationMs,
+      eventIds: this.eventIds, runIds: this.runIds, payload: this.payload,
+    };
+    this.shared.store.recordRequest(record).catch(this.shared.onError);
+  }
+}
 
 /**
  * Records every hook request, accepted or not. An accepted request's record is queued beside its
@@ -34,78 +132,14 @@ const CLIENT_CLOSED = 499;
  * the response closes, batched with whatever else that turn commits.
  */
 export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserver {
-  const { store } = deps;
-  const elapsedMs = deps.elapsedMs ?? (() => performance.now());
-  const traces = new WeakMap<ServerResponse, Trace>();
-
-  const write = (t: Trace): void => {
-    const record: RequestRecord = {
-      id: t.id, at: t.at, method: t.method, path: t.path, hook: t.hook, client: t.client, status: t.status, code: t.code,
-      reason: t.reason, durationMs: t.durationMs, eventIds: t.eventIds, runIds: t.runIds, payload: t.payload,
-    };
-    store.recordRequest(record).catch(deps.onError);
+  const shared: Shared = {
+    store: deps.store,
+    recordPayloads: deps.recordPayloads,
+    elapsedMs: deps.elapsedMs ?? (() => performance.now()),
+    onError: deps.onError,
   };
-  const queueWithAction = <T>(t: Trace, committed: Promise<T>, status: number, eventIds: string[], runIds: string[]): Promise<T> => {
-    t.status = status;
-    t.eventIds = eventIds;
-    t.runIds = runIds;
-    t.durationMs = elapsedMs() - t.startedMs;
-    t.queuedStatus = status;
-    write(t);
-    // Registered before the hook handler's own reaction: by the time the answer closes, the trace
-    // knows the action was not recorded (a duplicate key, a failed store), and the record is redone.
-    committed.catch(() => {
-      t.queuedStatus = null;
-      t.eventIds = [];
-      t.runIds = [];
-    });
-    return committed;
-  };
-  const close = (res: ServerResponse, t: Trace): void => {
-    const answered = res.headersSent;
-    const status = answered ? res.statusCode : CLIENT_CLOSED;
-    if (t.queuedStatus === status && t.error === undefined) return;
-    t.status = status;
-    t.durationMs = elapsedMs() - t.startedMs;
-    if (t.error !== undefined) Object.assign(t, describeRejection(t.error));
-    else if (!answered) Object.assign(t, { code: 'client_closed', reason: 'The client closed the connection before the answer.' });
-    // The action was not committed after all (the store failed): the record says what the client got.
-    if (t.queuedStatus !== null && status >= 300) Object.assign(t, { eventIds: [], runIds: [] });
-    write(t);
-  };
-
   return {
-    begin(res, { method, path, hook, client }) {
-      const t: Trace = {
-        id: deps.ids.next(), at: deps.clock.now(), method, path, hook: hook === '' ? null : hook, client,
-        status: 0, code: null, reason: null, durationMs: 0, eventIds: [], runIds: [], payload: null,
-        startedMs: elapsedMs(), queuedStatus: null, error: undefined,
-      };
-      traces.set(res, t);
-      res.once('close', () => close(res, t));
-    },
-    noteBody(res, raw) {
-      const t = traces.get(res);
-      if (t !== undefined && deps.recordPayloads) t.payload = raw.toString('utf8');
-    },
-    noteError(res, error) {
-      const t = traces.get(res);
-      if (t !== undefined) t.error = error;
-    },
-    ingress(res) {
-      const t = traces.get(res);
-      if (t === undefined) return undefined;
-      return {
-        addSystemEvent: (event) => queueWithAction(t, store.addSystemEvent(event), 200, [event.id], []),
-        enqueueRun: (run) => queueWithAction(t, store.enqueueRun(run), 202, [], [run.id]),
-        recordActions: (actions) => {
-          const all = [actions, ...(actions.items ?? [])];
-          const eventIds = all.flatMap((a) => a.events.map((e) => e.id));
-          const runIds = all.flatMap((a) => a.runs.map((r) => r.id));
-          return queueWithAction(t, store.recordActions(actions), runIds.length > 0 ? 202 : 200, eventIds, runIds);
-        },
-        findIdempotencyKey: (hook, key) => store.findIdempotencyKey(hook, key),
-      };
-    },
+    begin: ({ method, path, hook, client }) =>
+      new Trace(shared, deps.ids.next(), deps.clock.now(), method, path, hook === '' ? null : hook, client),
   };
 }

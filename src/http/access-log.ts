@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import type { Log } from '../common/log.js';
 
 /**
@@ -17,28 +16,17 @@ export interface AccessEntry {
   runId?: string;
 }
 
-/**
- * Writes one `info` line when the response is done (sent, or the client went away), with the
- * status actually sent and the time since `startedAt`; then hands the same status to `onAnswered`
- * (metrics), from the same listener.
- */
-export function logAccessOnClose(
-  res: ServerResponse, entry: AccessEntry,
-  deps: { log: Log; now: () => number; startedAt: number; onAnswered?: ((hook: string | null, status: number | null) => void) | undefined },
-): void {
-  res.once('close', () => {
-    const status = res.headersSent ? res.statusCode : null;
-    deps.log.info('hook request', {
-      method: entry.method,
-      path: entry.path,
-      hook: entry.hook,
-      client: entry.client,
-      status,
-      code: status !== null || entry.code !== null ? entry.code : 'client_gone',
-      ms: Math.max(0, deps.now() - deps.startedAt),
-      ...(entry.eventId === undefined ? {} : { eventId: entry.eventId }),
-      ...(entry.runId === undefined ? {} : { runId: entry.runId }),
-    });
-    deps.onAnswered?.(entry.hook, status);
+/** Writes the one `info` line of a request whose response is done (`status` null: the client left first). */
+export function logAccess(log: Log, entry: AccessEntry, status: number | null, ms: number): void {
+  log.info('hook request', {
+    method: entry.method,
+    path: entry.path,
+    hook: entry.hook,
+    client: entry.client,
+    status,
+    code: status !== null || entry.code !== null ? entry.code : 'client_gone',
+    ms: Math.max(0, ms),
+    ...(entry.eventId === undefined ? {} : { eventId: entry.eventId }),
+    ...(entry.runId === undefined ? {} : { runId: entry.runId }),
   });
 }

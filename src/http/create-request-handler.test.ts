@@ -16,6 +16,7 @@ import { createLog } from '../common/log.js';
 import { HooksSchema } from '../config/index.js';
 import type { HookHandler } from '../hooks/index.js';
 import { createHttpServer, type HttpServer } from './create-http-server.js';
+import type { ObservedRequest } from './request-observer.js';
 import { createRequestHandler } from './create-request-handler.js';
 import { createClientAddressResolver } from './resolve-client-address.js';
 
@@ -169,5 +170,64 @@ describe('createRequestHandler bounds', () => {
     assert.equal(res.status, 400);
     assert.equal(res.json?.code, 'json_too_deep');
     assert.equal(called, false);
+  });
+});
+
+describe('createRequestHandler: what follows a request', () => {
+  it('hands the request log, the access line and metrics the same outcome once the response closes', async () => {
+    const seen: string[] = [];
+    const answered: Array<[string | null, number | null]> = [];
+    const lines: Array<Record<string, unknown>> = [];
+    const settings = {
+      hooks: HooksSchema.parse({ enabled: true, token: TOKEN }),
+      bodyTimeoutMs: 10_000,
+      verifyToken: createTokenVerifier(TOKEN),
+      signatures: createSignatureGate([]),
+      waitForRun: () => Promise.reject(new Error('no run is waited for here')),
+      handleHook: async (_call: Parameters<HookHandler>[0], ingress?: Parameters<HookHandler>[1]) => {
+        seen.push(`ingress ${ingress === undefined ? 'none' : 'given'}`);
+        return { kind: 'skip' } as const;
+      },
+    };
+    const handler = createRequestHandler({
+      settings: () => settings,
+      limiter: createAuthLimiter({ maxFailures: 20, windowSeconds: 60, lockoutSeconds: 60, maxClients: 100 }),
+      clientAddress: createClientAddressResolver([]),
+      clock: { now: () => 1_000, sleep: async () => undefined },
+      log: createLog({ level: 'info', write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) }),
+      isReady: () => true,
+      observer: {
+        begin: (r) => {
+          seen.push(`begin ${r.hook}`);
+          const ingress = {} as ReturnType<ObservedRequest['ingress']>;
+          return {
+            noteBody: (raw) => seen.push(`body ${raw.length}`),
+            noteError: (e) => seen.push(`error ${(e as { code?: string }).code}`),
+            ingress: () => ingress,
+            end: (status) => seen.push(`end ${status}`),
+          };
+        },
+      },
+      onAnswered: (hook, status) => answered.push([hook, status]),
+    });
+    const http = createHttpServer(handler, { bodyTimeoutMs: 10_000 });
+    const port = await http.listen(0, '127.0.0.1');
+    try {
+      assert.equal((await post(port, '/hooks/wake', '{"text":"hi"}')).status, 204);
+      const wrong = await new Promise<number>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/hooks/wake', method: 'POST', agent: false, headers: { authorization: 'Bearer wrong' } },
+          (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)));
+        req.on('error', reject);
+        req.end('{}');
+      });
+      assert.equal(wrong, 401);
+      // The close listener runs after the client has its answer: wait for both records.
+      for (let i = 0; i < 100 && answered.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      await http.close();
+    }
+    assert.deepEqual(seen, ['begin wake', 'body 13', 'ingress given', 'end 204', 'begin wake', 'error unauthorized', 'end 401']);
+    assert.deepEqual(answered, [['wake', 204], ['wake', 401]]);
+    assert.deepEqual(lines.filter((l) => l['msg'] === 'hook request').map((l) => [l['status'], l['code']]), [[204, null], [401, 'unauthorized']]);
   });
 });

@@ -9,10 +9,10 @@ import type { HooksConfig } from '../config/index.js';
 import { describeOutcome, type HookHandler, type Payload } from '../hooks/index.js';
 import type { RunWaitResult } from '../runtime/index.js';
 import { isStoreUnavailable } from '../store/index.js';
-import { logAccessOnClose, type AccessEntry } from './access-log.js';
+import { logAccess, type AccessEntry } from './access-log.js';
 import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
-import type { RequestObserver } from './request-observer.js';
+import type { ObservedRequest, RequestObserver } from './request-observer.js';
 import { sendError, sendJson } from './send-response.js';
 
 /** The parts built from the config file, which a reload replaces as a whole. */
@@ -44,6 +44,11 @@ export interface RequestHandlerDeps {
   routes?: ReadonlyMap<string, RequestHandler>;
   /** Sees each hook request once answered (or abandoned: `status` null), for metrics. */
   onAnswered?: (hook: string | null, status: number | null) => void;
+}
+
+/** What the pipeline knows of one request: its access line, and the request log's view of it. */
+interface Exchange extends AccessEntry {
+  observed?: ObservedRequest | undefined;
 }
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse, expectsContinue?: boolean) => void;
@@ -101,9 +106,9 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const after = deps.limiter.recordFailure(client, now);
     if (after.locked) deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds });
   };
-  const fail = (req: IncomingMessage, res: ServerResponse, entry: AccessEntry, error: unknown, bodyWithheld = false): void => {
+  const fail = (req: IncomingMessage, res: ServerResponse, entry: Exchange, error: unknown, bodyWithheld = false): void => {
     if (error instanceof ClientGoneError) return;
-    deps.observer?.noteError(res, error);
+    entry.observed?.noteError(error);
     if (!(error instanceof RequestError) && isStoreUnavailable(error)) {
       entry.code = 'store_unavailable';
       reportStoreOutage({ code: (error as { code?: unknown }).code, error: (error as Error).message });
@@ -132,7 +137,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     }
   };
   const handleHook = async (
-    req: IncomingMessage, res: ServerResponse, entry: AccessEntry, settings: IngressSettings, name: string,
+    req: IncomingMessage, res: ServerResponse, entry: Exchange, settings: IngressSettings, name: string,
     /** Set when the request must be authenticated by its signature. */
     candidates: readonly SignatureCandidate[] | undefined,
     expectsContinue: boolean,
@@ -153,7 +158,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     }
     try {
       const raw = await readCounted(req, entry.client, limits);
-      deps.observer?.noteBody(res, raw);
+      entry.observed?.noteBody(raw);
       let signedBy: SignedBy | undefined;
       if (candidates !== undefined) {
         const verdict = settings.signatures.verify(candidates, { headers: req.headers, rawBody: raw, nowMs: deps.clock.now() });
@@ -176,7 +181,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
         ...(signedBy === undefined ? {} : { signedBy: { mappingIds: signedBy.mappingIds } }),
         ...(signedBy?.deliveryId === undefined ? {} : { deliveryId: signedBy.deliveryId }),
         ...(signedBy?.retryNum === undefined ? {} : { retryNum: signedBy.retryNum }),
-      }, deps.observer?.ingress(res));
+      }, entry.observed?.ingress());
       if (outcome.kind === 'wake') entry.eventId = outcome.event.id;
       else if (outcome.kind === 'agent') entry.runId = outcome.run.id;
       const { status, body } = outcome.kind === 'agent' && outcome.wait !== undefined
@@ -216,8 +221,15 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const settings = deps.settings();
     const prefix = `${settings.hooks.path}/`;
     const client = deps.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
-    const entry: AccessEntry = { method: req.method ?? '', path, hook: null, client, code: null };
-    logAccessOnClose(res, entry, { log: deps.log, now: deps.clock.now, startedAt: deps.clock.now(), onAnswered: deps.onAnswered });
+    const entry: Exchange = { method: req.method ?? '', path, hook: null, client, code: null };
+    const startedAt = deps.clock.now();
+    // One listener for all that follows a request's end: the access line, the request log, metrics.
+    res.once('close', () => {
+      const status = res.headersSent ? res.statusCode : null;
+      logAccess(deps.log, entry, status, deps.clock.now() - startedAt);
+      entry.observed?.end(status);
+      deps.onAnswered?.(entry.hook, status);
+    });
     if (!settings.hooks.enabled || !path.startsWith(prefix)) {
       fail(req, res, entry, new RequestError('not_found'), expectsContinue);
       return;
@@ -226,7 +238,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     let name = path.slice(prefix.length);
     if (name.endsWith('/')) name = name.slice(0, -1);
     entry.hook = name;
-    deps.observer?.begin(res, entry);
+    entry.observed = deps.observer?.begin(entry);
     if (req.method !== 'POST') {
       fail(req, res, entry, new RequestError('method_not_allowed'), expectsContinue);
       return;

@@ -1,20 +1,25 @@
-import type { ServerResponse } from 'node:http';
 import type { IngressStore } from '../store/index.js';
 
 /**
- * Watches each hook request from admission to answer, for the request log. Keyed by the
- * response, so the pipeline passes nothing around but what it already holds.
+ * One hook request as the request log follows it, from admission to answer. The pipeline holds it
+ * beside the request's other state and hands it what it learns.
  */
-export interface RequestObserver {
-  /** A request under the hooks path arrived (`path` without its query; `hook` the name after the prefix). */
-  begin(res: ServerResponse, request: { method: string; path: string; hook: string | null; client: string }): void;
+export interface ObservedRequest {
   /** The body as read, once it is complete. */
-  noteBody(res: ServerResponse, raw: Buffer): void;
+  noteBody(raw: Buffer): void;
   /** The error the request is being refused with. */
-  noteError(res: ServerResponse, error: unknown): void;
+  noteError(error: unknown): void;
   /**
    * The store the hook handler should record this request's action through: it queues the
    * request's record in the same commit as the action.
    */
-  ingress(res: ServerResponse): IngressStore | undefined;
+  ingress(): IngressStore;
+  /** The response closed: `status` is what was answered, `null` when the client left first. */
+  end(status: number | null): void;
+}
+
+/** Watches each hook request from admission to answer, for the request log. */
+export interface RequestObserver {
+  /** A request under the hooks path arrived (`path` without its query; `hook` the name after the prefix). */
+  begin(request: { method: string; path: string; hook: string | null; client: string }): ObservedRequest;
 }

@@ -22,9 +22,9 @@ export interface RequestRecord {
   /** From arrival until the answer was decided (for accepted requests: until their action was queued for commit). */
   durationMs: number;
   /** System events the request created. */
-  eventIds: string[];
+  eventIds: readonly string[];
   /** Agent runs the request created. */
-  runIds: string[];
+  runIds: readonly string[];
   /** The raw body (UTF-8), only with `gateway.recordPayloads: true`. */
   payload: string | null;
 }

@@ -17,10 +17,10 @@ export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' |
   );
   const selectOne = db.prepare('SELECT * FROM requests WHERE id = ?');
   return {
-    async recordRequest(r) {
+    recordRequest(r) {
       const eventIds = JSON.stringify(r.eventIds);
       const runIds = JSON.stringify(r.runIds);
-      await write(() => {
+      return write(() => {
         upsert.run(r.id, r.at, r.method, r.path, r.hook, r.client, r.status, r.code, r.reason, r.durationMs, eventIds, runIds, r.payload);
       });
     },
