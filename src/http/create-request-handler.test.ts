@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createAuthLimiter, createSignatureGate, createTokenVerifier } from '../auth/index.js';
-import { createLog } from '../common/log.js';
+import { createLog, type LogLevel } from '../common/log.js';
 import { HooksSchema } from '../config/index.js';
 import type { HookHandler } from '../hooks/index.js';
 import { createHttpServer, type HttpServer } from './create-http-server.js';
 import type { ObservedRequest } from './request-observer.js';
-import { createRequestHandler } from './create-request-handler.js';
+import { createRequestHandler, type IngressSettings, type RequestHandler, type RequestHandlerDeps } from './create-request-handler.js';
 import { createClientAddressResolver } from './resolve-client-address.js';
 
 const TOKEN = 'handler-test-token';
@@ -49,6 +49,34 @@ function post(port: number, path: string, body: string, hold?: Promise<void>): P
   });
 }
 
+/** A handler over loopback with test settings; `extra` adds request-handler deps (an observer, metrics). */
+function testHandler(o: {
+  hooks: Record<string, unknown>;
+  handleHook: IngressSettings['handleHook'];
+  now: number;
+  level: LogLevel;
+  lines: Array<Record<string, unknown>>;
+  extra?: Partial<RequestHandlerDeps>;
+}): RequestHandler {
+  const settings: IngressSettings = {
+    hooks: HooksSchema.parse({ enabled: true, token: TOKEN, ...o.hooks }),
+    bodyTimeoutMs: 10_000,
+    verifyToken: createTokenVerifier(TOKEN),
+    signatures: createSignatureGate([]),
+    waitForRun: () => Promise.reject(new Error('no run is waited for here')),
+    handleHook: o.handleHook,
+  };
+  return createRequestHandler({
+    settings: () => settings,
+    limiter: createAuthLimiter({ maxFailures: 20, windowSeconds: 60, lockoutSeconds: 60, maxClients: 100 }),
+    clientAddress: createClientAddressResolver([]),
+    clock: { now: () => o.now, sleep: async () => undefined },
+    log: createLog({ level: o.level, write: (l) => o.lines.push(JSON.parse(l) as Record<string, unknown>) }),
+    isReady: () => true,
+    ...o.extra,
+  });
+}
+
 describe('createRequestHandler bounds', () => {
   let dir: string;
   let server: HttpServer;
@@ -59,22 +87,13 @@ describe('createRequestHandler bounds', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'hookgate-handler-'));
-    const settings = {
-      hooks: HooksSchema.parse({ enabled: true, token: TOKEN, maxBodiesPerClient: 2 }),
-      bodyTimeoutMs: 10_000,
-      verifyToken: createTokenVerifier(TOKEN),
-      signatures: createSignatureGate([]),
-      waitForRun: () => Promise.reject(new Error('no run is waited for here')),
-      handleHook: (call: Parameters<HookHandler>[0]) => handleHook(call),
-    };
-    const handler = createRequestHandler({
-      settings: () => settings,
-      limiter: createAuthLimiter({ maxFailures: 20, windowSeconds: 60, lockoutSeconds: 60, maxClients: 100 }),
-      clientAddress: createClientAddressResolver([]),
+    const handler = testHandler({
+      hooks: { maxBodiesPerClient: 2 },
+      handleHook: (call) => handleHook(call),
       // A clock that never moves: every outage line after the first falls in the same interval.
-      clock: { now: () => 1_000_000, sleep: async () => undefined },
-      log: createLog({ level: 'debug', write: (l) => logLines.push(JSON.parse(l) as Record<string, unknown>) }),
-      isReady: () => true,
+      now: 1_000_000,
+      level: 'debug',
+      lines: logLines,
     });
     server = createHttpServer(handler, { bodyTimeoutMs: 10_000 });
     port = await server.listen(0, '127.0.0.1');
@@ -178,37 +197,30 @@ describe('createRequestHandler: what follows a request', () => {
     const seen: string[] = [];
     const answered: Array<[string | null, number | null]> = [];
     const lines: Array<Record<string, unknown>> = [];
-    const settings = {
-      hooks: HooksSchema.parse({ enabled: true, token: TOKEN }),
-      bodyTimeoutMs: 10_000,
-      verifyToken: createTokenVerifier(TOKEN),
-      signatures: createSignatureGate([]),
-      waitForRun: () => Promise.reject(new Error('no run is waited for here')),
-      handleHook: async (_call: Parameters<HookHandler>[0], ingress?: Parameters<HookHandler>[1]) => {
+    const handler = testHandler({
+      hooks: {},
+      handleHook: async (_call, ingress) => {
         seen.push(`ingress ${ingress === undefined ? 'none' : 'given'}`);
-        return { kind: 'skip' } as const;
+        return { kind: 'skip' };
       },
-    };
-    const handler = createRequestHandler({
-      settings: () => settings,
-      limiter: createAuthLimiter({ maxFailures: 20, windowSeconds: 60, lockoutSeconds: 60, maxClients: 100 }),
-      clientAddress: createClientAddressResolver([]),
-      clock: { now: () => 1_000, sleep: async () => undefined },
-      log: createLog({ level: 'info', write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) }),
-      isReady: () => true,
-      observer: {
-        begin: (r) => {
-          seen.push(`begin ${r.hook}`);
-          const ingress = {} as ReturnType<ObservedRequest['ingress']>;
-          return {
-            noteBody: (raw) => seen.push(`body ${raw.length}`),
-            noteError: (e) => seen.push(`error ${(e as { code?: string }).code}`),
-            ingress: () => ingress,
-            end: (status) => seen.push(`end ${status}`),
-          };
+      now: 1_000,
+      level: 'info',
+      lines,
+      extra: {
+        observer: {
+          begin: (r) => {
+            seen.push(`begin ${r.hook}`);
+            const ingress = {} as ReturnType<ObservedRequest['ingress']>;
+            return {
+              noteBody: (raw) => seen.push(`body ${raw.length}`),
+              noteError: (e) => seen.push(`error ${(e as { code?: string }).code}`),
+              ingress: () => ingress,
+              end: (status) => seen.push(`end ${status}`),
+            };
+          },
         },
+        onAnswered: (hook, status) => answered.push([hook, status]),
       },
-      onAnswered: (hook, status) => answered.push([hook, status]),
     });
     const http = createHttpServer(handler, { bodyTimeoutMs: 10_000 });
     const port = await http.listen(0, '127.0.0.1');
