@@ -88,8 +88,12 @@ class Trace implements ObservedRequest, IngressStore {
     if (this.queuedStatus === status && this.error === undefined) return;
     this.status = status;
     this.durationMs = this.shared.elapsedMs() - this.startedMs;
-    if (this.error !== undefined) Object.assign(this, describeRejection(this.error));
-    else if (answered === null) Object.assign(this, { code: 'client_closed', reason: 'The client closed the connection before the answer.' });
+    if (this.error !== undefined) {
+      ({ code: this.code, reason: this.reason } = describeRejection(this.error));
+    } else if (answered === null) {
+      this.code = 'client_closed';
+      this.reason = 'The client closed the connection before the answer.';
+    }
     // The action was not committed after all (the store failed): the record says what the client got.
     if (this.queuedStatus !== null && status >= 300) {
       this.eventIds = NONE;
