@@ -98,8 +98,10 @@ export interface RunControl {
 /** Every hook request the gateway answered, for operators. */
 export interface RequestLog {
   /**
-   * Records (or, for the same id, replaces) a request record. Group-committed: queued in the same
-   * turn as the request's action, it lands in the same transaction.
+   * Records (or, for the same id, replaces) a request record; resolves once it is committed. On
+   * PostgreSQL it is group-committed with the request's action. On SQLite records are gathered and
+   * written as one row per batch, at most 100 ms later: a crash can lose the last moment's records,
+   * never the actions they describe.
    */
   recordRequest(record: RequestRecord): Promise<void>;
   /** Request records, newest first. */

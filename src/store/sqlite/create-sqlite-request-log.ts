@@ -1,36 +1,165 @@
 import type { RequestLog } from '../store.js';
-import { DEFAULT_LIMIT, toRequestRecord, type RequestRow } from '../rows.js';
+import type { RequestRecord } from '../request-record.js';
+import { DEFAULT_LIMIT } from '../rows.js';
+import { readRequestBatch, recordWindowEnd, RequestBatchBuilder, type RequestBatchRow } from './request-batch.js';
 import type { SqliteContext } from './sqlite-context.js';
 
-/** The request log on SQLite: inserts ride the group commit with the request's own action. Pruned by the retention role. */
-export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' | 'write'>): RequestLog {
-  const upsert = db.prepare(
-    `INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (id) DO UPDATE SET status = excluded.status, code = excluded.code, reason = excluded.reason,
-      duration_ms = excluded.duration_ms, event_ids = excluded.event_ids, run_ids = excluded.run_ids, payload = excluded.payload`,
+/** Records wait at most this long for their batch's commit. */
+const FLUSH_MS = 100;
+/** A batch is committed at once when it holds this many records… */
+const MAX_RECORDS = 512;
+/** …or this many characters (payloads kept with `gateway.recordPayloads`). */
+const MAX_CHARS = 1024 * 1024;
+
+/** The SQLite request log, with what the store's retention and shutdown need of it. */
+export interface SqliteRequestLog extends RequestLog {
+  /** Queues the records not yet written into the next group commit (at shutdown, before its flush). */
+  flushPending(): void;
+  /** Deletes up to `limit` of the oldest records from before `cutoff`; inside a write. */
+  pruneRecords(cutoff: number, limit: number): number;
+  /** How many records are from before `cutoff`. */
+  countRecordsBefore(cutoff: number): number;
+}
+
+/**
+ * The request log on SQLite. Every hook request writes a record, so a row per record would be a
+ * B-tree insert per request in the ingress's commit; instead records gather in memory and are
+ * written as one row per batch (a JSON array), at most `FLUSH_MS` later, in whatever group commit
+ * is next. A crash can lose the last moment's records, never the actions they describe. Reads
+ * write what is gathered first, so they see every record made before them.
+ */
+export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' | 'write'>): SqliteRequestLog {
+  const insert = db.prepare(
+    `INSERT INTO request_batches (min_id, max_id, upto_id, min_at, max_at, count, records)
+      VALUES (@min_id, @max_id, @upto_id, @min_at, @max_at, @count, @records)`,
   );
-  // Newest first along the key: filters are checked row by row until `limit` match.
-  const select = db.prepare(
-    `SELECT * FROM requests WHERE (@hook IS NULL OR hook = @hook) AND (@status IS NULL OR status = @status)
-      ORDER BY id DESC LIMIT @limit`,
+  const lastUpto = db.prepare('SELECT upto_id FROM request_batches ORDER BY seq DESC LIMIT 1').pluck();
+  // Newest batch first; a listing stops once no older batch can hold an id it still needs.
+  const newest = db.prepare('SELECT upto_id, records FROM request_batches ORDER BY seq DESC');
+  // Batches that may hold an id: those written from its arrival until its record window closed.
+  const holding = db.prepare(
+    'SELECT records FROM request_batches WHERE max_id >= @id AND max_id < @end AND min_id <= @id ORDER BY seq DESC',
+  ).pluck();
+  const oldestFrom = db.prepare('SELECT * FROM request_batches WHERE seq > ? ORDER BY seq LIMIT 1');
+  const remove = db.prepare('DELETE FROM request_batches WHERE seq = ?');
+  const rewrite = db.prepare(
+    `UPDATE request_batches SET min_id = @min_id, max_id = @max_id, min_at = @min_at, max_at = @max_at, count = @count,
+      records = @records WHERE seq = @seq`,
   );
-  const selectOne = db.prepare('SELECT * FROM requests WHERE id = ?');
+  const countWhole = db.prepare('SELECT coalesce(sum(count), 0) FROM request_batches WHERE max_at < ?').pluck();
+  const straddling = db.prepare('SELECT records FROM request_batches WHERE min_at < @cutoff AND max_at >= @cutoff').pluck();
+
+  let pending = new RequestBatchBuilder();
+  let joined: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  let upto: string | null = null;
+
+  const writeBatch = (gathered: RequestBatchBuilder): void => {
+    const batch = gathered.build();
+    if (batch === null) return;
+    upto ??= (lastUpto.get() as string | undefined) ?? '';
+    const next = batch.max_id > upto ? batch.max_id : upto;
+    insert.run({ ...batch, upto_id: next });
+    upto = next;
+  };
+
+  /** Queues what is gathered into the next group commit; resolves once it is committed. */
+  const flush = (): Promise<void> => {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = joined;
+    if (batch === null) return Promise.resolve();
+    const gathered = pending;
+    pending = new RequestBatchBuilder();
+    joined = null;
+    write(() => writeBatch(gathered)).then(batch.resolve, batch.reject);
+    return batch.promise;
+  };
+
+  /** Before a read: a batch that cannot be written is the recorder's to report, not the reader's. */
+  const flushQuietly = (): Promise<void> => flush().catch(() => undefined);
+
+  const list: RequestLog['listRequests'] = async (o) => {
+    await flushQuietly();
+    const limit = o?.limit ?? DEFAULT_LIMIT;
+    const seen = new Set<string>();
+    let found: RequestRecord[] = [];
+    for (const row of newest.iterate() as IterableIterator<Pick<RequestBatchRow, 'upto_id' | 'records'>>) {
+      if (found.length >= limit && row.upto_id < found[limit - 1]!.id) break;
+      const records = readRequestBatch(row.records);
+      for (let i = records.length - 1; i >= 0; i--) {
+        const r = records[i]!;
+        if (seen.has(r.id)) continue;
+        seen.add(r.id);
+        if ((o?.hook === undefined || r.hook === o.hook) && (o?.status === undefined || r.status === o.status)) found.push(r);
+      }
+      if (found.length >= limit) found = found.sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, limit);
+    }
+    return found.sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, limit);
+  };
+
   return {
     recordRequest(r) {
-      const eventIds = JSON.stringify(r.eventIds);
-      const runIds = JSON.stringify(r.runIds);
-      return write(() => {
-        upsert.run(r.id, r.at, r.method, r.path, r.hook, r.client, r.status, r.code, r.reason, r.durationMs, eventIds, runIds, r.payload);
-      });
+      pending.add(r);
+      if (joined === null) {
+        let resolve!: () => void;
+        let reject!: (error: unknown) => void;
+        const promise = new Promise<void>((res, rej) => {
+          resolve = res;
+          reject = rej;
+        });
+        joined = { promise, resolve, reject };
+        // Not unref'd: a caller may be waiting for this batch (shutdown flushes it at once).
+        timer = setTimeout(flush, FLUSH_MS);
+      }
+      const batch = joined.promise;
+      if (pending.count >= MAX_RECORDS || pending.chars >= MAX_CHARS) void flush();
+      return batch;
     },
-    async listRequests(o) {
-      const rows = select.all({ hook: o?.hook ?? null, status: o?.status ?? null, limit: o?.limit ?? DEFAULT_LIMIT }) as RequestRow[];
-      return rows.map(toRequestRecord);
-    },
+    listRequests: list,
     async getRequest(id) {
-      const row = selectOne.get(id) as RequestRow | undefined;
-      return row === undefined ? null : toRequestRecord(row);
+      await flushQuietly();
+      for (const records of holding.all({ id, end: recordWindowEnd(id) ?? '\uffff' }) as string[]) {
+        const found = readRequestBatch(records).filter((r) => r.id === id);
+        if (found.length > 0) return found[found.length - 1]!;
+      }
+      return null;
+    },
+    flushPending() {
+      void flushQuietly();
+    },
+    pruneRecords(cutoff, limit) {
+      let removed = 0;
+      let after = 0;
+      while (removed < limit) {
+        const row = oldestFrom.get(after) as RequestBatchRow | undefined;
+        if (row === undefined || row.min_at >= cutoff) break;
+        after = row.seq;
+        if (row.max_at < cutoff && row.count <= limit - removed) {
+          remove.run(row.seq);
+          removed += row.count;
+          continue;
+        }
+        // Part of this batch goes: its oldest records from before the cut-off, as many as the limit allows.
+        // A stable sort: of two versions of a record, the later one stays after the earlier.
+        const records = readRequestBatch(row.records).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        let quota = limit - removed;
+        const kept = new RequestBatchBuilder();
+        for (const r of records) {
+          if (r.at < cutoff && quota > 0) quota--;
+          else kept.add(r);
+        }
+        removed += records.length - kept.count;
+        const batch = kept.build();
+        if (batch === null) remove.run(row.seq);
+        else rewrite.run({ ...batch, seq: row.seq });
+      }
+      return removed;
+    },
+    countRecordsBefore(cutoff) {
+      let n = countWhole.get(cutoff) as number;
+      for (const records of straddling.all({ cutoff }) as string[]) n += readRequestBatch(records).filter((r) => r.at < cutoff).length;
+      return n;
     },
   };
 }

@@ -2,6 +2,7 @@ import type { RetentionStore } from '../store.js';
 import type { PruneCounts, PruneCutoffs } from '../types.js';
 import { createSeqBound } from './create-seq-bound.js';
 import type { SqliteContext } from './sqlite-context.js';
+import type { SqliteRequestLog } from './create-sqlite-request-log.js';
 
 /**
  * Which rows each kind may lose: only finished work, oldest first (by the order column). A batch
@@ -15,7 +16,11 @@ const PRUNABLE = {
   transcript: 'FROM transcript WHERE created_at < @transcript',
 } as const;
 
-export function createSqliteRetention({ db, write, now }: SqliteContext): RetentionStore {
+/**
+ * Retention on SQLite. Request records are the request log's to prune (they are kept in batches,
+ * create-sqlite-request-log.ts), oldest first.
+ */
+export function createSqliteRetention({ db, write, now }: SqliteContext, requests: Pick<SqliteRequestLog, 'pruneRecords' | 'countRecordsBefore'>): RetentionStore {
   const del = (table: string, where: string, bound: string) =>
     db.prepare(`DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} AND seq <= @${bound} ORDER BY seq LIMIT @limit)`);
   const count = (where: string) => db.prepare(`SELECT count(*) AS n ${where}`);
@@ -33,10 +38,6 @@ export function createSqliteRetention({ db, write, now }: SqliteContext): Retent
     countDeliveries: count(PRUNABLE.deliveries),
     countTranscript: count(PRUNABLE.transcript),
     countKeys: db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= @now'),
-    // The oldest `limit` records by key (arrival order), of which those past the cut-off: a
-    // batch reads the table's head, never the whole table.
-    requests: db.prepare('DELETE FROM requests WHERE id IN (SELECT id FROM (SELECT id, at FROM requests ORDER BY id LIMIT @limit) WHERE at < @requests)'),
-    countRequests: db.prepare('SELECT count(*) AS n FROM requests WHERE at < @requests'),
   };
   const bound = {
     events: createSeqBound(db, 'system_events'),
@@ -61,7 +62,7 @@ export function createSqliteRetention({ db, write, now }: SqliteContext): Retent
           runs: st.runs.run(p).changes,
           deliveries: st.deliveries.run(p).changes,
           transcript: st.transcript.run(p).changes,
-          requests: st.requests.run(p).changes,
+          requests: requests.pruneRecords(c.requests, limit),
           idempotencyKeys: st.keys.run(p).changes,
         };
       });
@@ -73,7 +74,7 @@ export function createSqliteRetention({ db, write, now }: SqliteContext): Retent
         runs: n(st.countRuns.get(p)),
         deliveries: n(st.countDeliveries.get(p)),
         transcript: n(st.countTranscript.get(p)),
-        requests: n(st.countRequests.get(p)),
+        requests: requests.countRecordsBefore(c.requests),
         idempotencyKeys: n(st.countKeys.get(p)),
       };
     },

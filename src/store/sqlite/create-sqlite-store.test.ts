@@ -173,7 +173,7 @@ describe('createGroupCommit', () => {
     const dir = mkdtempSync(join(tmpdir(), 'hookgate-mig-'));
     const path = join(dir, 'm.db');
     const db = new Database(path);
-    const before = MIGRATIONS.length - 1;
+    const before = MIGRATIONS.findIndex((sql) => sql.includes('ADD COLUMN hook TEXT'));
     for (const sql of MIGRATIONS.slice(0, before)) db.exec(sql);
     db.pragma(`user_version = ${before}`);
     const insert = db.prepare(`INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel,
@@ -190,6 +190,42 @@ describe('createGroupCommit', () => {
       const hooks = check.prepare('SELECT id, hook FROM runs ORDER BY id').all();
       check.close();
       assert.deepEqual(hooks, [{ id: 'old-run', hook: null }, { id: 'queued-run', hook: 'github' }, { id: 'recent-run', hook: 'stripe' }]);
+    } finally {
+      await migrated.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('moves the request records of a database from before request batches into batches, readable as before', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hookgate-mig-'));
+    const path = join(dir, 'm.db');
+    const db = new Database(path);
+    const before = MIGRATIONS.findIndex((sql) => sql.includes('CREATE TABLE request_batches'));
+    for (const sql of MIGRATIONS.slice(0, before)) db.exec(sql);
+    db.pragma(`user_version = ${before}`);
+    const insert = db.prepare(`INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms,
+      event_ids, run_ids, payload) VALUES (?, ?, 'POST', '/hooks/wake', ?, '127.0.0.1', ?, ?, NULL, 1.5, ?, '[]', ?)`);
+    const ids = createIds(() => 1_700_000_000_000);
+    const made = [ids.next(), ids.next(), ids.next()];
+    insert.run(made[0], 1_000, 'wake', 200, null, '["e1"]', '{"text":"a"}');
+    insert.run(made[1], 1_500, 'agent', 401, 'unauthorized', '[]', null);
+    insert.run(made[2], 200_000, 'wake', 200, null, '["e2","e3"]', null);
+    db.close();
+    const migrated = createSqliteStore({ path });
+    try {
+      assert.deepEqual((await migrated.listRequests()).map((r) => r.id), [...made].reverse());
+      assert.deepEqual(await migrated.getRequest(made[0]!), {
+        id: made[0], at: 1_000, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1', status: 200,
+        code: null, reason: null, durationMs: 1.5, eventIds: ['e1'], runIds: [], payload: '{"text":"a"}',
+      });
+      assert.deepEqual((await migrated.getRequest(made[2]!))?.eventIds, ['e2', 'e3']);
+      assert.deepEqual((await migrated.listRequests({ status: 401 })).map((r) => r.code), ['unauthorized']);
+      const check = new Database(path, { readonly: true });
+      const batches = check.prepare('SELECT count, upto_id FROM request_batches ORDER BY seq').all();
+      const tables = check.prepare("SELECT name FROM sqlite_master WHERE name = 'requests'").all();
+      check.close();
+      assert.deepEqual(batches, [{ count: 2, upto_id: made[1] }, { count: 1, upto_id: made[2] }], 'one batch per minute of arrivals');
+      assert.deepEqual(tables, []);
     } finally {
       await migrated.close();
       rmSync(dir, { recursive: true, force: true });

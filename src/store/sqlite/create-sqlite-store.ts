@@ -171,6 +171,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     newClaimId: randomUUID,
   };
 
+  const requestLog = createSqliteRequestLog(ctx);
   return {
     shared: false,
     async addSystemEvent(e) {
@@ -207,16 +208,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createSqliteReader(ctx),
     ...createSqliteRunQueue(ctx),
     ...createSqliteCancelRun(ctx),
-    ...createSqliteRequestLog(ctx),
+    listRequests: requestLog.listRequests,
+    getRequest: requestLog.getRequest,
+    recordRequest: requestLog.recordRequest,
     ...createSqliteHeartbeats(ctx),
     ...createSqliteDeliveryQueue(ctx),
     ...createSqliteLockouts(ctx),
-    ...createSqliteRetention(ctx),
+    ...createSqliteRetention(ctx, requestLog),
     ...createSqliteStats(ctx, options.path),
     subscribe: signals.subscribe,
     close() {
       // One close for every caller: each resolves once the database is closed and the lock released.
       closing ??= (async () => {
+        requestLog.flushPending();
         group.flush();
         closed = true;
         signals.clear();

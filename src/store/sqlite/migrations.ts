@@ -179,4 +179,28 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX runs_agent_started ON runs (agent_id, started_at, tokens) WHERE started_at IS NOT NULL;
   CREATE INDEX runs_hook_started ON runs (hook, started_at, tokens) WHERE started_at IS NOT NULL;
   `,
+  `
+  -- Request records in batches: one row per batch (a JSON array of arrays, see request-batch.ts)
+  -- instead of a row per request in the ingress's commit. The records kept so far move over,
+  -- one batch per minute of arrivals.
+  CREATE TABLE request_batches (
+    seq INTEGER PRIMARY KEY,
+    min_id TEXT NOT NULL,
+    max_id TEXT NOT NULL,
+    upto_id TEXT NOT NULL,
+    min_at INTEGER NOT NULL,
+    max_at INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    records TEXT NOT NULL
+  );
+  CREATE INDEX request_batches_ids ON request_batches (max_id, min_id);
+  INSERT INTO request_batches (min_id, max_id, upto_id, min_at, max_at, count, records)
+    SELECT min(id), max(id), max(id), min(at), max(at), count(*),
+      json_group_array(json_array(id, at, method, path, hook, client, status, code, reason, duration_ms,
+        json(event_ids), json(run_ids), payload))
+    FROM (SELECT * FROM requests ORDER BY id) GROUP BY at / 60000 ORDER BY min(id);
+  UPDATE request_batches SET upto_id = w.upto
+    FROM (SELECT seq, max(max_id) OVER (ORDER BY seq) AS upto FROM request_batches) AS w WHERE w.seq = request_batches.seq;
+  DROP TABLE requests;
+  `,
 ];

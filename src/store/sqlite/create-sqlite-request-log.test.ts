@@ -1,0 +1,137 @@
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { createIds } from '../../common/ids.js';
+import type { RequestRecord } from '../request-record.js';
+import { createSqliteRequestLog, type SqliteRequestLog } from './create-sqlite-request-log.js';
+import { MIGRATIONS } from './migrations.js';
+import { recordWindowEnd } from './request-batch.js';
+
+describe('createSqliteRequestLog', () => {
+  let db: Database.Database;
+  let log: SqliteRequestLog;
+  let writes: number;
+  let failWrites: boolean;
+  const ids = createIds();
+  const record = (o: Partial<RequestRecord> = {}): RequestRecord => ({
+    id: ids.next(), at: 1_000, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1', status: 200,
+    code: null, reason: null, durationMs: 1, eventIds: [], runIds: [], payload: null, ...o,
+  });
+  const batches = () => db.prepare('SELECT count FROM request_batches ORDER BY seq').pluck().all() as number[];
+  /** Writes one batch of the records given, in order, now. */
+  const batch = async (...records: RequestRecord[]) => {
+    const committed = records.map((r) => log.recordRequest(r));
+    log.flushPending();
+    await Promise.all(committed);
+  };
+
+  beforeEach(() => {
+    db = new Database(':memory:');
+    for (const sql of MIGRATIONS) db.exec(sql);
+    writes = 0;
+    failWrites = false;
+    log = createSqliteRequestLog({
+      db,
+      write: async <T>(fn: () => T) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (failWrites) throw new Error('disk full');
+        writes++;
+        return db.transaction(fn)();
+      },
+    });
+  });
+  afterEach(() => db.close());
+
+  it('gathers the records of a moment into one row, written within 100 ms without being asked', async () => {
+    const made = [record(), record(), record()];
+    const committed = made.map((r) => log.recordRequest(r));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(batches(), [], 'nothing written yet');
+    await Promise.all(committed);
+    assert.deepEqual(batches(), [3]);
+    assert.equal(writes, 1);
+    assert.deepEqual((await log.listRequests()).map((r) => r.id), made.map((r) => r.id).reverse());
+  });
+
+  it('writes a batch at once when it reaches 512 records', async () => {
+    const committed = Array.from({ length: 512 }, () => log.recordRequest(record()));
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(batches(), [512], 'written before the 100 ms timer');
+    await Promise.all(committed);
+  });
+
+  it('writes what it gathered before a read, so a read sees every record made before it', async () => {
+    const r = record({ payload: '{"text":"hi"}' });
+    void log.recordRequest(r);
+    assert.deepEqual(await log.getRequest(r.id), r);
+  });
+
+  it('keeps the last record written under an id, in one batch or across batches', async () => {
+    const a = record();
+    const b = record();
+    await batch(a, { ...a, status: 503, code: 'store_unavailable' }, b);
+    assert.equal((await log.getRequest(a.id))?.status, 503);
+    await batch({ ...b, status: 499, code: 'client_closed' });
+    assert.equal((await log.getRequest(b.id))?.status, 499);
+    assert.deepEqual((await log.listRequests()).map((r) => [r.id, r.status]), [[b.id, 499], [a.id, 503]]);
+    assert.deepEqual((await log.listRequests({ status: 200 })).map((r) => r.id), [], 'an older version no longer matches');
+  });
+
+  it('lists by arrival even when a long request is written after newer ones', async () => {
+    const long = record();
+    const quick = [record(), record()];
+    await batch(quick[0]!);
+    await batch(quick[1]!);
+    await batch(long);
+    assert.deepEqual((await log.listRequests({ limit: 1 })).map((r) => r.id), [quick[1]!.id]);
+    assert.deepEqual((await log.listRequests()).map((r) => r.id), [quick[1]!.id, quick[0]!.id, long.id]);
+    assert.equal((await log.getRequest(long.id))?.id, long.id);
+  });
+
+  it('stops a listing at the limit without reading older batches', async () => {
+    for (let i = 0; i < 5; i++) await batch(record());
+    db.prepare("UPDATE request_batches SET records = 'not json' WHERE seq = 1").run();
+    assert.equal((await log.listRequests({ limit: 2 })).length, 2, 'the damaged oldest batch is never read');
+  });
+
+  it('prunes the oldest records before the cut-off, whole batches or part of one, up to the limit', async () => {
+    await batch(record({ at: 10 }), record({ at: 20 }));
+    await batch(record({ at: 30 }), record({ at: 500 }), record({ at: 40 }));
+    await batch(record({ at: 600 }));
+    assert.equal(log.countRecordsBefore(100), 4);
+    assert.equal(db.transaction(() => log.pruneRecords(100, 3))(), 3);
+    assert.deepEqual(batches(), [2, 1], 'the first batch went whole, the second lost its oldest');
+    assert.deepEqual((await log.listRequests()).map((r) => r.at), [600, 40, 500], 'newest arrival first');
+    assert.equal(db.transaction(() => log.pruneRecords(100, 10))(), 1);
+    assert.deepEqual((await log.listRequests()).map((r) => r.at), [600, 500]);
+    assert.equal(db.transaction(() => log.pruneRecords(100, 10))(), 0);
+    assert.equal(log.countRecordsBefore(100), 0);
+  });
+
+  it('keeps the last version of a record written twice when pruning rewrites its batch', async () => {
+    const kept = record({ at: 600 });
+    await batch(kept, record({ at: 10 }), { ...kept, status: 499, code: 'client_closed' });
+    assert.equal(db.transaction(() => log.pruneRecords(100, 10))(), 1);
+    assert.deepEqual(batches(), [2], 'both versions stay; the old record went');
+    assert.equal((await log.getRequest(kept.id))?.status, 499);
+    assert.deepEqual((await log.listRequests()).map((r) => r.status), [499]);
+  });
+
+  it('rejects every record of a batch that could not be written; reads still answer', async () => {
+    failWrites = true;
+    const committed = [log.recordRequest(record()), log.recordRequest(record())];
+    const outcomes = await Promise.allSettled(committed);
+    assert.deepEqual(outcomes.map((o) => o.status), ['rejected', 'rejected']);
+    assert.deepEqual(await log.listRequests(), []);
+  });
+
+  it('bounds an id lookup to the hour after the id was made', () => {
+    const id = createIds(() => 1_700_000_000_000).next();
+    const end = recordWindowEnd(id);
+    assert.ok(end !== null && id < end);
+    assert.ok(createIds(() => 1_700_000_000_000 + 3_599_999).next() < end);
+    assert.ok(createIds(() => 1_700_000_000_000 + 3_600_000).next() > end);
+    assert.equal(recordWindowEnd('not-an-id'), null);
+  });
+});

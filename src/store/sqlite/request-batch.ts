@@ -1,0 +1,90 @@
+import type { RequestRecord } from '../request-record.js';
+
+/**
+ * A batch of request records as one row of `request_batches`: the records (a JSON array of arrays,
+ * in the order they were written; a later entry replaces an earlier one with the same id) and
+ * what the queries need without reading them.
+ */
+export interface RequestBatchRow {
+  seq: number;
+  min_id: string;
+  max_id: string;
+  /** The largest `max_id` of this batch and every batch before it: listings stop on it. */
+  upto_id: string;
+  min_at: number;
+  max_at: number;
+  count: number;
+  records: string;
+}
+
+/** What a batch row is written from. */
+export type NewRequestBatch = Omit<RequestBatchRow, 'seq' | 'upto_id'>;
+
+type Encoded = [
+  id: string, at: number, method: string, path: string, hook: string | null, client: string, status: number,
+  code: string | null, reason: string | null, durationMs: number, eventIds: readonly string[], runIds: readonly string[],
+  payload: string | null,
+];
+
+const encode = (r: RequestRecord): Encoded =>
+  [r.id, r.at, r.method, r.path, r.hook, r.client, r.status, r.code, r.reason, r.durationMs, r.eventIds, r.runIds, r.payload];
+
+const decode = ([id, at, method, path, hook, client, status, code, reason, durationMs, eventIds, runIds, payload]: Encoded): RequestRecord =>
+  ({ id, at, method, path, hook, client, status, code, reason, durationMs, eventIds, runIds, payload });
+
+/**
+ * Gathers records into a batch. Each record is encoded as it is added, so the batch holds one flat
+ * string per record until it is written, not the record's objects. Several records with one id
+ * may be added: readers take the last.
+ */
+export class RequestBatchBuilder {
+  private parts: string[] = [];
+  private minId = '';
+  private maxId = '';
+  private minAt = Number.POSITIVE_INFINITY;
+  private maxAt = Number.NEGATIVE_INFINITY;
+  /** The encoded records' length so far. */
+  chars = 0;
+
+  get count(): number {
+    return this.parts.length;
+  }
+
+  add(r: RequestRecord): void {
+    const part = JSON.stringify(encode(r));
+    this.parts.push(part);
+    this.chars += part.length;
+    if (this.minId === '' || r.id < this.minId) this.minId = r.id;
+    if (r.id > this.maxId) this.maxId = r.id;
+    if (r.at < this.minAt) this.minAt = r.at;
+    if (r.at > this.maxAt) this.maxAt = r.at;
+  }
+
+  /** The batch's row; `null` when nothing was added. */
+  build(): NewRequestBatch | null {
+    if (this.parts.length === 0) return null;
+    return {
+      min_id: this.minId, max_id: this.maxId, min_at: this.minAt, max_at: this.maxAt, count: this.parts.length,
+      records: `[${this.parts.join(',')}]`,
+    };
+  }
+}
+
+/** A batch's records in the order they were written (a later one replaces an earlier one with its id). */
+export function readRequestBatch(records: string): RequestRecord[] {
+  return (JSON.parse(records) as Encoded[]).map(decode);
+}
+
+/** How long after a request's id its last record can still be written (a request's whole life, with room to spare). */
+const RECORD_WINDOW_MS = 60 * 60 * 1000;
+
+/**
+ * The smallest id made `RECORD_WINDOW_MS` after the given UUIDv7's time: every batch holding a
+ * record of that id has a `max_id` below it. `null` for an id that is not a UUIDv7 (no bound).
+ */
+export function recordWindowEnd(id: string): string | null {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7/.test(id)) return null;
+  const ms = Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16) + RECORD_WINDOW_MS;
+  const hex = ms.toString(16).padStart(12, '0');
+  return hex.length > 12 ? null : `${hex.slice(0, 8)}-${hex.slice(8)}`;
+}
