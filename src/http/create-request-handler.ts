@@ -224,7 +224,8 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const entry: Exchange = { method: req.method ?? '', path, hook: null, client, code: null };
     const startedAt = deps.clock.now();
     // One listener for all that follows a request's end: the access line, the request log, metrics.
-    res.once('close', () => {
+    // `on`, not `once`: a response closes once, and a listener left on it goes with it.
+    res.on('close', () => {
       const status = res.headersSent ? res.statusCode : null;
       logAccess(deps.log, entry, status, deps.clock.now() - startedAt);
       entry.observed?.end(status);

@@ -12,12 +12,13 @@ export const OTHER_HOOK = '_other';
  * takes) is `_other`. Reads the hooks config on every call, so a reload's mappings count at once.
  */
 export function createHookLabeler(hooks: () => HooksConfig): (name: string | null) => string {
-  const known = new WeakMap<HooksConfig, ReadonlySet<string>>();
+  // The names of the hooks config last seen: it changes only on a reload.
+  let seen: HooksConfig | undefined;
+  let names: ReadonlySet<string> = new Set();
   const namesOf = (h: HooksConfig): ReadonlySet<string> => {
-    let names = known.get(h);
-    if (names === undefined) {
+    if (h !== seen) {
       names = new Set(['wake', 'agent', ...compileMappings(h, '.').flatMap((m) => (m.matchPath === undefined ? [] : [m.matchPath]))]);
-      known.set(h, names);
+      seen = h;
     }
     return names;
   };
