@@ -24,8 +24,9 @@ type Shared = Required<Pick<RequestRecorderDeps, 'store' | 'recordPayloads' | 'e
 
 /**
  * One request's record as it forms. It is also the store the hook handler records the request's
- * action through, so the record is queued right behind the action, in the same group commit.
- * Every request on the hot path costs one of these and nothing else.
+ * action through, so the record is queued right behind the action (on PostgreSQL in the same group
+ * commit; SQLite gathers records into batches). Every request on the hot path costs one of these
+ * and nothing else.
  */
 class Trace implements ObservedRequest, IngressStore {
   status = 0;
@@ -131,9 +132,9 @@ class Trace implements ObservedRequest, IngressStore {
 }
 
 /**
- * Records every hook request, accepted or not. An accepted request's record is queued beside its
- * action (through `ingress`), so both land in one group commit; every other record is written when
- * the response closes, batched with whatever else that turn commits.
+ * Records every hook request, accepted or not. An accepted request's record is queued as its action
+ * is (through `ingress`); every other record is queued when the response closes. When they are
+ * committed is the store's `RequestLog` to decide.
  */
 export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserver {
   const shared: Shared = {

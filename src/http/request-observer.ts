@@ -11,7 +11,7 @@ export interface ObservedRequest {
   noteError(error: unknown): void;
   /**
    * The store the hook handler should record this request's action through: it queues the
-   * request's record in the same commit as the action.
+   * request's record as the action is queued.
    */
   ingress(): IngressStore;
   /** The response closed: `status` is what was answered, `null` when the client left first. */
