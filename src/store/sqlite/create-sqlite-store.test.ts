@@ -206,6 +206,9 @@ describe('createGroupCommit', () => {
     const insert = db.prepare(`INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms,
       event_ids, run_ids, payload) VALUES (?, ?, 'POST', '/hooks/wake', ?, '127.0.0.1', ?, ?, NULL, 1.5, ?, '[]', ?)`);
     const ids = createIds(() => 1_700_000_000_000);
+    // Older records first: 1,100 of them, more than two batches' worth.
+    const older = Array.from({ length: 1_100 }, () => ids.next());
+    for (const id of older) insert.run(id, 500, 'wake', 200, null, '[]', null);
     const made = [ids.next(), ids.next(), ids.next()];
     insert.run(made[0], 1_000, 'wake', 200, null, '["e1"]', '{"text":"a"}');
     insert.run(made[1], 1_500, 'agent', 401, 'unauthorized', '[]', null);
@@ -213,7 +216,7 @@ describe('createGroupCommit', () => {
     db.close();
     const migrated = createSqliteStore({ path });
     try {
-      assert.deepEqual((await migrated.listRequests()).map((r) => r.id), [...made].reverse());
+      assert.deepEqual((await migrated.listRequests({ limit: 4 })).map((r) => r.id), [...[...made].reverse(), older.at(-1)]);
       assert.deepEqual(await migrated.getRequest(made[0]!), {
         id: made[0], at: 1_000, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1', status: 200,
         code: null, reason: null, durationMs: 1.5, eventIds: ['e1'], runIds: [], payload: '{"text":"a"}',
@@ -224,7 +227,10 @@ describe('createGroupCommit', () => {
       const batches = check.prepare('SELECT count, upto_id FROM request_batches ORDER BY seq').all();
       const tables = check.prepare("SELECT name FROM sqlite_master WHERE name = 'requests'").all();
       check.close();
-      assert.deepEqual(batches, [{ count: 2, upto_id: made[1] }, { count: 1, upto_id: made[2] }], 'one batch per minute of arrivals');
+      assert.deepEqual(batches, [
+        { count: 512, upto_id: older[511] }, { count: 512, upto_id: older[1023] }, { count: 79, upto_id: made[2] },
+      ], 'batches of 512 in id order');
+      assert.equal(await migrated.countPrunable({ events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 1_001 }).then((c) => c.requests), 1_101);
       assert.deepEqual(tables, []);
     } finally {
       await migrated.close();
