@@ -118,6 +118,20 @@ describe('createSqliteRequestLog', () => {
     assert.deepEqual((await log.listRequests()).map((r) => r.status), [499]);
   });
 
+  it('filters without reading batches that cannot match, and still answers each record by its last version', async () => {
+    const [i1, i2, i3] = [record({ status: 401, hook: 'gh' }), record({ status: 200 }), record({ status: 401, hook: 'gh' })];
+    const closed = record({ status: 200 });
+    await batch(closed, i2);
+    // A newer batch whose ids span i2's without holding it, and one with the only later version of `closed`.
+    await batch(i1, i3);
+    await batch({ ...closed, status: 499, code: 'client_closed' });
+    assert.deepEqual((await log.listRequests({ status: 200 })).map((r) => r.id), [i2.id], 'the 499 replaced the 200');
+    assert.deepEqual((await log.listRequests({ status: 499 })).map((r) => r.id), [closed.id]);
+    assert.deepEqual((await log.listRequests({ hook: 'gh' })).map((r) => r.id), [i3.id, i1.id]);
+    assert.deepEqual((await log.listRequests({ hook: 'wake', status: 200 })).map((r) => r.id), [i2.id]);
+    assert.deepEqual(await log.listRequests({ hook: 'wake', status: 401 }), []);
+  });
+
   it('rejects every record of a batch that could not be written; reads still answer', async () => {
     failWrites = true;
     const committed = [log.recordRequest(record()), log.recordRequest(record())];

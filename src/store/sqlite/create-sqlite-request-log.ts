@@ -34,8 +34,16 @@ export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' |
       VALUES (@min_id, @max_id, @upto_id, @min_at, @max_at, @count, @records)`,
   );
   const lastUpto = db.prepare('SELECT upto_id FROM request_batches ORDER BY seq DESC LIMIT 1').pluck();
-  // Newest batch first; a listing stops once no older batch can hold an id it still needs.
-  const newest = db.prepare('SELECT upto_id, records FROM request_batches ORDER BY seq DESC');
+  // Newest batch first; a listing stops once no older batch can hold an id it still needs. With a
+  // filter, a batch whose text cannot hold a match (a substring test, no parsing) comes without
+  // its records: `@status` is `,<status>,` and `@hook` the JSON-encoded name, as they are written.
+  const newest = db.prepare(
+    `SELECT seq, upto_id, min_id, max_id,
+      CASE WHEN (@status IS NULL OR instr(records, @status) > 0) AND (@hook IS NULL OR instr(records, @hook) > 0)
+        THEN records END AS records
+      FROM request_batches ORDER BY seq DESC`,
+  );
+  const mentions = db.prepare('SELECT instr(records, ?) > 0 FROM request_batches WHERE seq = ?').pluck();
   // Batches that may hold an id: those written from its arrival until its record window closed.
   const holding = db.prepare(
     'SELECT records FROM request_batches WHERE max_id >= @id AND max_id < @end AND min_id <= @id ORDER BY seq DESC',
@@ -84,14 +92,29 @@ export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' |
     const limit = o?.limit ?? DEFAULT_LIMIT;
     const seen = new Set<string>();
     let found: RequestRecord[] = [];
-    for (const row of newest.iterate() as IterableIterator<Pick<RequestBatchRow, 'upto_id' | 'records'>>) {
+    // Newer batches passed over unread: a record read later may have its last version in one of them.
+    const passed: Pick<RequestBatchRow, 'seq' | 'min_id' | 'max_id'>[] = [];
+    const revisedIn = (id: string): boolean =>
+      passed.some((b) => b.min_id <= id && id <= b.max_id && mentions.get(JSON.stringify(id), b.seq) === 1);
+    const filter = {
+      status: o?.status === undefined ? null : `,${o.status},`,
+      hook: o?.hook === undefined ? null : JSON.stringify(o.hook),
+    };
+    type Row = Omit<RequestBatchRow, 'records' | 'min_at' | 'max_at' | 'count'> & { records: string | null };
+    for (const row of newest.iterate(filter) as IterableIterator<Row>) {
       if (found.length >= limit && row.upto_id < found[limit - 1]!.id) break;
+      if (row.records === null) {
+        passed.push(row);
+        continue;
+      }
       const records = readRequestBatch(row.records);
       for (let i = records.length - 1; i >= 0; i--) {
         const r = records[i]!;
         if (seen.has(r.id)) continue;
         seen.add(r.id);
-        if ((o?.hook === undefined || r.hook === o.hook) && (o?.status === undefined || r.status === o.status)) found.push(r);
+        if ((o?.hook === undefined || r.hook === o.hook) && (o?.status === undefined || r.status === o.status) && !revisedIn(r.id)) {
+          found.push(r);
+        }
       }
       if (found.length >= limit) found = found.sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, limit);
     }
