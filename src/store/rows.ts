@@ -163,18 +163,16 @@ export function toRunCounts(rows: ReadonlyArray<{ state: RunState; n: number }>)
 }
 
 /**
- * A request record's row. SQLite keeps the id lists as JSON text, PostgreSQL as `text[]`; PostgreSQL
- * returns `bigint` as a string.
+ * A request record's row on PostgreSQL (SQLite keeps records in batches, `sqlite/request-batch.ts`):
+ * the id lists are `text[]`, and `bigint` comes back as a string.
  */
 export interface RequestRow {
   id: string; at: number | string; method: string; path: string; hook: string | null; client: string; status: number;
-  code: string | null; reason: string | null; duration_ms: number; event_ids: string | string[]; run_ids: string | string[];
+  code: string | null; reason: string | null; duration_ms: number; event_ids: string[]; run_ids: string[];
   payload: string | null;
 }
 
-const idList = (v: string | string[]): string[] => (typeof v === 'string' ? JSON.parse(v) as string[] : v);
-
 export const toRequestRecord = (r: RequestRow): RequestRecord => ({
   id: r.id, at: Number(r.at), method: r.method, path: r.path, hook: r.hook, client: r.client, status: r.status,
-  code: r.code, reason: r.reason, durationMs: r.duration_ms, eventIds: idList(r.event_ids), runIds: idList(r.run_ids), payload: r.payload,
+  code: r.code, reason: r.reason, durationMs: r.duration_ms, eventIds: r.event_ids, runIds: r.run_ids, payload: r.payload,
 });

@@ -11,6 +11,9 @@ const MAX_RECORDS = 512;
 /** …or this many characters (payloads kept with `gateway.recordPayloads`). */
 const MAX_CHARS = 1024 * 1024;
 
+/** Arrival order, newest first (ids are UUIDv7s, and one id is listed once). */
+const newestFirst = (a: RequestRecord, b: RequestRecord): number => (a.id < b.id ? 1 : -1);
+
 /** The SQLite request log, with what the store's retention and shutdown need of it. */
 export interface SqliteRequestLog extends RequestLog {
   /** Queues the records not yet written into the next group commit (at shutdown, before its flush). */
@@ -116,9 +119,9 @@ export function createSqliteRequestLog({ db, write }: Pick<SqliteContext, 'db' |
           found.push(r);
         }
       }
-      if (found.length >= limit) found = found.sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, limit);
+      if (found.length >= limit) found = found.sort(newestFirst).slice(0, limit);
     }
-    return found.sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, limit);
+    return found.sort(newestFirst).slice(0, limit);
   };
 
   return {
