@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
 import type { StoreObserver } from '../store-stats.js';
 
-/** Batches writes from one event-loop turn into one transaction: one fsync per batch. */
+/** Batches writes from one event-loop turn into one transaction: one fsync per batch, or fewer. */
 export interface GroupCommit {
   /** Queues a write; resolves with its result once the transaction holding it has committed. */
   submit<T>(write: () => T): Promise<T>;
@@ -31,7 +31,23 @@ interface Pending {
  * fails, each write is retried in its own transaction, so one bad write fails alone, unless the
  * store cannot write at all (locked, full, read-only): then the whole batch fails at once.
  */
-export function createGroupCommit(db: Database, schedule: (fn: () => void) => void = setImmediate, observer?: StoreObserver): GroupCommit {
+export interface GroupCommitOptions {
+  /** Runs a flush later (tests step it by hand). @default setImmediate */
+  schedule?: (fn: () => void) => void;
+  /** Sees each commit (metrics). */
+  observer?: StoreObserver | undefined;
+  /**
+   * Called after each commit; the commit's writers are answered once it calls back, or fail with
+   * the error it gives (see create-wal-sync.ts). Without it they are answered as soon as the commit
+   * returns.
+   */
+  afterCommit?: ((done: (error: Error | null) => void) => void) | undefined;
+}
+
+export function createGroupCommit(db: Database, options: GroupCommitOptions = {}): GroupCommit {
+  const schedule = options.schedule ?? setImmediate;
+  const observer = options.observer;
+  const afterCommit = options.afterCommit;
   let queue: Pending[] = [];
   let scheduled = false;
   let held = false;
@@ -55,6 +71,7 @@ export function createGroupCommit(db: Database, schedule: (fn: () => void) => vo
         for (const p of batch) p.reject(error);
         return;
       }
+      const committed: Pending[] = [];
       for (const p of batch) {
         try {
           runOne(p);
@@ -62,11 +79,23 @@ export function createGroupCommit(db: Database, schedule: (fn: () => void) => vo
           p.reject(error);
           continue;
         }
-        p.resolve(p.result);
+        committed.push(p);
       }
+      settle(committed);
       return;
     }
-    for (const p of batch) p.resolve(p.result);
+    settle(batch);
+  };
+  const settle = (committed: Pending[]): void => {
+    if (afterCommit === undefined) {
+      for (const p of committed) p.resolve(p.result);
+      return;
+    }
+    if (committed.length === 0) return;
+    afterCommit((error) => {
+      if (error === null) for (const p of committed) p.resolve(p.result);
+      else for (const p of committed) p.reject(error);
+    });
   };
   const scheduledFlush = (): void => {
     scheduled = false;

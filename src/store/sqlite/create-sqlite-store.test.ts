@@ -107,7 +107,7 @@ describe('createGroupCommit', () => {
     const db = new Database(':memory:');
     db.exec('CREATE TABLE t (v INTEGER)');
     const scheduled: Array<() => void> = [];
-    const group = createGroupCommit(db, (fn) => scheduled.push(fn));
+    const group = createGroupCommit(db, { schedule: (fn) => scheduled.push(fn) });
     const insert = db.prepare('INSERT INTO t VALUES (?)');
     const count = (): unknown => db.prepare('SELECT count(*) AS n FROM t').get();
     const done = [1, 2, 3].map((v) => group.submit(() => insert.run(v)));
@@ -125,7 +125,7 @@ describe('createGroupCommit', () => {
     const db = new Database(':memory:');
     db.exec('CREATE TABLE t (v INTEGER)');
     const scheduled: Array<() => void> = [];
-    const group = createGroupCommit(db, (fn) => scheduled.push(fn));
+    const group = createGroupCommit(db, { schedule: (fn) => scheduled.push(fn) });
     const insert = db.prepare('INSERT INTO t VALUES (?)');
     const count = (): unknown => db.prepare('SELECT count(*) AS n FROM t').get();
     group.hold();

@@ -9,6 +9,7 @@ import { createSignalHub } from '../create-signal-hub.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import type { IdempotencyRecord, RecordedActions, RecordedGroup } from '../types.js';
 import { createGroupCommit } from './create-group-commit.js';
+import { createWalSync, type WalSync } from './create-wal-sync.js';
 import { createSqliteDeliveryQueue } from './create-sqlite-delivery-queue.js';
 import { createSqliteHeartbeats } from './create-sqlite-heartbeats.js';
 import { createSqliteLockouts } from './create-sqlite-lockouts.js';
@@ -60,6 +61,10 @@ const DEFAULT_AUTOCHECKPOINT_FRAMES = 1000;
 /** What a WAL file is cut back to when the writer starts it over. */
 const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 
+function synced(walSync: WalSync): Promise<void> {
+  return new Promise((resolve, reject) => walSync.whenSynced((error) => (error === null ? resolve() : reject(error))));
+}
+
 function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   for (let v = version; v < MIGRATIONS.length; v++) {
@@ -88,6 +93,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   }
   else if (!existsSync(options.path)) throw new StoreMissingError(options.path);
   let db: Database.Database;
+  let walSync: WalSync | undefined;
   try {
     db = new Database(options.path, { readonly: mode === 'read', fileMustExist: mode !== 'serve' });
     // better-sqlite3 waits synchronously: a long busy wait would freeze every request. The serving
@@ -95,9 +101,11 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     db.pragma(`busy_timeout = ${mode === 'serve' ? 200 : 5000}`);
     if (mode === 'serve') {
       db.pragma('journal_mode = WAL');
-      db.pragma(`synchronous = ${options.sync === 'normal' ? 'NORMAL' : 'FULL'}`);
+      // `full` is kept by syncing the WAL after each commit off the event loop (create-wal-sync.ts).
+      db.pragma('synchronous = NORMAL');
       db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       migrate(db);
+      if (options.sync !== 'normal') walSync = createWalSync(`${options.path}-wal`);
     } else {
       checkVersion(db, options.path);
     }
@@ -116,7 +124,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   }
   let closed = false;
   let closing: Promise<void> | undefined;
-  const group = createGroupCommit(db, setImmediate, options.observer);
+  const group = createGroupCommit(db, { observer: options.observer, afterCommit: walSync?.afterCommit });
   // Checkpoints are the checkpoint thread's, off the request path (start-checkpointer.ts).
   let checkpointer: Checkpointer | undefined;
   const autocheckpoint = (frames: number): void => {
@@ -203,7 +211,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
     async findIdempotencyKey(hook, key) {
       const row = st.selectIdempotencyKey.get(hook, key, clock.now()) as IdempotencyRow | undefined;
-      return row === undefined ? null : toIdempotency(row);
+      if (row === undefined) return null;
+      // The key's commit may still be syncing: a duplicate is not answered before its first is on disk.
+      if (walSync !== undefined) await synced(walSync);
+      return toIdempotency(row);
     },
     ...createSqliteReader(ctx),
     ...createSqliteRunQueue(ctx),
@@ -227,6 +238,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         clearTimeout(checkpointStart);
         // The thread's connection first: the last one to close checkpoints and removes the WAL.
         await checkpointer?.stop();
+        await walSync?.close();
         db.close();
         lock?.release();
       })();
