@@ -25,12 +25,6 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-/**
- * Creates a group committer. Writes submitted while the event loop runs callbacks are committed
- * together in a `setImmediate` callback, so concurrent requests share one commit. If the batch
- * fails, each write is retried in its own transaction, so one bad write fails alone, unless the
- * store cannot write at all (locked, full, read-only): then the whole batch fails at once.
- */
 export interface GroupCommitOptions {
   /** Runs a flush later (tests step it by hand). @default setImmediate */
   schedule?: (fn: () => void) => void;
@@ -41,9 +35,19 @@ export interface GroupCommitOptions {
    * the error it gives (see create-wal-sync.ts). Without it they are answered as soon as the commit
    * returns.
    */
-  afterCommit?: ((done: (error: Error | null) => void) => void) | undefined;
+  afterCommit?: ((done: (error: Error | null) => void, writes: number) => void) | undefined;
 }
 
+/**
+ * Creates a group committer. Writes submitted while the event loop runs callbacks are committed
+ * together in a `setImmediate` callback, so concurrent requests share one commit. If the batch
+ * fails, each write is retried in its own transaction, so one bad write fails alone, unless the
+ * store cannot write at all (locked, full, read-only): then the whole batch fails at once.
+ *
+ * With `afterCommit` (the WAL sync), writes that arrive while a commit waits for its sync are not
+ * committed beside it: they queue, and the sync's end commits them as one batch. The event loop
+ * handles them meanwhile, and one sync serves each batch.
+ */
 export function createGroupCommit(db: Database, options: GroupCommitOptions = {}): GroupCommit {
   const schedule = options.schedule ?? setImmediate;
   const observer = options.observer;
@@ -51,6 +55,8 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
   let queue: Pending[] = [];
   let scheduled = false;
   let held = false;
+  /** Commits waiting for their sync: while there is one, writes queue for the commit after it. */
+  let syncing = 0;
 
   const runAll = observed(db.transaction((batch: Pending[]) => {
     for (const p of batch) p.result = p.write();
@@ -92,14 +98,18 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
       return;
     }
     if (committed.length === 0) return;
+    syncing++;
     afterCommit((error) => {
+      syncing--;
       if (error === null) for (const p of committed) p.resolve(p.result);
       else for (const p of committed) p.reject(error);
-    });
+      // What queued during the sync is committed now, as one batch, and its sync starts at once.
+      if (syncing === 0 && !held) flush();
+    }, committed.length);
   };
   const scheduledFlush = (): void => {
     scheduled = false;
-    if (!held) flush();
+    if (!held && syncing === 0) flush();
   };
 
   return {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync, type fdatasync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, type fdatasync, type fdatasyncSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -10,8 +10,19 @@ import { createWalSync, WalSyncError } from './create-wal-sync.js';
 
 type SyncCallback = (error: NodeJS.ErrnoException | null) => void;
 
-/** A WAL file and a sync that completes when the test says so. */
-function setup(): { dir: string; path: string; syncs: SyncCallback[]; sync: typeof fdatasync } {
+interface Setup {
+  dir: string;
+  path: string;
+  /** Syncs started on the thread pool, completed by the test. */
+  syncs: SyncCallback[];
+  sync: typeof fdatasync;
+  /** Syncs made on the event loop; `failNow` makes the next one throw. */
+  inline: { count: number; failNow: boolean };
+  syncNow: typeof fdatasyncSync;
+}
+
+/** A WAL file, a sync that completes when the test says so, and a sync on the spot it counts. */
+function setup(): Setup {
   const dir = mkdtempSync(join(tmpdir(), 'hookgate-walsync-'));
   const path = join(dir, 'x.db-wal');
   writeFileSync(path, '');
@@ -19,18 +30,23 @@ function setup(): { dir: string; path: string; syncs: SyncCallback[]; sync: type
   const sync = ((_fd: number, cb: SyncCallback) => {
     syncs.push(cb);
   }) as typeof fdatasync;
-  return { dir, path, syncs, sync };
+  const inline = { count: 0, failNow: false };
+  const syncNow = (() => {
+    inline.count++;
+    if (inline.failNow) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+  }) as typeof fdatasyncSync;
+  return { dir, path, syncs, sync, inline, syncNow };
 }
 
 describe('createWalSync', () => {
   it('answers a commit only after a sync that started after it, and lets commits made meanwhile share the next sync', async () => {
-    const { dir, path, syncs, sync } = setup();
-    const w = createWalSync(path, sync);
+    const { dir, path, syncs, sync, syncNow } = setup();
+    const w = createWalSync(path, sync, syncNow);
     const done: string[] = [];
-    w.afterCommit(() => done.push('a'));
+    w.afterCommit(() => done.push('a'), 100);
     assert.equal(syncs.length, 1, 'the first commit starts a sync at once');
-    w.afterCommit(() => done.push('b'));
-    w.afterCommit(() => done.push('c'));
+    w.afterCommit(() => done.push('b'), 100);
+    w.afterCommit(() => done.push('c'), 100);
     assert.equal(syncs.length, 1, 'commits during a sync do not start another one beside it');
     syncs[0]!(null);
     assert.deepEqual(done, ['a'], 'the sync in flight covers only the commit made before it started');
@@ -42,14 +58,39 @@ describe('createWalSync', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('syncs a commit of a few writes on the spot, unless a sync is in flight, and reports its failure the same way', async () => {
+    const { dir, path, syncs, sync, inline, syncNow } = setup();
+    const w = createWalSync(path, sync, syncNow);
+    const done: Array<Error | null> = [];
+    w.afterCommit((e) => done.push(e), 3);
+    assert.equal(done.length, 1, 'answered before afterCommit returned');
+    assert.equal(done[0], null);
+    assert.equal(inline.count, 1);
+    assert.equal(syncs.length, 0, 'nothing went to the thread pool');
+    w.whenSynced((e) => done.push(e));
+    assert.equal(done.length, 2, 'the inline sync counts as synced');
+    w.afterCommit((e) => done.push(e), 8);
+    assert.equal(syncs.length, 1, 'eight writes go to the thread pool');
+    w.afterCommit((e) => done.push(e), 1);
+    assert.equal(inline.count, 1, 'a small commit behind a sync in flight waits for the next one');
+    syncs[0]!(null);
+    syncs[1]!(null);
+    assert.equal(done.length, 4);
+    inline.failNow = true;
+    w.afterCommit((e) => done.push(e), 1);
+    assert.ok(done[4] instanceof WalSyncError && isStoreUnavailable(done[4]));
+    await w.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('answers whenSynced at once when nothing is unsynced, else after the sync that covers the last commit', async () => {
-    const { dir, path, syncs, sync } = setup();
-    const w = createWalSync(path, sync);
+    const { dir, path, syncs, sync, syncNow } = setup();
+    const w = createWalSync(path, sync, syncNow);
     const done: string[] = [];
     w.whenSynced(() => done.push('idle'));
     assert.deepEqual(done, ['idle']);
     assert.equal(syncs.length, 0, 'no sync was needed');
-    w.afterCommit(() => done.push('commit'));
+    w.afterCommit(() => done.push('commit'), 100);
     w.whenSynced(() => done.push('read'));
     assert.equal(syncs.length, 1, 'the read waits for the sync in flight, which covers the commit');
     syncs[0]!(null);
@@ -59,11 +100,11 @@ describe('createWalSync', () => {
   });
 
   it('fails every waiter with a store-unavailable error when the sync fails, and syncs again for the next commit', async () => {
-    const { dir, path, syncs, sync } = setup();
-    const w = createWalSync(path, sync);
+    const { dir, path, syncs, sync, syncNow } = setup();
+    const w = createWalSync(path, sync, syncNow);
     const errors: Array<Error | null> = [];
-    w.afterCommit((e) => errors.push(e));
-    w.afterCommit((e) => errors.push(e));
+    w.afterCommit((e) => errors.push(e), 100);
+    w.afterCommit((e) => errors.push(e), 100);
     syncs[0]!(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
     assert.equal(errors.length, 2, 'the commit behind the failed sync is not left waiting');
     for (const e of errors) {
@@ -80,11 +121,11 @@ describe('createWalSync', () => {
   });
 
   it('closes only after the syncs in flight and queued have finished', async () => {
-    const { dir, path, syncs, sync } = setup();
-    const w = createWalSync(path, sync);
+    const { dir, path, syncs, sync, syncNow } = setup();
+    const w = createWalSync(path, sync, syncNow);
     let answered = 0;
-    w.afterCommit(() => answered++);
-    w.afterCommit(() => answered++);
+    w.afterCommit(() => answered++, 100);
+    w.afterCommit(() => answered++, 100);
     let closed = false;
     const closing = w.close().then(() => {
       closed = true;
@@ -102,30 +143,39 @@ describe('createWalSync', () => {
 });
 
 describe('createGroupCommit with a WAL sync', () => {
-  it('answers the writes of a commit once the sync after it completes, and fails them if it fails', async () => {
-    const { dir, syncs, sync } = setup();
+  it('answers the writes of a commit once the sync after it completes, commits what queued meanwhile at its end, and fails writes whose sync failed', async () => {
+    const { dir, syncs, sync, inline, syncNow } = setup();
     const db = new Database(join(dir, 'x.db'));
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.exec('CREATE TABLE t (v INTEGER)');
-    const w = createWalSync(join(dir, 'x.db-wal'), sync);
+    const w = createWalSync(join(dir, 'x.db-wal'), sync, syncNow);
     const scheduled: Array<() => void> = [];
     const group = createGroupCommit(db, { schedule: (fn) => scheduled.push(fn), afterCommit: w.afterCommit });
     const insert = db.prepare('INSERT INTO t VALUES (?)');
     let answered = 0;
-    const first = [1, 2].map((v) => group.submit(() => insert.run(v)).then(() => answered++));
+    const first = [1, 2, 3, 4, 5, 6, 7, 8].map((v) => group.submit(() => insert.run(v)).then(() => answered++));
     scheduled.shift()!();
-    assert.deepEqual(db.prepare('SELECT count(*) AS n FROM t').get(), { n: 2 }, 'committed');
+    assert.deepEqual(db.prepare('SELECT count(*) AS n FROM t').get(), { n: 8 }, 'committed');
+    assert.equal(syncs.length, 1, 'eight writes are synced on the thread pool');
     await new Promise((r) => setImmediate(r));
     assert.equal(answered, 0, 'not answered before the sync');
+
+    const commits: number[] = [];
+    const second = [9, 10].map((v) => group.submit(() => commits.push(v)));
+    scheduled.shift()!();
+    assert.deepEqual(commits, [], 'writes made while a commit waits for its sync wait for that sync');
     syncs.shift()!(null);
     await Promise.all(first);
-    assert.equal(answered, 2);
+    assert.equal(answered, 8);
+    assert.deepEqual(commits, [9, 10], 'the end of the sync commits what queued, in one batch');
+    assert.equal(inline.count, 1, 'two writes are synced on the spot');
+    await Promise.all(second);
 
-    const second = group.submit(() => insert.run(3));
+    inline.failNow = true;
+    const third = group.submit(() => insert.run(11));
     scheduled.shift()!();
-    syncs.shift()!(Object.assign(new Error('EIO'), { code: 'EIO' }));
-    await assert.rejects(second, (e: unknown) => e instanceof WalSyncError && isStoreUnavailable(e));
+    await assert.rejects(third, (e: unknown) => e instanceof WalSyncError && isStoreUnavailable(e));
     await w.close();
     db.close();
     rmSync(dir, { recursive: true, force: true });
