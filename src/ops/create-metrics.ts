@@ -88,7 +88,7 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     name: 'hookgate_store_commit_batch_size', help: 'Writes per group commit.', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers,
   });
   const commitSeconds = new Histogram({
-    name: 'hookgate_store_commit_duration_seconds', help: 'Time of one group commit (one transaction, one fsync).',
+    name: 'hookgate_store_commit_duration_seconds', help: 'Time of one group commit until its writers can be answered (the transaction and its WAL sync or flush).',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers,
   });
   const commitFailures = new Counter({ name: 'hookgate_store_commit_failures_total', help: 'Group commits that failed.', registers });

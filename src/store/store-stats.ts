@@ -34,7 +34,7 @@ export const RUN_STATES: readonly RunState[] = ['queued', 'running', 'succeeded'
 export interface CommitObservation {
   /** Writes in the batch (one when a failed batch is retried write by write). */
   writes: number;
-  /** Time the commit took, in seconds. */
+  /** Time from the commit's start until its writers can be answered (its sync included), in seconds. */
   seconds: number;
   ok: boolean;
 }

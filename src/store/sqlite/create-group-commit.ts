@@ -58,9 +58,13 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
   /** Commits waiting for their sync: while there is one, writes queue for the commit after it. */
   let syncing = 0;
 
-  const runAll = observed(db.transaction((batch: Pending[]) => {
+  const runAll = db.transaction((batch: Pending[]) => {
     for (const p of batch) p.result = p.write();
-  }), (batch) => batch.length, observer);
+  });
+  /** A batch's commit is reported once its writers can be answered: the transaction and its sync. */
+  const report = (writes: number, started: number, ok: boolean): void => {
+    observer?.onCommit({ writes, seconds: (performance.now() - started) / 1000, ok });
+  };
   const runOne = observed(db.transaction((p: Pending) => {
     p.result = p.write();
   }), () => 1, observer);
@@ -69,9 +73,11 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
     if (queue.length === 0) return;
     const batch = queue;
     queue = [];
+    const started = performance.now();
     try {
       runAll(batch);
     } catch (error) {
+      report(batch.length, started, false);
       // Locked, full or read-only: every write would fail the same way, each after its own wait.
       if (isStoreUnavailable(error)) {
         for (const p of batch) p.reject(error);
@@ -90,10 +96,12 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
       settle(committed);
       return;
     }
-    settle(batch);
+    settle(batch, started);
   };
-  const settle = (committed: Pending[]): void => {
+  /** Answers committed writes once their sync is done; reports the batch if it was one commit. */
+  const settle = (committed: Pending[], started?: number): void => {
     if (afterCommit === undefined) {
+      if (started !== undefined) report(committed.length, started, true);
       for (const p of committed) p.resolve(p.result);
       return;
     }
@@ -101,6 +109,7 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
     syncing++;
     afterCommit((error) => {
       syncing--;
+      if (started !== undefined) report(committed.length, started, error === null);
       if (error === null) for (const p of committed) p.resolve(p.result);
       else for (const p of committed) p.reject(error);
       // What queued during the sync is committed now, as one batch, and its sync starts at once.
@@ -136,7 +145,7 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
   };
 }
 
-/** Reports each commit's size, time and outcome to the observer, if any. */
+/** Reports each commit's size, time and outcome to the observer, if any (a write retried alone). */
 function observed<A>(commit: (arg: A) => void, sizeOf: (arg: A) => number, observer: StoreObserver | undefined): (arg: A) => void {
   if (observer === undefined) return commit;
   return (arg) => {

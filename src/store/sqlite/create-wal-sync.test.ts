@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
+import type { CommitObservation } from '../store-stats.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createWalSync, WalSyncError } from './create-wal-sync.js';
 
@@ -151,7 +152,8 @@ describe('createGroupCommit with a WAL sync', () => {
     db.exec('CREATE TABLE t (v INTEGER)');
     const w = createWalSync(join(dir, 'x.db-wal'), sync, syncNow);
     const scheduled: Array<() => void> = [];
-    const group = createGroupCommit(db, { schedule: (fn) => scheduled.push(fn), afterCommit: w.afterCommit });
+    const seen: CommitObservation[] = [];
+    const group = createGroupCommit(db, { schedule: (fn) => scheduled.push(fn), afterCommit: w.afterCommit, observer: { onCommit: (c) => seen.push(c) } });
     const insert = db.prepare('INSERT INTO t VALUES (?)');
     let answered = 0;
     const first = [1, 2, 3, 4, 5, 6, 7, 8].map((v) => group.submit(() => insert.run(v)).then(() => answered++));
@@ -160,6 +162,7 @@ describe('createGroupCommit with a WAL sync', () => {
     assert.equal(syncs.length, 1, 'eight writes are synced on the thread pool');
     await new Promise((r) => setImmediate(r));
     assert.equal(answered, 0, 'not answered before the sync');
+    assert.equal(seen.length, 0, 'the commit is reported once it can be answered');
 
     const commits: number[] = [];
     const second = [9, 10].map((v) => group.submit(() => commits.push(v)));
@@ -168,6 +171,7 @@ describe('createGroupCommit with a WAL sync', () => {
     syncs.shift()!(null);
     await Promise.all(first);
     assert.equal(answered, 8);
+    assert.deepEqual(seen.slice(0, 2).map((c) => [c.writes, c.ok]), [[8, true], [2, true]]);
     assert.deepEqual(commits, [9, 10], 'the end of the sync commits what queued, in one batch');
     assert.equal(inline.count, 1, 'two writes are synced on the spot');
     await Promise.all(second);
@@ -176,6 +180,7 @@ describe('createGroupCommit with a WAL sync', () => {
     const third = group.submit(() => insert.run(11));
     scheduled.shift()!();
     await assert.rejects(third, (e: unknown) => e instanceof WalSyncError && isStoreUnavailable(e));
+    assert.deepEqual(seen.map((c) => c.ok), [true, true, false], 'a commit whose sync failed is reported failed');
     await w.close();
     db.close();
     rmSync(dir, { recursive: true, force: true });
