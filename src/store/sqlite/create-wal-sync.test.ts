@@ -42,7 +42,7 @@ function setup(): Setup {
 describe('createWalSync', () => {
   it('answers a commit only after a sync that started after it, and lets commits made meanwhile share the next sync', async () => {
     const { dir, path, syncs, sync, syncNow } = setup();
-    const w = createWalSync(path, sync, syncNow);
+    const w = createWalSync(path, { sync, syncNow });
     const done: string[] = [];
     w.afterCommit(() => done.push('a'), 100);
     assert.equal(syncs.length, 1, 'the first commit starts a sync at once');
@@ -61,7 +61,7 @@ describe('createWalSync', () => {
 
   it('syncs a commit of a few writes on the spot, unless a sync is in flight, and reports its failure the same way', async () => {
     const { dir, path, syncs, sync, inline, syncNow } = setup();
-    const w = createWalSync(path, sync, syncNow);
+    const w = createWalSync(path, { sync, syncNow });
     const done: Array<Error | null> = [];
     w.afterCommit((e) => done.push(e), 3);
     assert.equal(done.length, 1, 'answered before afterCommit returned');
@@ -84,9 +84,39 @@ describe('createWalSync', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('sends small commits to the thread pool while syncs are slow, and syncs them on the spot again once syncs are fast', async () => {
+    const { dir, path, syncs, sync, inline } = setup();
+    let clock = 0;
+    let inlineMs = 10;
+    const syncNow = (() => {
+      inline.count++;
+      clock += inlineMs;
+    }) as typeof fdatasyncSync;
+    const w = createWalSync(path, { sync, syncNow, now: () => clock });
+    const noop = (): void => {};
+    w.afterCommit(noop, 1);
+    assert.equal(inline.count, 1, 'the first small commit syncs on the spot');
+    w.afterCommit(noop, 1);
+    assert.equal(syncs.length, 1, 'after a 10 ms sync the next small commit goes to the thread pool');
+    inlineMs = 0.1;
+    let fast = 0;
+    let pooled = syncs.length;
+    while (pooled > 0 && fast < 50) {
+      clock += 0.1;
+      syncs.shift()!(null);
+      w.afterCommit(noop, 1);
+      pooled = syncs.length;
+      fast++;
+    }
+    assert.ok(fast > 1 && fast < 50, `a few fast syncs bring small commits back to the event loop (after ${fast})`);
+    assert.equal(inline.count, 2);
+    await w.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('answers whenSynced at once when nothing is unsynced, else after the sync that covers the last commit', async () => {
     const { dir, path, syncs, sync, syncNow } = setup();
-    const w = createWalSync(path, sync, syncNow);
+    const w = createWalSync(path, { sync, syncNow });
     const done: string[] = [];
     w.whenSynced(() => done.push('idle'));
     assert.deepEqual(done, ['idle']);
@@ -102,7 +132,7 @@ describe('createWalSync', () => {
 
   it('fails every waiter with a store-unavailable error when the sync fails, and syncs again for the next commit', async () => {
     const { dir, path, syncs, sync, syncNow } = setup();
-    const w = createWalSync(path, sync, syncNow);
+    const w = createWalSync(path, { sync, syncNow });
     const errors: Array<Error | null> = [];
     w.afterCommit((e) => errors.push(e), 100);
     w.afterCommit((e) => errors.push(e), 100);
@@ -123,7 +153,7 @@ describe('createWalSync', () => {
 
   it('closes only after the syncs in flight and queued have finished', async () => {
     const { dir, path, syncs, sync, syncNow } = setup();
-    const w = createWalSync(path, sync, syncNow);
+    const w = createWalSync(path, { sync, syncNow });
     let answered = 0;
     w.afterCommit(() => answered++, 100);
     w.afterCommit(() => answered++, 100);
@@ -150,7 +180,7 @@ describe('createGroupCommit with a WAL sync', () => {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.exec('CREATE TABLE t (v INTEGER)');
-    const w = createWalSync(join(dir, 'x.db-wal'), sync, syncNow);
+    const w = createWalSync(join(dir, 'x.db-wal'), { sync, syncNow });
     const scheduled: Array<() => void> = [];
     const seen: CommitObservation[] = [];
     const group = createGroupCommit(db, { schedule: (fn) => scheduled.push(fn), afterCommit: w.afterCommit, observer: { onCommit: (c) => seen.push(c) } });

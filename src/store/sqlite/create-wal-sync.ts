@@ -1,4 +1,5 @@
 import { close, fdatasync, fdatasyncSync, openSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 
 /**
  * Makes large commits durable without the event loop waiting for the disk. The serving connection
@@ -7,7 +8,8 @@ import { close, fdatasync, fdatasyncSync, openSync } from 'node:fs';
  * commit of many writes (a burst, a saturated closed loop) is synced on libuv's thread pool:
  * requests that arrive meanwhile are read and handled, and the group commit commits them when the
  * sync ends, so the disk's wait overlaps the next group's work instead of adding to it. A commit
- * of a few writes is synced at once, on the event loop (see `INLINE_BELOW`).
+ * of a few writes is synced at once, on the event loop (see `INLINE_BELOW`), unless the disk has
+ * been slow to sync (`INLINE_MAX_MS`).
  *
  * What is acknowledged is on disk exactly as with `synchronous = FULL`: an fdatasync of the WAL
  * (any descriptor of the file) flushes every frame written before it, and SQLite still syncs the
@@ -18,7 +20,8 @@ import { close, fdatasync, fdatasyncSync, openSync } from 'node:fs';
 export interface WalSync {
   /**
    * Calls `done` once everything committed before this call is on disk, or with the sync's error:
-   * before returning when the commit held fewer than `INLINE_BELOW` writes and no sync is in flight.
+   * before returning when the commit held fewer than `INLINE_BELOW` writes, no sync is in flight
+   * and syncs have been fast (`INLINE_MAX_MS`).
    */
   afterCommit(done: (error: WalSyncError | null) => void, writes: number): void;
   /** Like `afterCommit` without a commit of its own: at once when nothing committed is unsynced. */
@@ -46,6 +49,20 @@ export class WalSyncError extends Error {
  * every sync on the thread pool).
  */
 const INLINE_BELOW = 8;
+/**
+ * While syncs take longer than this on average (a moving average over the last few), every sync
+ * goes to the thread pool, however small its commit: on a slow disk (network block storage) the
+ * event loop must not stop for each commit.
+ */
+const INLINE_MAX_MS = 1;
+const AVERAGE_WEIGHT = 0.2;
+
+/** How the syncs are made and timed: `fs.fdatasync`, `fs.fdatasyncSync`, `performance.now`. Tests pass their own. */
+export interface WalSyncIo {
+  sync: typeof fdatasync;
+  syncNow: typeof fdatasyncSync;
+  now: () => number;
+}
 
 interface Waiter {
   /** The commit count this waiter needs synced. */
@@ -53,11 +70,9 @@ interface Waiter {
   done: (error: WalSyncError | null) => void;
 }
 
-/**
- * Opens the WAL file at `walPath` (the connection must already be in WAL mode) for syncing.
- * `sync` and `syncNow` are `fs.fdatasync` and `fs.fdatasyncSync`; tests pass their own.
- */
-export function createWalSync(walPath: string, sync: typeof fdatasync = fdatasync, syncNow: typeof fdatasyncSync = fdatasyncSync): WalSync {
+/** Opens the WAL file at `walPath` (the connection must already be in WAL mode) for syncing. */
+export function createWalSync(walPath: string, io: Partial<WalSyncIo> = {}): WalSync {
+  const { sync = fdatasync, syncNow = fdatasyncSync, now = (): number => performance.now() } = io;
   // Read-only is enough: fdatasync flushes the file's data whichever descriptor wrote it.
   const fd = openSync(walPath, 'r');
   /** Commits reported so far, and how many of them the last finished sync covered. */
@@ -67,12 +82,19 @@ export function createWalSync(walPath: string, sync: typeof fdatasync = fdatasyn
   let inFlight = false;
   let closing: Promise<void> | undefined;
   let idle: (() => void) | undefined;
+  /** Moving average of how long a sync takes, in ms (on the thread pool: until its callback runs). */
+  let averageMs = 0;
+  const took = (began: number): void => {
+    averageMs += (now() - began - averageMs) * AVERAGE_WEIGHT;
+  };
 
   const start = (): void => {
     inFlight = true;
     const covers = committed;
+    const began = now();
     sync(fd, (cause) => {
       inFlight = false;
+      took(began);
       const error = cause === null ? null : new WalSyncError(cause);
       if (error === null) synced = covers;
       const due: Waiter[] = [];
@@ -94,17 +116,19 @@ export function createWalSync(walPath: string, sync: typeof fdatasync = fdatasyn
   return {
     afterCommit(done, writes) {
       committed++;
-      if (inFlight || writes >= INLINE_BELOW) {
+      if (inFlight || writes >= INLINE_BELOW || averageMs > INLINE_MAX_MS) {
         wait(committed, done);
         return;
       }
       let error: WalSyncError | null = null;
+      const began = now();
       try {
         syncNow(fd);
         synced = committed;
       } catch (cause) {
         error = new WalSyncError(cause as Error);
       }
+      took(began);
       done(error);
     },
     whenSynced(done) {
