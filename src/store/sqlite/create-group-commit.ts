@@ -5,7 +5,7 @@ import type { StoreObserver } from '../store-stats.js';
 
 /** Batches writes from one event-loop turn into one transaction: one fsync per batch, or fewer. */
 export interface GroupCommit {
-  /** Queues a write; resolves with its result once the transaction holding it has committed. */
+  /** Queues a write; resolves with its result once the transaction holding it has committed (and synced, with `afterCommit`). */
   submit<T>(write: () => T): Promise<T>;
   /** Commits whatever is queued now (used at shutdown), held or not. */
   flush(): void;

@@ -101,7 +101,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     db.pragma(`busy_timeout = ${mode === 'serve' ? 200 : 5000}`);
     if (mode === 'serve') {
       db.pragma('journal_mode = WAL');
-      // `full` is kept by syncing the WAL after each commit off the event loop (create-wal-sync.ts).
+      // `full` is kept by syncing the WAL after each commit, before its writers are answered (create-wal-sync.ts).
       db.pragma('synchronous = NORMAL');
       db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       migrate(db);
