@@ -73,8 +73,9 @@ interface Waiter {
 /** Opens the WAL file at `walPath` (the connection must already be in WAL mode) for syncing. */
 export function createWalSync(walPath: string, io: Partial<WalSyncIo> = {}): WalSync {
   const { sync = fdatasync, syncNow = fdatasyncSync, now = (): number => performance.now() } = io;
-  // Read-only is enough: fdatasync flushes the file's data whichever descriptor wrote it.
-  const fd = openSync(walPath, 'r');
+  // fdatasync flushes the file's data whichever descriptor wrote it; nothing is written through
+  // this one, but some systems (Windows) sync only a descriptor opened for writing.
+  const fd = openSync(walPath, 'r+');
   /** Commits reported so far, and how many of them the last finished sync covered. */
   let committed = 0;
   let synced = 0;
