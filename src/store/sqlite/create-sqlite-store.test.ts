@@ -102,6 +102,18 @@ describe('createSqliteStore (what only SQLite has)', () => {
   });
 });
 
+/** A database in a temporary directory at the schema just before the migration containing `marker`. */
+function databaseBefore(marker: string): { dir: string; path: string; db: Database.Database } {
+  const dir = mkdtempSync(join(tmpdir(), 'hookgate-mig-'));
+  const path = join(dir, 'm.db');
+  const db = new Database(path);
+  const before = MIGRATIONS.findIndex((sql) => sql.includes(marker));
+  assert.ok(before > 0, `a migration contains ${marker}`);
+  for (const sql of MIGRATIONS.slice(0, before)) db.exec(sql);
+  db.pragma(`user_version = ${before}`);
+  return { dir, path, db };
+}
+
 describe('createGroupCommit', () => {
   it('commits the writes of one turn together, in one scheduled flush', async () => {
     const db = new Database(':memory:');
@@ -170,12 +182,7 @@ describe('createGroupCommit', () => {
   });
 
   it('fills in the hook of open and recent runs when it migrates a database from before budgets', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hookgate-mig-'));
-    const path = join(dir, 'm.db');
-    const db = new Database(path);
-    const before = MIGRATIONS.findIndex((sql) => sql.includes('ADD COLUMN hook TEXT'));
-    for (const sql of MIGRATIONS.slice(0, before)) db.exec(sql);
-    db.pragma(`user_version = ${before}`);
+    const { dir, path, db } = databaseBefore('ADD COLUMN hook TEXT');
     const insert = db.prepare(`INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel,
       timeout_seconds, source, created_at, started_at) VALUES (?, ?, 'main', ?, 'm', 'n', 'now', 0, 'last', 30, ?, 1, ?)`);
     const src = (hook: string) => JSON.stringify({ hook, external: true, allowUnsafeExternalContent: false });
@@ -197,12 +204,7 @@ describe('createGroupCommit', () => {
   });
 
   it('moves the request records of a database from before request batches into batches, readable as before', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hookgate-mig-'));
-    const path = join(dir, 'm.db');
-    const db = new Database(path);
-    const before = MIGRATIONS.findIndex((sql) => sql.includes('CREATE TABLE request_batches'));
-    for (const sql of MIGRATIONS.slice(0, before)) db.exec(sql);
-    db.pragma(`user_version = ${before}`);
+    const { dir, path, db } = databaseBefore('CREATE TABLE request_batches');
     const insert = db.prepare(`INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms,
       event_ids, run_ids, payload) VALUES (?, ?, 'POST', '/hooks/wake', ?, '127.0.0.1', ?, ?, NULL, 1.5, ?, '[]', ?)`);
     const ids = createIds(() => 1_700_000_000_000);
