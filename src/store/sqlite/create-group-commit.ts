@@ -61,13 +61,13 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
   const runAll = db.transaction((batch: Pending[]) => {
     for (const p of batch) p.result = p.write();
   });
-  /** A batch's commit is reported once its writers can be answered: the transaction and its sync. */
+  /** Reports a commit's size, time and outcome to the observer, if any. A batch is reported once its writers can be answered (its sync included). */
   const report = (writes: number, started: number, ok: boolean): void => {
     observer?.onCommit({ writes, seconds: (performance.now() - started) / 1000, ok });
   };
-  const runOne = observed(db.transaction((p: Pending) => {
+  const runOne = db.transaction((p: Pending) => {
     p.result = p.write();
-  }), () => 1, observer);
+  });
 
   const flush = (): void => {
     if (queue.length === 0) return;
@@ -85,12 +85,16 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
       }
       const committed: Pending[] = [];
       for (const p of batch) {
+        const began = performance.now();
         try {
           runOne(p);
         } catch (error) {
+          report(1, began, false);
           p.reject(error);
           continue;
         }
+        // A write retried alone is reported as its own commit, before its sync.
+        report(1, began, true);
         committed.push(p);
       }
       settle(committed);
@@ -142,20 +146,5 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
         schedule(scheduledFlush);
       }
     },
-  };
-}
-
-/** Reports each commit's size, time and outcome to the observer, if any (a write retried alone). */
-function observed<A>(commit: (arg: A) => void, sizeOf: (arg: A) => number, observer: StoreObserver | undefined): (arg: A) => void {
-  if (observer === undefined) return commit;
-  return (arg) => {
-    const started = performance.now();
-    let ok = false;
-    try {
-      commit(arg);
-      ok = true;
-    } finally {
-      observer.onCommit({ writes: sizeOf(arg), seconds: (performance.now() - started) / 1000, ok });
-    }
   };
 }
