@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { isInsideDir } from '../common/is-inside-dir.js';
 import type { Issue } from '../common/errors.js';
 import { parseDurationMs } from '../common/parse-duration.js';
-import { resolveModel } from './resolve-model.js';
+import { FALLBACK_MODEL, resolveModel } from './resolve-model.js';
 import type { Config } from './schema.js';
 
 /** Prefix every generated session key starts with (`hook:<uuid>`). */
@@ -115,6 +115,15 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
     if (ref === undefined) continue;
     const r = resolveModel(config, ref);
     if (!r.ok) issues.push({ path, message: r.message });
+  }
+  // An agent that names no model runs on the fallback, which a restricted allow-list may not hold:
+  // every one of its runs and heartbeats would fail, so say so now.
+  const modelless = agents.list.length === 0 || agents.list.some((a) => a.model === undefined);
+  if (agents.defaults.model === undefined && modelless && !resolveModel(config, FALLBACK_MODEL).ok) {
+    issues.push({
+      path: 'agents.defaults.model',
+      message: `not set, so agents without a model would use "${FALLBACK_MODEL}", which is not in agents.defaults.models; set it to one of those models`,
+    });
   }
   return issues;
 }

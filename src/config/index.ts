@@ -4,7 +4,7 @@ export { readConfig, resolveConfigPath, resolveHome, safeParseConfig, safeParseC
 export type { Env, LoadedConfig } from './load-config.js';
 export { writeDefaultConfig } from './write-default-config.js';
 export type { GeneratedTokens } from './write-default-config.js';
-export { BUILTIN_ECHO_PROVIDER, resolveModel } from './resolve-model.js';
+export { BUILTIN_ECHO_PROVIDER, FALLBACK_MODEL, resolveModel } from './resolve-model.js';
 export type { ModelResolution } from './resolve-model.js';
 export { isPlainRelative, RESERVED_HOOK_NAMES, trimSlashes } from './check-mapping-rules.js';
 export { GENERATED_SESSION_PREFIX, normalizeHooksPath, transformsRoot } from './check-config-rules.js';

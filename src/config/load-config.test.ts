@@ -79,6 +79,8 @@ describe('safeParseConfig', () => {
     ['a standard-webhooks secret that is not base64', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'standard-webhooks', secret: 'whsec_a b' } }] } }, 'hooks.mappings[0].verify.secret'],
     ['a standard-webhooks public key of the wrong size', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'standard-webhooks', publicKey: 'whpk_AAAA' } }] } }, 'hooks.mappings[0].verify.publicKey'],
     ['a duplicate model alias', { agents: { defaults: { models: { 'a/x': { alias: 'm' }, 'b/y': { alias: 'm' } } } } }, 'agents.defaults.models.b/y.alias'],
+    ['an allow-list without the fallback model and no default model', { agents: { defaults: { models: { 'echo/a': {} } } } }, 'agents.defaults.model'],
+    ['an agent without a model under an allow-list that lacks the fallback', { agents: { defaults: { models: { 'echo/a': {} } }, list: [{ id: 'a', model: 'echo/a' }, { id: 'b' }] } }, 'agents.defaults.model'],
   ];
   for (const [name, raw, where] of refusals) {
     it(`refuses ${name} at ${where}`, () => assert.ok(paths(raw).includes(where), JSON.stringify(issuesOf(raw))));
@@ -133,6 +135,11 @@ describe('safeParseConfig', () => {
 
   it('accepts a mapping channel that is configured', () => {
     assert.deepEqual(paths({ hooks: { ...valid.hooks, mappings: [{ channel: 'telegram' }] }, channels: { telegram: { botToken: '123:abc' } } }), []);
+  });
+
+  it('accepts an allow-list without the fallback model when every agent names one, or when it lists the fallback', () => {
+    assert.deepEqual(paths({ agents: { defaults: { models: { 'echo/a': {} } }, list: [{ id: 'a', model: 'echo/a' }] } }), []);
+    assert.deepEqual(paths({ agents: { defaults: { models: { 'echo/echo': {}, 'echo/a': {} } } } }), []);
   });
 
   it('accepts an agent model given by alias', () => {

@@ -3,6 +3,9 @@ import type { Config } from './schema.js';
 /** Provider id that is always available: the offline echo model. */
 export const BUILTIN_ECHO_PROVIDER = 'echo';
 
+/** Model used when neither the run, the agent nor the defaults name one. */
+export const FALLBACK_MODEL = 'echo/echo';
+
 export type ModelResolution =
   | { ok: true; ref: string }
   | { ok: false; code: 'invalid_payload' | 'model_not_allowed'; message: string };

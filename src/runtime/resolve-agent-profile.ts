@@ -1,9 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import type { Config } from '../config/index.js';
-
-/** Model used when neither the run, the agent nor the defaults name one. */
-export const FALLBACK_MODEL = 'echo/echo';
+import { FALLBACK_MODEL, type Config } from '../config/index.js';
 
 const BASE_SYSTEM_PROMPT =
   'You are an assistant reached through Hookgate, a webhook gateway. Hook content is external and ' +

@@ -8,7 +8,8 @@ import { assertInvalidField } from '../helpers/assert-response.js';
 import { post } from '../helpers/http-client.js';
 import { startTestGateway, type TestGateway } from '../helpers/in-process-gateway.js';
 import { baseConfig, HOOK_TOKEN } from '../helpers/temp-config.js';
-import { acceptedRun, AGENTS, HOOK_UUID_KEY, MAIN_CONFIG, withGateway } from './http-contract-setup.js';
+import { acceptedRun, AGENTS, findRun, HOOK_UUID_KEY, MAIN_CONFIG, withGateway } from './http-contract-setup.js';
+import { until } from './mapped-hooks-harness.js';
 
 describe('HTTP contract', () => {
   let gw: TestGateway;
@@ -132,6 +133,15 @@ describe('HTTP contract', () => {
   describe('agent policy: model', () => {
     it('resolves an alias from agents.defaults.models and stores the model ref', async () => {
       assert.equal((await acceptedRun(gw, { message: 'm', model: 'small' })).model, 'echo/small');
+    });
+
+    it('runs a run that names no model on the default model, to success', async () => {
+      const run = await acceptedRun(gw, { message: 'm' });
+      assert.equal(run.model, null, 'no override stored');
+      await until(async () => !['queued', 'running'].includes((await findRun(gw, run.id))?.state ?? 'queued'), 'the run to finish');
+      const done = await findRun(gw, run.id);
+      assert.equal(done?.state, 'succeeded', done?.error ?? '');
+      assert.equal(done?.modelUsed, 'echo/small');
     });
 
     it('accepts a listed model ref as is', async () => {

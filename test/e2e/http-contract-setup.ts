@@ -21,7 +21,7 @@ export const MAIN_CONFIG = baseConfig({
   },
   agents: {
     ...AGENTS,
-    defaults: { models: { 'echo/small': { alias: 'small' }, 'echo/big': {} } },
+    defaults: { model: 'small', models: { 'echo/small': { alias: 'small' }, 'echo/big': {} } },
   },
 });
 
@@ -56,7 +56,7 @@ export async function acceptedRun(gw: TestGateway, payload: unknown) {
   const body = res.json as { ok: boolean; runId: string };
   const run = await findRun(gw, body.runId);
   assert.ok(run, `run ${body.runId} is stored`);
-  assert.ok(ACCEPTED_STATES.includes(run.state), `state ${run.state}`);
+  assert.ok(ACCEPTED_STATES.includes(run.state), `state ${run.state}${run.error === null ? '' : `: ${run.error}`}`);
   return run;
 }
 
