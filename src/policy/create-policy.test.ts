@@ -83,7 +83,7 @@ describe('createPolicy: sessionKey', () => {
 });
 
 describe('createPolicy: model', () => {
-  const restricted = { defaults: { models: { 'echo/small': { alias: 'small' }, 'openai/gpt-x': {} } } };
+  const restricted = { defaults: { model: 'small', models: { 'echo/small': { alias: 'small' }, 'openai/gpt-x': {} } } };
   const providers = { providers: { openai: { api: 'openai' } } };
   it('resolves an alias to its ref', () => {
     assert.equal(policyFor({}, restricted, providers).resolveAgentRun({ ...base, model: 'small' }).model, 'echo/small');
