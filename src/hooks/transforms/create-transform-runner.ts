@@ -21,7 +21,7 @@ export type WorkerTransformRunner = TransformRunner & {
 interface TransformRunnerOptions {
   /** A worker with no call for this long is ended; the next call starts a fresh one. @default 60000 */
   idleMs?: number;
-  /** How often the memory watchdog looks while calls are in flight. @default 100 */
+  /** How often the memory watchdog looks while calls are in flight. @default 20 */
   watchdogMs?: number;
   /** Resident memory of the process, for the watchdog. @default process.memoryUsage.rss */
   rss?: () => number;
@@ -79,7 +79,7 @@ export function createTransformRunner(transformsDir: string, options: TransformR
     clearTimeout(idleTimers.get(spec.key));
     idleTimers.delete(spec.key);
     if (watchdog === undefined) {
-      watchdog = setInterval(watch, options.watchdogMs ?? 100);
+      watchdog = setInterval(watch, options.watchdogMs ?? 20);
       watchdog.unref();
     }
     const current = worker;

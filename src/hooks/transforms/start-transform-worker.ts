@@ -4,7 +4,7 @@ import { checkTransformResult } from './check-transform-result.js';
 import { TransformError, type TransformCall, type TransformInput, type TransformSpec, type WorkerMessage } from './transform-types.js';
 
 /** A worker silent for this long while it has calls in flight is stuck in synchronous code. */
-const SILENT_MS = 300;
+const SILENT_MS = 100;
 const MB = 1024 * 1024;
 
 interface Pending {

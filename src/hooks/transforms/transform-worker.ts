@@ -11,7 +11,7 @@ import { guardWorkerProcess } from './guard-worker-process.js';
 import type { MemoryReport, TransformAnswer, TransformCall } from './transform-types.js';
 
 /** How often memory is reported while a call runs; the gateway treats silence as a stuck worker. */
-const REPORT_MS = 100;
+const REPORT_MS = 20;
 
 const { transformsDir } = workerData as { transformsDir: string };
 const port = parentPort!;
