@@ -58,6 +58,11 @@ export function startTransformWorker(options: {
   /** When the worker last spoke, and the process RSS then: growth while it is silent is its doing. */
   let heardAt = performance.now();
   let rssWhenHeard = options.rss();
+  /**
+   * Whether the thread has spoken at all. Until it has, it is still starting (a new isolate grows
+   * the process), not stuck: it reports as soon as a call reaches it, before the transform runs.
+   */
+  let started = false;
 
   const gone = (reason: string): void => {
     if (!alive) return;
@@ -75,6 +80,7 @@ export function startTransformWorker(options: {
   };
 
   thread.on('message', (message: WorkerMessage) => {
+    started = true;
     heard();
     if (message.kind === 'memory') {
       if (message.externalBytes > capBytes) {
@@ -128,7 +134,7 @@ export function startTransformWorker(options: {
       });
     },
     checkMemory(rssBytes) {
-      if (!alive || pending.size === 0 || performance.now() - heardAt < SILENT_MS) return;
+      if (!alive || !started || pending.size === 0 || performance.now() - heardAt < SILENT_MS) return;
       const grown = rssBytes - rssWhenHeard;
       if (grown > capBytes) {
         void handle.end(`transform worker ended: the process grew by ${Math.round(grown / MB)} MB while it was stuck, over its ${options.maxMemoryMb} MB cap (transform.maxMemoryMb)`);
