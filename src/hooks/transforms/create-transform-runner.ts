@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { startTransformWorker, type TransformWorker } from './start-transform-worker.js';
 import type { TransformInput, TransformSpec } from './transform-types.js';
 
@@ -17,6 +18,9 @@ export type WorkerTransformRunner = TransformRunner & {
   probe(spec: TransformSpec): Promise<string | null>;
   close(): Promise<void>;
 };
+
+/** The watchdog skips a look that comes this many intervals after the last one. */
+const LATE_LOOKS = 3;
 
 interface TransformRunnerOptions {
   /** A worker with no call for this long is ended; the next call starts a fresh one. @default 60000 */
@@ -41,7 +45,9 @@ export function createTransformRunner(transformsDir: string, options: TransformR
   const rss = options.rss ?? (() => process.memoryUsage.rss());
   const workers = new Map<string, TransformWorker>();
   const idleTimers = new Map<string, NodeJS.Timeout>();
+  const watchdogMs = options.watchdogMs ?? 20;
   let watchdog: NodeJS.Timeout | undefined;
+  let lookedAt = 0;
 
   const watch = (): void => {
     const busy = [...workers.values()].filter((w) => w.busy);
@@ -50,6 +56,12 @@ export function createTransformRunner(transformsDir: string, options: TransformR
       watchdog = undefined;
       return;
     }
+    // A look that comes late means the event loop was held up: the workers' reports may still be
+    // waiting in its queue, so their silence says nothing yet. The next look, on time, decides.
+    const at = performance.now();
+    const late = at - lookedAt > LATE_LOOKS * watchdogMs;
+    lookedAt = at;
+    if (late) return;
     const now = rss();
     for (const w of busy) w.checkMemory(now);
   };
@@ -79,7 +91,8 @@ export function createTransformRunner(transformsDir: string, options: TransformR
     clearTimeout(idleTimers.get(spec.key));
     idleTimers.delete(spec.key);
     if (watchdog === undefined) {
-      watchdog = setInterval(watch, options.watchdogMs ?? 20);
+      lookedAt = performance.now();
+      watchdog = setInterval(watch, watchdogMs);
       watchdog.unref();
     }
     const current = worker;

@@ -80,6 +80,29 @@ describe('transform memory caps', () => {
     await refused(run(spec('async-hog', 'buffers-async.js', { maxMemoryMb: 32 }), INPUT), /MB of buffers, over its 32 MB cap/);
   });
 
+  it('does not take a worker for stuck when the event loop, not the worker, held up its reports', async () => {
+    write('waits.js', 'export default async () => { await new Promise((r) => setTimeout(r, 400)); return { waited: true }; };');
+    const MB = 1024 * 1024;
+    let grown = 0;
+    const own = createTransformRunner(root, { rss: () => 100 * MB + grown });
+    try {
+      const waiting = own(spec('waits', 'waits.js', { maxMemoryMb: 16 }), INPUT);
+      await sleep(150);
+      // Something else grows the process while the event loop is busy for 300 ms (as a commit
+      // waiting out a lock would hold it, from the check phase): the worker's reports wait in the
+      // queue meanwhile, and the watchdog's timer comes before them when the loop goes on.
+      await new Promise<void>((resolve) => setImmediate(() => {
+        grown = 512 * MB;
+        const end = Date.now() + 300;
+        while (Date.now() < end);
+        resolve();
+      }));
+      assert.deepEqual(await waiting, { waited: true });
+    } finally {
+      await own.close();
+    }
+  });
+
   it('ends a transform whose JS heap passes its cap', async () => {
     write('heap.js', 'export default () => { const keep = []; for (;;) keep.push({ n: keep.length, pad: new Array(64).fill(keep.length) }); };');
     await refused(run(spec('heap-hog', 'heap.js', { maxMemoryMb: 32 }), INPUT), /heap passed its 32 MB cap/);
