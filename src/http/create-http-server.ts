@@ -4,7 +4,7 @@ import { createThrottledLog } from '../common/create-throttled-log.js';
 import { RequestError } from '../common/errors.js';
 import type { Log } from '../common/log.js';
 import type { RequestHandler } from './create-request-handler.js';
-import { readOpenFileLimit, resolveMaxConnections } from './resolve-max-connections.js';
+import { OVER_CAPACITY_HELD, readOpenFileLimit, resolveMaxConnections } from './resolve-max-connections.js';
 import { errorJson, sendError } from './send-response.js';
 
 /** How long `close()` waits for in-flight requests before cutting their connections. */
@@ -35,11 +35,14 @@ export interface HttpServerOptions {
  * Binds a request handler to `node:http`, with bounded header and request times and a bounded
  * number of open connections: a connection past the limit gets its first request answered 503
  * `over_capacity` with `Retry-After`, then is closed (or is closed after a short grace when it
- * sends nothing), so the excess costs a descriptor for moments, not for as long as it likes.
+ * sends nothing), so the excess costs a descriptor for moments, not for as long as it likes. At
+ * most `OVER_CAPACITY_HELD` of them are held at once: a newer one closes the oldest, so idle
+ * connections past the limit cannot take the descriptors a client that sends its request needs.
  */
 export function createHttpServer(handler: RequestHandler, options: HttpServerOptions): HttpServer {
   const maxConnections = resolveMaxConnections(options.maxConnections, readOpenFileLimit());
-  const overCapacity = new WeakSet<Socket>();
+  /** Connections past the limit still held, oldest first. */
+  const overCapacity = new Set<Socket>();
   let open = 0;
   const admit = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], expectsContinue: boolean): void => {
     if (!overCapacity.has(req.socket)) {
@@ -57,9 +60,17 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     socket.once('close', () => open--);
     if (open <= maxConnections) return;
     overCapacity.add(socket);
+    if (overCapacity.size > OVER_CAPACITY_HELD) {
+      const oldest = overCapacity.values().next().value as Socket;
+      overCapacity.delete(oldest);
+      oldest.destroy();
+    }
     const timer = setTimeout(() => socket.destroy(), OVER_CAPACITY_GRACE_MS);
     timer.unref();
-    socket.once('close', () => clearTimeout(timer));
+    socket.once('close', () => {
+      clearTimeout(timer);
+      overCapacity.delete(socket);
+    });
   });
   // An accept that fails (EMFILE: out of file descriptors) is emitted on the server; unhandled,
   // it would end the process. The client sees a reset; the gateway lives on.

@@ -1,7 +1,8 @@
 /**
  * Ingress bounds end to end: deep JSON is a 400 on every route (the mapped-hook case used to be a
  * 500 from a JSON.stringify overflow), and connections past `gateway.maxConnections` are answered
- * 503 `over_capacity` and closed while the connections within the limit keep working.
+ * 503 `over_capacity` and closed while the connections within the limit keep working; idle ones past
+ * it are held only a few at a time, so a client that sends its request is still answered.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import { connect, type Socket } from 'node:net';
 import { assertError } from '../helpers/assert-response.js';
 import { post, rawExchange } from '../helpers/http-client.js';
 import { startTestGateway, type TestGateway } from '../helpers/in-process-gateway.js';
+import { OVER_CAPACITY_HELD } from '../../src/http/resolve-max-connections.js';
 import { baseConfig, HOOK_TOKEN } from '../helpers/temp-config.js';
 
 /** `{"text": ..., "deep": [[[…]]]}` with the array nested `depth` levels. */
@@ -100,5 +102,33 @@ describe('ingress: gateway.maxConnections', () => {
     });
     s.write(wake());
     assert.match(await answer, /^HTTP\/1\.1 200 /);
+  });
+});
+
+describe('ingress: idle connections past gateway.maxConnections', () => {
+  it(`holds at most ${OVER_CAPACITY_HELD} of them, closing the oldest, and still answers a request 503 over_capacity`, async () => {
+    const gw = await startTestGateway(baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', maxConnections: 2 } }));
+    const sockets: Socket[] = [];
+    let closedByServer = 0;
+    try {
+      const open = async (): Promise<void> => {
+        const s = connect({ host: '127.0.0.1', port: gw.port });
+        s.on('close', () => closedByServer++);
+        await new Promise<void>((resolve, reject) => s.once('connect', resolve).once('error', reject));
+        sockets.push(s);
+      };
+      for (let i = 0; i < 2 + OVER_CAPACITY_HELD + 10; i++) await open();
+      // The server sees each close only once it has accepted the newer connection.
+      for (let i = 0; i < 100 && closedByServer < 10; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(closedByServer, 10, 'the ten oldest connections past the limit were closed, and only they');
+      const body = JSON.stringify({ text: 'one more', mode: 'next-heartbeat' });
+      const res = await rawExchange(gw.port, `POST /hooks/wake HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      assertError(res, 503, 'over_capacity');
+      assert.equal(sockets[0]!.closed, false, 'a connection within the limit stays open');
+    } finally {
+      for (const s of sockets) s.destroy();
+      await gw.stop();
+    }
   });
 });
