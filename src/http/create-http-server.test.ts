@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { createLog } from '../common/log.js';
 import { createHttpServer } from './create-http-server.js';
 
@@ -19,6 +20,39 @@ describe('createHttpServer', () => {
       }
       assert.deepEqual(lines.map((l) => [l['msg'], l['code']]), [['accepting a connection failed', 'EMFILE']]);
       assert.equal(server.server.listening, true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('closes a connection that sends nothing, but not one waiting in silence for its answer', async () => {
+    const server = createHttpServer((_req, res) => {
+      setTimeout(() => res.end('late'), 600);
+    }, { bodyTimeoutMs: 1000, firstRequestTimeoutMs: 200 });
+    const port = await server.listen(0, '127.0.0.1');
+    try {
+      const started = Date.now();
+      const silent = connect({ host: '127.0.0.1', port });
+      const silentClosed = new Promise<number>((resolve) => {
+        silent.on('close', () => resolve(Date.now() - started));
+        setTimeout(() => resolve(-1), 3000).unref();
+      });
+      silent.on('error', () => undefined);
+      const waiting = connect({ host: '127.0.0.1', port }, () => {
+        waiting.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+      });
+      let answer = '';
+      const answered = new Promise<string>((resolve, reject) => {
+        waiting.on('data', (chunk: Buffer) => {
+          answer += chunk.toString();
+          if (answer.endsWith('late')) resolve(answer);
+        });
+        waiting.on('close', () => reject(new Error(`closed before its answer: ${JSON.stringify(answer)}`)));
+      });
+      const closedAfter = await silentClosed;
+      assert.ok(closedAfter >= 150, `the silent connection was closed, not before its time (${closedAfter} ms; -1: still open after 3 s)`);
+      assert.match(await answered, /^HTTP\/1\.1 200 /);
+      waiting.destroy();
     } finally {
       await server.close();
     }

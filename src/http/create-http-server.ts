@@ -12,6 +12,12 @@ const CLOSE_GRACE_MS = 10_000;
 /** How long a connection over the limit may take to send the request it is answered 503 to. */
 const OVER_CAPACITY_GRACE_MS = 2_000;
 const OVER_CAPACITY_RETRY_AFTER_SECONDS = 1;
+/**
+ * How long a new connection may stay silent before its first request. Node's `headersTimeout`
+ * starts only with the first byte, so without this a connection that sends nothing would hold its
+ * place under `maxConnections` for good.
+ */
+const FIRST_REQUEST_TIMEOUT_MS = 20_000;
 
 export interface HttpServer {
   /** Starts listening; resolves with the bound port (useful with port 0). */
@@ -29,6 +35,8 @@ export interface HttpServerOptions {
   log?: Log;
   /** @default Date.now */
   now?: () => number;
+  /** A connection that sends nothing for this long after connecting is closed. @default 20000 */
+  firstRequestTimeoutMs?: number;
 }
 
 /**
@@ -41,10 +49,14 @@ export interface HttpServerOptions {
  */
 export function createHttpServer(handler: RequestHandler, options: HttpServerOptions): HttpServer {
   const maxConnections = resolveMaxConnections(options.maxConnections, readOpenFileLimit());
+  const firstRequestMs = options.firstRequestTimeoutMs ?? FIRST_REQUEST_TIMEOUT_MS;
   /** Connections past the limit still held, oldest first. */
   const overCapacity = new Set<Socket>();
   let open = 0;
   const admit = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], expectsContinue: boolean): void => {
+    // The first request has come: from here Node's own timeouts (body, keep-alive) apply, and a
+    // caller waiting in silence for its answer (`waitForCompletion`) must not be cut off.
+    if (req.socket.timeout === firstRequestMs) req.socket.setTimeout(0);
     if (!overCapacity.has(req.socket)) {
       handler(req, res, expectsContinue);
       return;
@@ -58,6 +70,8 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   server.on('connection', (socket: Socket) => {
     open++;
     socket.once('close', () => open--);
+    // Node's server destroys a socket whose timeout fires when nothing else listens for it.
+    socket.setTimeout(firstRequestMs);
     if (open <= maxConnections) return;
     overCapacity.add(socket);
     if (overCapacity.size > OVER_CAPACITY_HELD) {
