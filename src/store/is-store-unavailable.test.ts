@@ -102,6 +102,7 @@ describe('isStoreUnavailable: PostgreSQL errors', () => {
     ['57P03', 'the database system is starting up', true],
     ['53100', 'could not extend file "base/16384/16385": No space left on device', true],
     ['53300', 'sorry, too many clients already', true],
+    ['55P03', 'canceling statement due to lock timeout', true],
     ['08006', 'connection failure', true],
     ['08P01', 'protocol violation', true],
     ['23505', 'duplicate key value violates unique constraint "runs_pkey"', false],

@@ -7,10 +7,11 @@ const SQLITE_PREFIXES = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_
 
 /**
  * PostgreSQL SQLSTATEs of the same kind: class 08 (connection exception), 53xxx (insufficient
- * resources: disk full, out of memory, too many connections), 57P01–57P03 (the server is shutting
- * down, crashed, or not accepting connections yet).
+ * resources: disk full, out of memory, too many connections), 55P03 (a lock another session holds
+ * was not granted within `lock_timeout`), 57P01–57P03 (the server is shutting down, crashed, or not
+ * accepting connections yet).
  */
-const PG_STATES = new Set(['53000', '53100', '53200', '53300', '57P01', '57P02', '57P03']);
+const PG_STATES = new Set(['53000', '53100', '53200', '53300', '55P03', '57P01', '57P02', '57P03']);
 
 /** Socket-level failures a PostgreSQL client reports when the server cannot be reached. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);

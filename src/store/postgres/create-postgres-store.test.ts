@@ -6,6 +6,7 @@ import { dropSchema, POSTGRES_URL, postgresUnavailable, uniqueSchema } from '../
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
 import type { Store } from '../store.js';
 import type { WorkSignal } from '../types.js';
+import { isStoreUnavailable } from '../is-store-unavailable.js';
 import { batchStatement } from './create-pg-group-commit.js';
 import { StoreMissingError } from '../sqlite/lock-database.js';
 import { createPostgresStore, describeUrl } from './create-postgres-store.js';
@@ -93,6 +94,28 @@ describe('createPostgresStore', async () => {
     assert.equal(statements.length, 1, 'one statement for the whole turn');
     assert.equal((await store.listSystemEvents({ limit: 100 })).length, 20);
     assert.equal((await store.listRuns({ limit: 100 })).length, 5);
+  });
+
+  it('fails an ingress write as unavailable, instead of waiting, while another session holds the table locked', async () => {
+    const schema = fresh();
+    const store = await createPostgresStore({ url: POSTGRES_URL, schema, poolSize: 4, mode: 'serve', lockTimeoutMs: 300 });
+    stores.push(store);
+    const locker = new pg.Client({ connectionString: POSTGRES_URL });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE "${schema}".system_events IN ACCESS EXCLUSIVE MODE`);
+      const error = await Promise.race([
+        store.addSystemEvent(newEvent('while locked')).then(() => null, (e: unknown) => e),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000).unref()),
+      ]);
+      assert.ok(error !== null && isStoreUnavailable(error), `a store-unavailable error, got ${String(error)}`);
+      await locker.query('ROLLBACK');
+      await store.addSystemEvent(newEvent('after'));
+      assert.deepEqual((await store.listSystemEvents({ limit: 10 })).map((e) => e.text), ['after']);
+    } finally {
+      await locker.end();
+    }
   });
 
   it('fails a bad write of a batch alone', async () => {

@@ -35,9 +35,21 @@ export interface PostgresStoreOptions {
   clock?: Clock;
   /** Sees each ingress group commit (metrics). */
   observer?: StoreObserver;
+  /** Replaces `LOCK_TIMEOUT_MS` (tests). */
+  lockTimeoutMs?: number;
 }
 
 const INT8_OID = 20;
+/**
+ * How long a statement waits for a lock another session holds (`lock_timeout`) before it fails,
+ * and the ingress answers 503 `store_unavailable`: a table locked by a migration or a manual
+ * `LOCK TABLE` must not hold every request unanswered for as long as it lasts. Hookgate's own waits
+ * (an idempotency key inserted by two replicas at once, a budget's advisory lock) take
+ * milliseconds. Start-up migrations wait without a limit.
+ */
+const LOCK_TIMEOUT_MS = 2_000;
+/** The SQLSTATE of a statement that waited out `lock_timeout`. */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /** `bigint` columns (millisecond times, counts) as numbers: every value stored fits a double exactly. */
 const types = {
@@ -61,7 +73,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const where = `PostgreSQL at ${describeUrl(options.url)} (schema ${schema})`;
   const connection: pg.ClientConfig = {
     connectionString: options.url,
-    options: `-c search_path=${schema}`,
+    options: `-c search_path=${schema} -c lock_timeout=${options.lockTimeoutMs ?? LOCK_TIMEOUT_MS}`,
     types,
     connectionTimeoutMillis: 10_000,
     application_name: 'hookgate',
@@ -117,8 +129,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
-        // A connection that failed goes, instead of back to the pool for the next caller.
-        if (isStoreUnavailable(error)) broken = error as Error;
+        // A connection that failed goes, instead of back to the pool for the next caller; one whose
+        // statement waited out `lock_timeout` is sound.
+        if (isStoreUnavailable(error) && (error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) broken = error as Error;
         throw error;
       } finally {
         client.release(broken);

@@ -8,6 +8,9 @@ import { PG_MIGRATIONS } from './migrations.js';
 export async function migratePostgres(client: pg.ClientBase, schema: string): Promise<void> {
   await client.query('BEGIN');
   try {
+    // Another replica may be migrating: wait for it however long it takes (the pool's connections
+    // give up on locks after a short while otherwise).
+    await client.query('SET LOCAL lock_timeout = 0');
     await client.query("SELECT pg_advisory_xact_lock(hashtext('hookgate:' || $1))", [schema]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     await client.query(`CREATE TABLE IF NOT EXISTS "${schema}".hookgate_schema (version integer NOT NULL)`);
