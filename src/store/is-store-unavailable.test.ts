@@ -116,6 +116,10 @@ describe('isStoreUnavailable: PostgreSQL errors', () => {
     assert.equal(isStoreUnavailable(new Error('Connection terminated unexpectedly')), true);
   });
 
+  it('is true for a statement the server did not answer within query_timeout', () => {
+    assert.equal(isStoreUnavailable(new Error('Query read timeout')), true);
+  });
+
   it('looks through a cause chain', () => {
     assert.equal(isStoreUnavailable(new Error('enqueue failed', { cause: pgError('57P01', 'terminating connection') })), true);
   });

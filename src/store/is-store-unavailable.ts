@@ -16,8 +16,11 @@ const PG_STATES = new Set(['53000', '53100', '53200', '53300', '55P03', '57P01',
 /** Socket-level failures a PostgreSQL client reports when the server cannot be reached. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-/** Messages `pg` and `pg-pool` throw without a code when a connection is lost or cannot be had. */
-const PG_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable)/;
+/**
+ * Messages `pg` and `pg-pool` throw without a code when a connection is lost or cannot be had, or
+ * when the server did not answer a statement within `query_timeout`.
+ */
+const PG_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable|Query read timeout)/;
 
 function isUnavailableCode(code: string): boolean {
   return SQLITE_PREFIXES.some((p) => code === p || code.startsWith(`${p}_`))

@@ -1,5 +1,6 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import { createManualClock } from '../../../test/helpers/manual-clock.js';
 import { dropSchema, POSTGRES_URL, postgresUnavailable, uniqueSchema } from '../../../test/helpers/store-fixture.js';
@@ -115,6 +116,53 @@ describe('createPostgresStore', async () => {
       assert.deepEqual((await store.listSystemEvents({ limit: 10 })).map((e) => e.text), ['after']);
     } finally {
       await locker.end();
+    }
+  });
+
+  it('fails a write as unavailable when the server stops answering, then writes on a new connection', async () => {
+    // A proxy in front of PostgreSQL that can stop passing the server's answers on, as a network
+    // that drops packets would, without closing anything.
+    const target = new URL(POSTGRES_URL);
+    let frozen = false;
+    const links = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const upstream = connect({ host: target.hostname, port: Number(target.port || 5432) });
+      links.add(client).add(upstream);
+      client.pipe(upstream);
+      upstream.on('data', (chunk: Buffer) => {
+        if (!frozen) client.write(chunk);
+      });
+      const end = (): void => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('error', end).on('close', end);
+      upstream.on('error', end).on('close', end);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const via = new URL(POSTGRES_URL);
+    via.hostname = '127.0.0.1';
+    via.port = String((proxy.address() as AddressInfo).port);
+    const schema = fresh();
+    const store = await createPostgresStore({ url: via.href, schema, poolSize: 4, mode: 'serve', queryTimeoutMs: 500 });
+    stores.push(store);
+    try {
+      await store.addSystemEvent(newEvent('before'));
+      frozen = true;
+      const error = await Promise.race([
+        store.addSystemEvent(newEvent('while frozen')).then(() => null, (e: unknown) => e),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000).unref()),
+      ]);
+      assert.ok(error !== null && isStoreUnavailable(error), `a store-unavailable error, got ${String(error)}`);
+      frozen = false;
+      await store.addSystemEvent(newEvent('after'));
+      const texts = (await store.listSystemEvents({ limit: 10 })).map((e) => e.text);
+      assert.ok(texts.includes('before') && texts.includes('after'), JSON.stringify(texts));
+    } finally {
+      // Cut whatever still hangs on the proxy, so closing the store cannot wait on it.
+      for (const socket of links) socket.destroy();
+      proxy.close();
+      await store.close();
     }
   });
 

@@ -37,6 +37,8 @@ export interface PostgresStoreOptions {
   observer?: StoreObserver;
   /** Replaces `LOCK_TIMEOUT_MS` (tests). */
   lockTimeoutMs?: number;
+  /** Replaces `QUERY_TIMEOUT_MS` (tests). */
+  queryTimeoutMs?: number;
 }
 
 const INT8_OID = 20;
@@ -50,6 +52,13 @@ const INT8_OID = 20;
 const LOCK_TIMEOUT_MS = 2_000;
 /** The SQLSTATE of a statement that waited out `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
+/**
+ * How long the client waits for any statement's answer (`query_timeout`). A server that stops
+ * answering without closing the connection (a network that drops packets) would otherwise hold a
+ * request until TCP keepalive gives up, minutes later; past this it is answered 503 and the
+ * connection is dropped. Far above any statement Hookgate makes (pruning goes in small batches).
+ */
+const QUERY_TIMEOUT_MS = 30_000;
 
 /** `bigint` columns (millisecond times, counts) as numbers: every value stored fits a double exactly. */
 const types = {
@@ -76,6 +85,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     options: `-c search_path=${schema} -c lock_timeout=${options.lockTimeoutMs ?? LOCK_TIMEOUT_MS}`,
     types,
     connectionTimeoutMillis: 10_000,
+    query_timeout: options.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
     application_name: 'hookgate',
     // TCP keepalives find a connection a NAT or firewall dropped without a word; for the LISTEN
     // connection this is what turns a silent loss into an error, then a reconnect.
@@ -128,10 +138,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        // A connection that failed goes, instead of back to the pool for the next caller; one whose
-        // statement waited out `lock_timeout` is sound.
+        // A connection that failed goes, instead of back to the pool for the next caller, and is not
+        // asked to roll back (closing it does, on the server); one whose statement waited out
+        // `lock_timeout` is sound.
         if (isStoreUnavailable(error) && (error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) broken = error as Error;
+        else await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
         client.release(broken);
