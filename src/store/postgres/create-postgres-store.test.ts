@@ -14,6 +14,15 @@ import { createPostgresStore, describeUrl } from './create-postgres-store.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { StoreOpenError } from './store-open-error.js';
 
+/** Asserts that `write` fails as store-unavailable, and does not still hang 5 s later. */
+async function assertUnavailableWithin5s(write: Promise<unknown>): Promise<void> {
+  const error = await Promise.race([
+    write.then(() => null, (e: unknown) => e),
+    new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000).unref()),
+  ]);
+  assert.ok(error !== null && isStoreUnavailable(error), `a store-unavailable error, got ${String(error)}`);
+}
+
 /** What only PostgreSQL has: several stores on one schema are replicas. */
 describe('createPostgresStore', async () => {
   const why = await postgresUnavailable();
@@ -106,11 +115,7 @@ describe('createPostgresStore', async () => {
     try {
       await locker.query('BEGIN');
       await locker.query(`LOCK TABLE "${schema}".system_events IN ACCESS EXCLUSIVE MODE`);
-      const error = await Promise.race([
-        store.addSystemEvent(newEvent('while locked')).then(() => null, (e: unknown) => e),
-        new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000).unref()),
-      ]);
-      assert.ok(error !== null && isStoreUnavailable(error), `a store-unavailable error, got ${String(error)}`);
+      await assertUnavailableWithin5s(store.addSystemEvent(newEvent('while locked')));
       await locker.query('ROLLBACK');
       await store.addSystemEvent(newEvent('after'));
       assert.deepEqual((await store.listSystemEvents({ limit: 10 })).map((e) => e.text), ['after']);
@@ -149,11 +154,7 @@ describe('createPostgresStore', async () => {
     try {
       await store.addSystemEvent(newEvent('before'));
       frozen = true;
-      const error = await Promise.race([
-        store.addSystemEvent(newEvent('while frozen')).then(() => null, (e: unknown) => e),
-        new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000).unref()),
-      ]);
-      assert.ok(error !== null && isStoreUnavailable(error), `a store-unavailable error, got ${String(error)}`);
+      await assertUnavailableWithin5s(store.addSystemEvent(newEvent('while frozen')));
       frozen = false;
       await store.addSystemEvent(newEvent('after'));
       const texts = (await store.listSystemEvents({ limit: 10 })).map((e) => e.text);
