@@ -26,6 +26,23 @@ describe('run budgets', () => {
     assert.deepEqual(JSON.parse(plan.heldJson().agents), { main: plan.blocked.agents.get('main') });
   });
 
+  it('lets a run started before restart past runsPerHour, but not past spent tokens or maxConcurrentRuns', () => {
+    const plan = createBudgetPlan(
+      { agents: { main: { runsPerHour: 1 } }, hooks: { mail: { tokensPerDay: 100 }, gh: { maxConcurrentRuns: 1 } } },
+      { agents: new Map([['main', usage({ started: 1 })]]), hooks: new Map([['mail', usage({ tokens: 100 })]]) },
+    );
+    assert.equal(plan.take('main', null), false, 'a new start is held');
+    assert.equal(plan.take('main', null, true), true, 'a restart is not');
+    assert.equal(plan.take('main', 'mail', true), false, 'the mapping spent its tokens');
+    assert.equal(plan.take('ops', 'gh', true), true);
+    assert.equal(plan.take('ops', 'gh', true), false, 'one gh run running already');
+    assert.equal(heldReason('agents', 'main', { runsPerHour: 1 }, usage({ started: 1 }), true), null);
+    const held = plan.heldJson();
+    assert.deepEqual(Object.keys(JSON.parse(held.agents)), ['main']);
+    assert.deepEqual(JSON.parse(held.restartAgents), {});
+    assert.deepEqual(Object.keys(JSON.parse(held.restartHooks)).sort(), ['gh', 'mail']);
+  });
+
   it('knows when no budget is set', () => {
     assert.equal(hasBudgets(undefined), false);
     assert.equal(hasBudgets({ agents: {}, hooks: {} }), false);

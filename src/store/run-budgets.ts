@@ -48,10 +48,14 @@ const LABEL: Record<BudgetScope, string> = { agents: 'agent', hooks: 'mapping' }
 const n = (v: number): string => v.toLocaleString('en-US');
 const runs = (v: number): string => `${n(v)} ${v === 1 ? 'run' : 'runs'}`;
 
-/** Why a key may start no run now, or `null` when it has room. */
-export function heldReason(scope: BudgetScope, key: string, budget: RunBudget, usage: BudgetUsage): string | null {
+/**
+ * Why a key may start no run now, or `null` when it has room. A run started before (handed back at
+ * shutdown, or requeued after its process died) is a `restart`: its start is already counted, so
+ * `runsPerHour` does not hold it; the tokens it would spend and the runs running at once still do.
+ */
+export function heldReason(scope: BudgetScope, key: string, budget: RunBudget, usage: BudgetUsage, restart = false): string | null {
   const who = `${LABEL[scope]} "${key}"`;
-  if (budget.runsPerHour !== undefined && usage.started >= budget.runsPerHour) {
+  if (!restart && budget.runsPerHour !== undefined && usage.started >= budget.runsPerHour) {
     return `${who}: ${runs(usage.started)} started in the last hour (runsPerHour ${n(budget.runsPerHour)})`;
   }
   if (budget.tokensPerDay !== undefined && usage.tokens >= budget.tokensPerDay) {
@@ -63,62 +67,87 @@ export function heldReason(scope: BudgetScope, key: string, budget: RunBudget, u
   return null;
 }
 
+type KeyReasons = Readonly<Record<BudgetScope, ReadonlyMap<string, string>>>;
+
+/** Blocked keys and reasons as JSON objects (`{key: reason}`), for new starts and for restarts. */
+export interface HeldJson {
+  agents: string;
+  hooks: string;
+  restartAgents: string;
+  restartHooks: string;
+}
+
 export interface BudgetPlan {
-  /** Keys that may start no run now, with the reason; a claim leaves their runs queued. */
-  readonly blocked: Readonly<Record<BudgetScope, ReadonlyMap<string, string>>>;
+  /** Keys that may start no new run now, with the reason; a claim leaves their runs queued. */
+  readonly blocked: KeyReasons;
+  /**
+   * Keys that may not even restart a run started before (a subset of `blocked`: their tokens are
+   * spent, or their runs running at once are at the limit), with the reason.
+   */
+  readonly blockedRestarts: KeyReasons;
   /**
    * Counts one start for a run of `agentId` and `hook`: `false` (nothing counted) when either key
    * has no room. A key whose room this start used up joins `blocked`. A run claimed again (handed
-   * back, or its process died) counts as running but not as a new start.
+   * back, or its process died) counts as running but not as a new start, and is held only by
+   * `blockedRestarts`.
    */
   take(agentId: string, hook: string | null, startedBefore?: boolean): boolean;
-  /** The blocked keys and reasons, as JSON objects (`{key: reason}`) for the stores' held-reason update. */
-  heldJson(): { agents: string; hooks: string };
+  /** The blocked keys and reasons, for the stores' held-reason update. */
+  heldJson(): HeldJson;
 }
 
 /** A claim's budget bookkeeping, from each budgeted key's usage when the claim began. */
 export function createBudgetPlan(budgets: RunBudgets, usage: Readonly<Record<BudgetScope, ReadonlyMap<string, BudgetUsage>>>): BudgetPlan {
   const blocked = { agents: new Map<string, string>(), hooks: new Map<string, string>() };
+  const blockedRestarts = { agents: new Map<string, string>(), hooks: new Map<string, string>() };
   const used = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
+  const judge = (scope: BudgetScope, key: string, u: BudgetUsage): void => {
+    const budget = budgets[scope][key]!;
+    const reason = heldReason(scope, key, budget, u);
+    if (reason !== null) blocked[scope].set(key, reason);
+    const restartReason = heldReason(scope, key, budget, u, true);
+    if (restartReason !== null) blockedRestarts[scope].set(key, restartReason);
+  };
   for (const scope of ['agents', 'hooks'] as const) {
-    for (const [key, budget] of Object.entries(budgets[scope])) {
+    for (const key of Object.keys(budgets[scope])) {
       const u = { ...(usage[scope].get(key) ?? { started: 0, tokens: 0, running: 0 }) };
       used[scope].set(key, u);
-      const reason = heldReason(scope, key, budget, u);
-      if (reason !== null) blocked[scope].set(key, reason);
+      judge(scope, key, u);
     }
   }
-  const has = (scope: BudgetScope, key: string | null): boolean => key === null || !blocked[scope].has(key);
   const count = (scope: BudgetScope, key: string | null, startedBefore: boolean): void => {
     const u = key === null ? undefined : used[scope].get(key);
     if (u === undefined || key === null) return;
     if (!startedBefore) u.started += 1;
     u.running += 1;
-    const reason = heldReason(scope, key, budgets[scope][key]!, u);
-    if (reason !== null) blocked[scope].set(key, reason);
+    judge(scope, key, u);
   };
+  const json = (m: ReadonlyMap<string, string>): string => JSON.stringify(Object.fromEntries(m));
   return {
     blocked,
+    blockedRestarts,
     take(agentId, hook, startedBefore = false) {
-      if (!has('agents', agentId) || !has('hooks', hook)) return false;
+      const held = startedBefore ? blockedRestarts : blocked;
+      if (held.agents.has(agentId) || (hook !== null && held.hooks.has(hook))) return false;
       count('agents', agentId, startedBefore);
       count('hooks', hook, startedBefore);
       return true;
     },
     heldJson: () => ({
-      agents: JSON.stringify(Object.fromEntries(blocked.agents)),
-      hooks: JSON.stringify(Object.fromEntries(blocked.hooks)),
+      agents: json(blocked.agents),
+      hooks: json(blocked.hooks),
+      restartAgents: json(blockedRestarts.agents),
+      restartHooks: json(blockedRestarts.hooks),
     }),
   };
 }
 
-export interface HeldRewrite {
+export interface HeldRewrite extends HeldJson {
   /** Queued runs after this seq get their reason rewritten (0: all of them). */
   after: number;
-  /** Blocked agents and hooks with their reasons, as JSON objects (`{key: reason}`). */
-  agents: string;
-  hooks: string;
 }
+
+const NONE_HELD: HeldJson = { agents: '{}', hooks: '{}', restartAgents: '{}', restartHooks: '{}' };
 
 /**
  * When a store rewrites held reasons: every queued run when the blocked keys changed (or a while
@@ -135,8 +164,8 @@ export function createHeldRefresh(fullEveryMs = 30_000): { next(plan: BudgetPlan
      * run's seq) is read only when budgets are in force.
      */
     next(plan, readMaxSeq) {
-      const held = plan === null ? { agents: '{}', hooks: '{}' } : plan.heldJson();
-      const json = held.agents + held.hooks;
+      const held = plan === null ? NONE_HELD : plan.heldJson();
+      const json = held.agents + held.hooks + held.restartAgents + held.restartHooks;
       if (plan === null && json === lastJson) {
         // No budgets: once the reasons an earlier configuration left are cleared, nothing to do.
         return null;

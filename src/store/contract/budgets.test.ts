@@ -60,6 +60,39 @@ describeEachDriver('store contract: run budgets', (driver) => {
     assert.equal((await claim(budgets)).length, 2);
   });
 
+  it('claims again at once a run handed back or requeued after the hour\'s starts were used up, while a new run stays held', async () => {
+    const budgets: RunBudgets = { agents: { main: { runsPerHour: 2 } }, hooks: {} };
+    for (let i = 0; i < 3; i++) await enqueue();
+    const [a, b] = await store.claimRuns({ owner: 'w', limit: 10, leaseMs: 1000, budgets });
+    assert.equal(await store.releaseRun(a!), true, 'handed back at shutdown');
+    await f.clock.advance(2000);
+    const recovered = await store.recoverExpiredRuns({ owner: 'w2', maxAttempts: 3, leaseMs: 1000 });
+    assert.deepEqual(recovered.requeued, [b!.id], 'requeued after its process died');
+    const again = await claim(budgets);
+    assert.deepEqual(again.map((r) => r.id).sort(), [a!.id, b!.id].sort(), 'their starts were counted once already');
+    const [held] = await queued();
+    assert.match(held!.heldReason ?? '', /agent "main": 2 runs started in the last hour \(runsPerHour 2\)/);
+  });
+
+  it('holds a run started before while its budget\'s tokens are spent or its mapping runs maxConcurrentRuns at once', async () => {
+    const budgets: RunBudgets = { agents: {}, hooks: { mail: { tokensPerDay: 1000 }, github: { maxConcurrentRuns: 1 } } };
+    await enqueue({ hook: 'mail' });
+    await enqueue({ hook: 'mail' });
+    const [spent, handed] = await claim(budgets);
+    await finish(spent!, 1200);
+    assert.equal(await store.releaseRun(handed!), true);
+    await enqueue({ hook: 'github' });
+    await enqueue({ hook: 'github' });
+    const [g1] = await claim(budgets, 1);
+    const [g2] = await claim(budgets, 1);
+    assert.equal(g1!.source.hook, 'github');
+    assert.equal(g2, undefined);
+    assert.deepEqual(await claim(budgets), [], 'neither the handed-back mail run nor the second github run');
+    const reasons = (await queued()).map((r) => r.heldReason ?? '').sort();
+    assert.match(reasons[0]!, /mapping "github": 1 run running/);
+    assert.match(reasons[1]!, /mapping "mail": 1,200 tokens spent/);
+  });
+
   it('holds runs past a mapping\'s maxConcurrentRuns while other hooks run, and releases one as one finishes', async () => {
     const budgets: RunBudgets = { agents: {}, hooks: { github: { maxConcurrentRuns: 1 } } };
     for (let i = 0; i < 3; i++) await enqueue({ hook: 'github' });

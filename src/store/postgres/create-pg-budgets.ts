@@ -53,10 +53,11 @@ export function createPgBudgets(): PgBudgets {
       if (rewrite === null) return;
       await client.query(
         `UPDATE runs SET held_reason = x.reason
-          FROM (SELECT seq, COALESCE($1::jsonb ->> agent_id, $2::jsonb ->> hook) AS reason FROM runs
+          FROM (SELECT seq, CASE WHEN started_at IS NULL THEN COALESCE($1::jsonb ->> agent_id, $2::jsonb ->> hook)
+              ELSE COALESCE($4::jsonb ->> agent_id, $5::jsonb ->> hook) END AS reason FROM runs
             WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > $3) x
           WHERE runs.seq = x.seq AND runs.held_reason IS DISTINCT FROM x.reason`,
-        [rewrite.agents, rewrite.hooks, rewrite.after],
+        [rewrite.agents, rewrite.hooks, rewrite.after, rewrite.restartAgents, rewrite.restartHooks],
       );
     },
   };

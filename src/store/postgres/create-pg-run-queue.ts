@@ -29,7 +29,7 @@ export function createPgRunQueue(ctx: PgContext): RunQueue {
 
   /**
    * A claim under budgets: usage read under the fleet-wide budget lock, candidates selected with
-   * blocked keys left out, and a run whose start uses up its key's room blocks that key's later
+   * blocked keys left out (for a run started before, the keys that block restarts), and a run whose start uses up its key's room blocks that key's later
    * runs (selected again without them).
    */
   const claimBudgeted = async (
@@ -40,10 +40,13 @@ export function createPgRunQueue(ctx: PgContext): RunQueue {
     const runs: ClaimedRun[] = [];
     for (;;) {
       const { rows } = await client.query(
+        // A run that started before (handed back or requeued) is held only by the keys that block restarts.
         `SELECT r.seq, r.agent_id, r.hook, r.started_at FROM runs r WHERE ${CLAIMABLE}
-          AND NOT (r.agent_id = ANY($2::text[])) AND (r.hook IS NULL OR NOT (r.hook = ANY($3::text[])))
+          AND NOT (r.agent_id = ANY(CASE WHEN r.started_at IS NULL THEN $2::text[] ELSE $5::text[] END))
+          AND (r.hook IS NULL OR NOT (r.hook = ANY(CASE WHEN r.started_at IS NULL THEN $3::text[] ELSE $6::text[] END)))
           ORDER BY r.seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [limit - runs.length, [...plan.blocked.agents.keys()], [...plan.blocked.hooks.keys()], ctx.clockParam()],
+        [limit - runs.length, [...plan.blocked.agents.keys()], [...plan.blocked.hooks.keys()], ctx.clockParam(),
+          [...plan.blockedRestarts.agents.keys()], [...plan.blockedRestarts.hooks.keys()]],
       );
       const candidates = rows as Array<{ seq: string; agent_id: string; hook: string | null; started_at: string | null }>;
       const taken = candidates.filter((r) => plan.take(r.agent_id, r.hook, r.started_at !== null)).map((r) => r.seq);

@@ -46,8 +46,12 @@ function prepare(db: Database) {
   const running = (column: string) => db.prepare(
     `SELECT count(*) FROM runs WHERE state IN ('queued', 'running') AND state = 'running' AND ${column} = ?`,
   );
-  const reason = `coalesce((SELECT value FROM json_each(@agents) WHERE key = runs.agent_id),
-    (SELECT value FROM json_each(@hooks) WHERE key = runs.hook))`;
+  // A run that started before is held only by what holds restarts (`runsPerHour` counted it once).
+  const reason = `CASE WHEN runs.started_at IS NULL
+    THEN coalesce((SELECT value FROM json_each(@agents) WHERE key = runs.agent_id),
+      (SELECT value FROM json_each(@hooks) WHERE key = runs.hook))
+    ELSE coalesce((SELECT value FROM json_each(@restartAgents) WHERE key = runs.agent_id),
+      (SELECT value FROM json_each(@restartHooks) WHERE key = runs.hook)) END`;
   return {
     window: { agents: window(COLUMN.agents), hooks: window(COLUMN.hooks) },
     running: { agents: running(COLUMN.agents), hooks: running(COLUMN.hooks) },

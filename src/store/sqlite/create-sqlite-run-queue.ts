@@ -23,11 +23,12 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
         const plan = hasBudgets(budgets) ? budgeting.plan(budgets, t) : null;
         // A run whose start uses up its key's room blocks that key's later runs: select again
         // without them. Each pass blocks a key or ends the loop (at once without budgets).
+        const keys = (m: ReadonlyMap<string, string> | undefined): string => JSON.stringify(m === undefined ? [] : [...m.keys()]);
         for (;;) {
           const rows = st.selectClaimable.all({
             now: t, limit: limit - runs.length,
-            agents: JSON.stringify(plan === null ? [] : [...plan.blocked.agents.keys()]),
-            hooks: JSON.stringify(plan === null ? [] : [...plan.blocked.hooks.keys()]),
+            agents: keys(plan?.blocked.agents), hooks: keys(plan?.blocked.hooks),
+            restartAgents: keys(plan?.blockedRestarts.agents), restartHooks: keys(plan?.blockedRestarts.hooks),
           }) as RunRow[];
           let skipped = false;
           for (const row of rows) {

@@ -33,11 +33,12 @@ export function prepareStatements(db: Database) {
       // The redundant \`state IN (…)\` terms let SQLite use the partial indexes on open runs, so a
       // claim costs the same with a million finished runs in the table as with none.
       // A coalescing run waits until its window has collected the burst. Agents and hooks a budget
-      // blocks (JSON arrays, `[]` for none) are left out.
+      // blocks (JSON arrays, `[]` for none) are left out: for new starts, and for runs that started
+      // before (handed back or requeued), the keys that block restarts.
       `SELECT r.* FROM runs r WHERE r.state IN ('queued', 'running') AND r.state = 'queued'
         AND (r.coalesce_until IS NULL OR r.coalesce_until <= @now)
-        AND r.agent_id NOT IN (SELECT value FROM json_each(@agents))
-        AND (r.hook IS NULL OR r.hook NOT IN (SELECT value FROM json_each(@hooks)))
+        AND r.agent_id NOT IN (SELECT value FROM json_each(CASE WHEN r.started_at IS NULL THEN @agents ELSE @restartAgents END))
+        AND (r.hook IS NULL OR r.hook NOT IN (SELECT value FROM json_each(CASE WHEN r.started_at IS NULL THEN @hooks ELSE @restartHooks END)))
         AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
           AND (o.state = 'running' OR o.seq < r.seq))
         ORDER BY r.seq LIMIT @limit`,
