@@ -28,6 +28,18 @@ describeEachDriver('store contract: coalesced runs', (driver) => {
     assert.match(runs[0]!.message, /^opened\n[\s\S]*commented[\s\S]*approved$/);
   });
 
+  it('gives a burst recorded all at once one run with every message (concurrent requests wait for each other)', async () => {
+    const runs = Array.from({ length: 20 }, (_, i) => burst(`event ${i}`));
+    const results = await Promise.all(runs.map(record));
+    const all = await store.listRuns();
+    assert.equal(all.length, 1, `one run, not ${all.length}`);
+    for (let i = 0; i < runs.length; i++) {
+      assert.ok(all[0]!.message.includes(`event ${i}`), `event ${i} is in the run`);
+      const joined = results[i]!.coalesced[runs[i]!.id];
+      assert.equal(joined ?? runs[i]!.id, all[0]!.id);
+    }
+  });
+
   it('keeps other keys apart', async () => {
     await record(burst('a'));
     assert.deepEqual((await record(burst('b', 'gh:pr-8'))).coalesced, {});

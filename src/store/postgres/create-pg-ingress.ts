@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { COALESCE_SEPARATOR } from '../coalesce-separator.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
@@ -8,6 +9,18 @@ import { nowSql, type PgContext } from './pg-context.js';
 
 /** Rolls the request's transaction back. */
 class Duplicate extends Error {}
+
+/**
+ * Takes the transaction-scoped advisory lock of each coalesce key, in the order of the keys' hashes
+ * so two requests holding several keys never wait for each other in a cycle.
+ */
+async function lockCoalesceKeys(client: pg.ClientBase, keys: readonly string[]): Promise<void> {
+  await client.query(
+    `SELECT pg_advisory_xact_lock(hashtext('hookgate coalesce ' || current_schema()), h)
+      FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest($1::text[]) AS k ORDER BY h) AS keys`,
+    [keys],
+  );
+}
 
 export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressStore {
   return {
@@ -40,14 +53,17 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressSt
             if (await claim(item.idempotency)) groups.push(item);
             else skippedItems.push(i);
           }
-          // A coalescing run joins the newest queued run of its key (one a worker is claiming is skipped).
+          // A coalescing run joins the newest queued run of its key. Requests about one key, on any
+          // replica, take turns from here to their commit, so a burst arriving at once finds the run
+          // the first of them queued instead of each queueing its own.
+          const coalescing = groups.flatMap((g) => g.runs).filter((run) => run.coalesce !== undefined);
+          if (coalescing.length > 0) await lockCoalesceKeys(client, coalescing.map((run) => run.coalesce!.key));
           const coalesced: Record<string, string> = {};
-          for (const run of groups.flatMap((g) => g.runs)) {
-            if (run.coalesce === undefined) continue;
+          for (const run of coalescing) {
             const { rows } = await client.query(
               `UPDATE runs SET message = message || $1 || $2 WHERE seq = (SELECT seq FROM runs WHERE state = 'queued'
-                AND coalesce_key = $3 AND coalesce_until > ${nowSql(4)} ORDER BY seq DESC LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id`,
-              [COALESCE_SEPARATOR, run.message, run.coalesce.key, ctx.clockParam()],
+                AND coalesce_key = $3 AND coalesce_until > ${nowSql(4)} ORDER BY seq DESC LIMIT 1 FOR UPDATE) RETURNING id`,
+              [COALESCE_SEPARATOR, run.message, run.coalesce!.key, ctx.clockParam()],
             );
             const joined = rows[0] as { id: string } | undefined;
             if (joined !== undefined) coalesced[run.id] = joined.id;
