@@ -8,6 +8,7 @@ import { openStoreOrReport } from './open-store-or-report.js';
 const LABELS: ReadonlyArray<[keyof PruneCounts, string]> = [
   ['events', 'consumed events'], ['runs', 'finished runs'], ['deliveries', 'ended deliveries'],
   ['transcript', 'transcript entries'], ['requests', 'request records'], ['idempotencyKeys', 'expired idempotency keys'],
+  ['sessions', 'idle sessions'],
 ];
 
 /** `hookgate prune [--dry-run]`: deletes (or counts) what the retention windows let go. */

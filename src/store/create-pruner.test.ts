@@ -7,7 +7,7 @@ import { createPruner } from './create-pruner.js';
 import type { RetentionStore } from './store.js';
 import type { PruneCounts } from './types.js';
 
-const counts = (events: number): PruneCounts => ({ events, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0 });
+const counts = (events: number): PruneCounts => ({ events, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 });
 
 /** A store with `backlog` prunable events, handing them out batch by batch and noting each batch's size. */
 function backlogStore(backlog: number): RetentionStore & { batches: number[] } {

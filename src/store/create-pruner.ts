@@ -15,7 +15,7 @@ export interface Pruner {
   pruneAll(): Promise<PruneCounts>;
 }
 
-const KINDS = ['events', 'runs', 'deliveries', 'transcript', 'requests', 'idempotencyKeys'] as const;
+const KINDS = ['events', 'runs', 'deliveries', 'transcript', 'requests', 'idempotencyKeys', 'sessions'] as const;
 /** Bounds one pass, so a huge backlog is worked off over several passes. */
 const MAX_BATCHES = 2000;
 
@@ -58,7 +58,7 @@ export function createPruner(deps: {
 
   const prune = async (batchSize: number, pauseMs: number): Promise<PruneCounts> => {
     const cutoffs = pruneCutoffs(deps.retention, clock.now());
-    const total: PruneCounts = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0 };
+    const total: PruneCounts = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 };
     for (let i = 0; i < MAX_BATCHES && !halt.signal.aborted; i++) {
       const got = await store.prune(cutoffs, batchSize);
       for (const k of KINDS) total[k] += got[k];

@@ -32,4 +32,6 @@ export interface PruneCounts {
   transcript: number;
   requests: number;
   idempotencyKeys: number;
+  /** Sessions other than the agents' main sessions, idle past the transcript's window, with no route kept. */
+  sessions: number;
 }

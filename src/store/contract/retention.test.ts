@@ -51,15 +51,15 @@ describeEachDriver('store contract: retention', (driver) => {
     await seed();
     await f.clock.advance(2 * DAY);
     const counts = await store.prune(pruneCutoffs(retention, f.clock.now()), 100);
-    assert.deepEqual(counts, { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0 });
+    assert.deepEqual(counts, { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 });
   });
 
   it('deletes finished work past its window and never pending or queued work', async () => {
     const s = await seed();
     await f.clock.advance(31 * DAY);
     const cutoffs = pruneCutoffs(retention, f.clock.now());
-    assert.deepEqual(await store.countPrunable(cutoffs), { events: 1, runs: 1, deliveries: 1, transcript: 2, requests: 0, idempotencyKeys: 1 });
-    assert.deepEqual(await store.prune(cutoffs, 100), { events: 1, runs: 1, deliveries: 1, transcript: 2, requests: 0, idempotencyKeys: 1 });
+    assert.deepEqual(await store.countPrunable(cutoffs), { events: 1, runs: 1, deliveries: 1, transcript: 2, requests: 0, idempotencyKeys: 1, sessions: 0 });
+    assert.deepEqual(await store.prune(cutoffs, 100), { events: 1, runs: 1, deliveries: 1, transcript: 2, requests: 0, idempotencyKeys: 1, sessions: 0 });
     assert.equal(await store.getRun(s.finished.id), null);
     assert.equal((await store.getRun(s.queued.id))?.state, 'queued');
     assert.equal(await store.getDelivery(s.deliveryId), null);
@@ -67,7 +67,32 @@ describeEachDriver('store contract: retention', (driver) => {
     const events = (await store.listSystemEvents({ limit: 100 })).map((e) => e.text).sort();
     assert.deepEqual(events, ['Hook agent: done', 'still pending'], 'pending events stay, whatever their age');
     assert.equal(await store.findIdempotencyKey('gh', 'k'), null);
-    assert.deepEqual(await store.countPrunable(cutoffs), { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0 });
+    assert.deepEqual(await store.countPrunable(cutoffs), { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 });
+  });
+
+  it('deletes the rows of sessions idle past the transcript\'s window, never a main session\'s or one that keeps a route', async () => {
+    const t = f.clock.now();
+    for (const key of ['hook:a', 'hook:b', 'hook:routed']) {
+      await store.enqueueRun(newRun(key));
+      const [c] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 1000 });
+      await store.completeRun(completion(c!, { finishedAt: t, transcript: turn(key, key, t), delivery: null }));
+    }
+    await store.setLastRoute('hook:routed', 'main', 'telegram', '42', t);
+    const hb = await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 1000 });
+    await store.recordHeartbeatTurn({ claimId: hb!.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [], transcript: turn(MAIN, 't', t), delivery: null, at: t });
+    await store.releaseHeartbeat(hb!);
+    const keys = async () => (await store.listSessions({ limit: 100 })).map((x) => x.key).sort();
+    assert.deepEqual(await keys(), [MAIN, 'hook:a', 'hook:b', 'hook:routed'].sort());
+    await f.clock.advance(29 * DAY);
+    assert.equal((await store.countPrunable(pruneCutoffs(retention, f.clock.now()))).sessions, 0, 'inside the window');
+    await f.clock.advance(2 * DAY);
+    const cutoffs = pruneCutoffs(retention, f.clock.now());
+    assert.equal((await store.countPrunable(cutoffs)).sessions, 2);
+    const counts = await store.prune(cutoffs, 100);
+    assert.equal(counts.sessions, 2);
+    assert.equal(counts.runs, 3);
+    assert.deepEqual(await keys(), [MAIN, 'hook:routed'].sort());
+    assert.deepEqual(await store.getLastRoute('hook:routed'), { channel: 'telegram', to: '42' });
   });
 
   it('works a backlog off in batches of the given size', async () => {

@@ -8,6 +8,8 @@ const PRUNABLE = {
   runs: "FROM runs WHERE state IN ('succeeded', 'failed', 'timed_out') AND finished_at < $1::bigint",
   deliveries: "FROM deliveries WHERE state IN ('sent', 'failed', 'skipped') AND updated_at < $1::bigint",
   transcript: 'FROM transcript WHERE created_at < $1::bigint',
+  // Idle past the transcript's window, so its transcript is gone too; main sessions stay.
+  sessions: "FROM sessions WHERE updated_at < $1::bigint AND last_channel IS NULL AND key NOT LIKE 'agent:%:main'",
 } as const;
 
 /** A batch: oldest first, skipping rows another replica's pruner holds. */
@@ -36,6 +38,10 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
               LIMIT $1::int FOR UPDATE SKIP LOCKED)`,
             [limit, ctx.clockParam()],
           ),
+          sessions: await run(
+            `DELETE FROM sessions WHERE key IN (SELECT key ${PRUNABLE.sessions} LIMIT $2::int FOR UPDATE SKIP LOCKED)`,
+            [c.transcript, limit],
+          ),
         };
       });
     },
@@ -50,6 +56,7 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
         transcript: await count(PRUNABLE.transcript, c.transcript),
         requests: await count('FROM requests WHERE at < $1::bigint', c.requests),
         idempotencyKeys: Number((keys.rows[0] as { n: number }).n),
+        sessions: await count(PRUNABLE.sessions, c.transcript),
       };
     },
   };

@@ -169,4 +169,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX runs_agent_started ON runs (agent_id, started_at, tokens) WHERE started_at IS NOT NULL;
   CREATE INDEX runs_hook_started ON runs (hook, started_at, tokens) WHERE started_at IS NOT NULL;
   `,
+  `
+  -- A session's row outlives its transcript only while it is in use or keeps a route: the rest go
+  -- with the transcript's window (every agent run makes a session of its own).
+  CREATE INDEX sessions_idle ON sessions (updated_at) WHERE last_channel IS NULL;
+  `,
 ];

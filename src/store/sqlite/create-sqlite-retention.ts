@@ -14,6 +14,8 @@ const PRUNABLE = {
   runs: "FROM runs WHERE state IN ('succeeded', 'failed', 'timed_out') AND finished_at < @runs",
   deliveries: "FROM deliveries WHERE state IN ('sent', 'failed', 'skipped') AND updated_at < @deliveries",
   transcript: 'FROM transcript WHERE created_at < @transcript',
+  // Idle past the transcript's window, so its transcript is gone too; main sessions stay.
+  sessions: "FROM sessions WHERE updated_at < @transcript AND last_channel IS NULL AND key NOT GLOB 'agent:*:main'",
 } as const;
 
 /**
@@ -32,11 +34,13 @@ export function createSqliteRetention({ db, write, now }: SqliteContext, request
     ),
     deliveries: del('deliveries', PRUNABLE.deliveries, 'deliveriesSeq'),
     transcript: del('transcript', PRUNABLE.transcript, 'transcriptSeq'),
+    sessions: db.prepare(`DELETE FROM sessions WHERE key IN (SELECT key ${PRUNABLE.sessions} LIMIT @limit)`),
     keys: db.prepare('DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= @now LIMIT @limit)'),
     countEvents: count(PRUNABLE.events),
     countRuns: count(PRUNABLE.runs),
     countDeliveries: count(PRUNABLE.deliveries),
     countTranscript: count(PRUNABLE.transcript),
+    countSessions: count(PRUNABLE.sessions),
     countKeys: db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= @now'),
   };
   const bound = {
@@ -64,6 +68,7 @@ export function createSqliteRetention({ db, write, now }: SqliteContext, request
           transcript: st.transcript.run(p).changes,
           requests: requests.pruneRecords(c.requests, limit),
           idempotencyKeys: st.keys.run(p).changes,
+          sessions: st.sessions.run(p).changes,
         };
       });
     },
@@ -76,6 +81,7 @@ export function createSqliteRetention({ db, write, now }: SqliteContext, request
         transcript: n(st.countTranscript.get(p)),
         requests: requests.countRecordsBefore(c.requests),
         idempotencyKeys: n(st.countKeys.get(p)),
+        sessions: n(st.countSessions.get(p)),
       };
     },
   };

@@ -203,4 +203,9 @@ export const MIGRATIONS: readonly string[] = [
     FROM (SELECT seq, max(max_id) OVER (ORDER BY seq) AS upto FROM request_batches) AS w WHERE w.seq = request_batches.seq;
   DROP TABLE requests;
   `,
+  `
+  -- A session's row outlives its transcript only while it is in use or keeps a route: the rest go
+  -- with the transcript's window (every agent run makes a session of its own).
+  CREATE INDEX sessions_idle ON sessions (updated_at) WHERE last_channel IS NULL;
+  `,
 ];
