@@ -125,8 +125,9 @@ ${CONFIG}`,
   prune: `Usage: hookgate prune [--dry-run] [--config FILE]
 
 Deletes what store.retention lets go (consumed events, finished runs, ended deliveries,
-transcript entries, request records, expired idempotency keys, idle sessions), in small batches, beside a
-running gateway or without one. The gateway also does this in the background every minute.
+transcript entries, request records, expired idempotency keys, idle sessions), in small
+batches, beside a running gateway or without one. The gateway also does this in the
+background every minute.
 
 Options:
 ${CONFIG}  --dry-run          count what would be deleted, delete nothing
