@@ -40,6 +40,16 @@ describeEachDriver('store contract: coalesced runs', (driver) => {
     }
   });
 
+  it('gives the items of one request about one key one run, in order', async () => {
+    const [a, b, c] = [burst('first'), burst('second'), burst('third')];
+    const group = (run: ReturnType<typeof burst>) => ({ events: [], runs: [run], idempotency: null });
+    const result = await store.recordActions({ ...group(a), items: [group(b), group(c)] });
+    assert.deepEqual(result.coalesced, { [b.id]: a.id, [c.id]: a.id });
+    const runs = await store.listRuns();
+    assert.equal(runs.length, 1);
+    assert.match(runs[0]!.message, /^first\n[\s\S]*second[\s\S]*third$/);
+  });
+
   it('keeps other keys apart', async () => {
     await record(burst('a'));
     assert.deepEqual((await record(burst('b', 'gh:pr-8'))).coalesced, {});

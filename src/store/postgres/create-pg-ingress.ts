@@ -3,7 +3,7 @@ import { COALESCE_SEPARATOR } from '../coalesce-separator.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { IngressStore } from '../store.js';
-import type { IdempotencyRecord, RecordedGroup } from '../types.js';
+import type { IdempotencyRecord, NewRun, RecordedGroup } from '../types.js';
 import { batchStatement, type IngressWrite, type PgGroupCommit } from './create-pg-group-commit.js';
 import { nowSql, type PgContext } from './pg-context.js';
 
@@ -59,18 +59,29 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressSt
           const coalescing = groups.flatMap((g) => g.runs).filter((run) => run.coalesce !== undefined);
           if (coalescing.length > 0) await lockCoalesceKeys(client, coalescing.map((run) => run.coalesce!.key));
           const coalesced: Record<string, string> = {};
+          // The runs this request queues, by coalesce key: a later item about the key joins its run.
+          const queuedHere = new Map<string, NewRun>();
           for (const run of coalescing) {
+            const key = run.coalesce!.key;
+            const here = queuedHere.get(key);
+            if (here !== undefined) {
+              queuedHere.set(key, { ...here, message: here.message + COALESCE_SEPARATOR + run.message });
+              coalesced[run.id] = here.id;
+              continue;
+            }
             const { rows } = await client.query(
               `UPDATE runs SET message = message || $1 || $2 WHERE seq = (SELECT seq FROM runs WHERE state = 'queued'
                 AND coalesce_key = $3 AND coalesce_until > ${nowSql(4)} ORDER BY seq DESC LIMIT 1 FOR UPDATE) RETURNING id`,
-              [COALESCE_SEPARATOR, run.message, run.coalesce!.key, ctx.clockParam()],
+              [COALESCE_SEPARATOR, run.message, key, ctx.clockParam()],
             );
             const joined = rows[0] as { id: string } | undefined;
             if (joined !== undefined) coalesced[run.id] = joined.id;
+            else queuedHere.set(key, run);
           }
+          const toWrite = (run: NewRun): NewRun => (run.coalesce === undefined ? run : queuedHere.get(run.coalesce.key) ?? run);
           const writes: IngressWrite[] = groups.flatMap((g) => [
             ...g.events.map((event): IngressWrite => ({ kind: 'event', event })),
-            ...g.runs.filter((run) => coalesced[run.id] === undefined).map((run): IngressWrite => ({ kind: 'run', run })),
+            ...g.runs.filter((run) => coalesced[run.id] === undefined).map((run): IngressWrite => ({ kind: 'run', run: toWrite(run) })),
           ]);
           if (writes.length > 0) {
             const { text, values } = batchStatement(writes, ctx.channel);
