@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBudgetPlan, createHeldRefresh, hasBudgets, heldReason, type BudgetUsage } from './run-budgets.js';
+import { createBudgetPlan, hasBudgets, heldReason, type BudgetUsage } from './run-budgets.js';
 
 const usage = (o: Partial<BudgetUsage> = {}): BudgetUsage => ({ started: 0, tokens: 0, running: 0, ...o });
 const none = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
@@ -47,15 +47,5 @@ describe('run budgets', () => {
     assert.equal(hasBudgets(undefined), false);
     assert.equal(hasBudgets({ agents: {}, hooks: {} }), false);
     assert.equal(hasBudgets({ agents: {}, hooks: { a: { runsPerHour: 1 } } }), true);
-  });
-
-  it('rewrites every queued run\'s reason when the blocked keys change, else only runs queued since', () => {
-    const refresh = createHeldRefresh(60_000);
-    assert.equal(refresh.next(null, () => 10)?.after ?? null, 0, 'the first claim clears what an earlier configuration left');
-    assert.equal(refresh.next(null, () => 12)?.after ?? null, null, 'no budgets: nothing more to do');
-    const plan = createBudgetPlan({ agents: { main: { runsPerHour: 1 } }, hooks: {} }, { ...none, agents: new Map([['main', usage({ started: 1 })]]) });
-    assert.equal(refresh.next(plan, () => 12)?.after ?? null, 0, 'blocked keys changed: every queued run');
-    assert.equal(refresh.next(plan, () => 12)?.after ?? null, null, 'nothing new');
-    assert.equal(refresh.next(plan, () => 15)?.after ?? null, 12, 'runs queued since the last rewrite');
   });
 });

@@ -142,46 +142,9 @@ export function createBudgetPlan(budgets: RunBudgets, usage: Readonly<Record<Bud
   };
 }
 
-export interface HeldRewrite extends HeldJson {
-  /** Queued runs after this seq get their reason rewritten (0: all of them). */
-  after: number;
-}
-
 const NONE_HELD: HeldJson = { agents: '{}', hooks: '{}', restartAgents: '{}', restartHooks: '{}' };
 
-/**
- * When a store rewrites held reasons: every queued run when the blocked keys changed (or a while
- * passed), else only runs queued since the last rewrite. Keeps a claim's cost flat while a large
- * backlog is held.
- */
-export function createHeldRefresh(fullEveryMs = 30_000): { next(plan: BudgetPlan | null, maxSeq: () => number): HeldRewrite | null } {
-  let lastJson = '';
-  let lastFull = 0;
-  let watermark = 0;
-  return {
-    /**
-     * The rewrite the queued runs' reasons need now, or `null` for none. `maxSeq` (the newest
-     * run's seq) is read only when budgets are in force.
-     */
-    next(plan, readMaxSeq) {
-      const held = plan === null ? NONE_HELD : plan.heldJson();
-      const json = held.agents + held.hooks + held.restartAgents + held.restartHooks;
-      if (plan === null && json === lastJson) {
-        // No budgets: once the reasons an earlier configuration left are cleared, nothing to do.
-        return null;
-      }
-      const t = Date.now();
-      const maxSeq = readMaxSeq();
-      let from: number | null;
-      if (json !== lastJson || t - lastFull >= fullEveryMs) {
-        from = 0;
-        lastFull = t;
-        lastJson = json;
-      } else {
-        from = maxSeq > watermark ? watermark : null;
-      }
-      watermark = Math.max(watermark, maxSeq);
-      return from === null ? null : { after: from, ...held };
-    },
-  };
+/** A plan's blocked keys and reasons as JSON objects; none without a plan. */
+export function heldJsonOf(plan: BudgetPlan | null): HeldJson {
+  return plan === null ? NONE_HELD : plan.heldJson();
 }

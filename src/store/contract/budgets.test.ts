@@ -133,6 +133,43 @@ describeEachDriver('store contract: run budgets', (driver) => {
     assert.deepEqual(claimed.map((r) => r.source.hook).sort(), ['github', 'other']);
   });
 
+  it('keeps a run held by its mapping when its agent\'s budget lets runs through again, then claims it when the mapping\'s does', async () => {
+    const budgets: RunBudgets = { agents: { main: { runsPerHour: 1 } }, hooks: { gh: { runsPerHour: 1 } } };
+    for (let i = 0; i < 2; i++) await enqueue({ hook: 'gh' });
+    await enqueue({ hook: 'mail' });
+    const [first] = await claim(budgets, 1);
+    assert.equal(first!.source.hook, 'gh');
+    assert.deepEqual(await claim(budgets), []);
+    for (const r of await queued()) assert.match(r.heldReason ?? '', /agent "main"/, 'the agent\'s reason comes first');
+    // The agent's budget is raised (a reload); the mapping's is still spent.
+    const eased: RunBudgets = { agents: { main: { runsPerHour: 5 } }, hooks: { gh: { runsPerHour: 1 } } };
+    const next = await claim(eased);
+    assert.deepEqual(next.map((r) => r.source.hook), ['mail'], 'the mail run, which only its agent held');
+    const [gh] = await queued();
+    assert.match(gh!.heldReason ?? '', /mapping "gh": 1 run started in the last hour/, 'now held by its mapping');
+    await f.clock.advance(HOUR);
+    assert.deepEqual((await claim(eased)).map((r) => r.source.hook), ['gh']);
+    assert.deepEqual(await queued(), []);
+  });
+
+  it('leaves a large held backlog marked, and claims it in order as the budget allows', async () => {
+    const budgets: RunBudgets = { agents: { main: { runsPerHour: 2 } }, hooks: {} };
+    const ids: string[] = [];
+    for (let i = 0; i < 300; i++) ids.push(await enqueue());
+    assert.deepEqual((await claim(budgets)).map((r) => r.id), ids.slice(0, 2));
+    const held = await store.listRuns({ state: 'queued', limit: 1000 });
+    assert.equal(held.length, 298);
+    assert.equal(held.every((r) => /runsPerHour 2/.test(r.heldReason ?? '')), true, 'every queued run says why');
+    assert.equal((await store.readQueueStats()).heldRuns, 298);
+    for (let hour = 1; hour <= 3; hour++) {
+      await f.clock.advance(HOUR);
+      assert.deepEqual((await claim(budgets)).map((r) => r.id), ids.slice(2 * hour, 2 * hour + 2), `hour ${hour}`);
+    }
+    assert.equal((await store.readQueueStats()).heldRuns, 292);
+    assert.deepEqual((await claim()).length, 10, 'without budgets every run is claimable again');
+    assert.equal((await store.readQueueStats()).heldRuns, 0);
+  });
+
   it('forgets held reasons when the budgets are gone, and claims everything', async () => {
     const budgets: RunBudgets = { agents: { main: { runsPerHour: 1 } }, hooks: {} };
     for (let i = 0; i < 3; i++) await enqueue();

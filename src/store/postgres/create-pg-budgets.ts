@@ -1,28 +1,44 @@
 import type pg from 'pg';
+import { changedKeys, heldKeysOf, type HeldKey } from '../held-keys.js';
 import {
-  createBudgetPlan, createHeldRefresh, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
+  createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
 } from '../run-budgets.js';
 
-/** Budget reads and the held-reason update for the PostgreSQL run queue. */
+/** Budget reads and the held marks for the PostgreSQL run queue (see held-keys.ts). */
 export interface PgBudgets {
   /**
    * Serializes budgeted claims across the fleet (until the transaction ends), so two replicas
    * never both spend a key's last room; then reads each budgeted key's usage into a claim's plan.
    */
   plan(client: pg.ClientBase, budgets: RunBudgets, now: number): Promise<BudgetPlan>;
-  /** Writes each queued run's held reason (none when `plan` is `null`), as `createHeldRefresh` decides. */
-  refreshHeld(client: pg.ClientBase | pg.Pool, plan: BudgetPlan | null): Promise<void>;
+  /** The keys whose queued runs are marked held now. */
+  marked(client: pg.ClientBase | pg.Pool): Promise<HeldKey[]>;
+  /**
+   * Marks the queued runs held as `plan` says (none held when `null`): the runs of each key whose
+   * reasons differ from `marked`, and the runs queued since the last marking. Called under the
+   * budget lock, so the marks and the keys they were made for change together.
+   */
+  mark(client: pg.ClientBase, plan: BudgetPlan | null, marked: readonly HeldKey[]): Promise<void>;
 }
+
+/** Takes the fleet-wide budget lock until the transaction ends. */
+export async function lockBudgets(client: pg.ClientBase): Promise<void> {
+  await client.query(`SELECT pg_advisory_xact_lock(hashtext('hookgate budgets ' || current_schema()))`);
+}
+
+// A run that started before is held only by what holds restarts (`runsPerHour` counted it once).
+const REASON = `CASE WHEN started_at IS NULL THEN COALESCE($1::jsonb ->> agent_id, $2::jsonb ->> hook)
+  ELSE COALESCE($3::jsonb ->> agent_id, $4::jsonb ->> hook) END`;
 
 const COLUMN: Record<BudgetScope, string> = { agents: 'agent_id', hooks: 'hook' };
 
 interface UsageRow { key: string; started: string; tokens: string; running: string }
+interface HeldKeyRow { scope: BudgetScope; key: string; reason: string; restart_reason: string | null }
 
 export function createPgBudgets(): PgBudgets {
-  const held = createHeldRefresh();
   return {
     async plan(client, budgets, now) {
-      await client.query(`SELECT pg_advisory_xact_lock(hashtext('hookgate budgets ' || current_schema()))`);
+      await lockBudgets(client);
       const usage = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
       for (const scope of ['agents', 'hooks'] as const) {
         const entries = Object.entries(budgets[scope]);
@@ -42,22 +58,49 @@ export function createPgBudgets(): PgBudgets {
       }
       return createBudgetPlan(budgets, usage);
     },
-    async refreshHeld(client, plan) {
-      // The newest seq, read first only when budgets are in force (`after` asks for it then).
-      let maxSeq = 0;
-      if (plan !== null) {
-        const { rows } = await client.query('SELECT max(seq) AS max FROM runs');
-        maxSeq = Number((rows[0] as { max: string | null }).max ?? 0);
+    async marked(client) {
+      const { rows } = await client.query('SELECT scope, key, reason, restart_reason FROM held_keys');
+      return (rows as HeldKeyRow[]).map((r) => ({ scope: r.scope, key: r.key, reason: r.reason, restartReason: r.restart_reason }));
+    },
+    async mark(client, plan, marked) {
+      const wanted = heldKeysOf(plan);
+      const j = heldJsonOf(plan);
+      const json = [j.agents, j.hooks, j.restartAgents, j.restartHooks];
+      const changed = changedKeys(marked, wanted);
+      for (const scope of ['agents', 'hooks'] as const) {
+        if (changed[scope].length === 0) continue;
+        await client.query(
+          `UPDATE runs SET held_reason = ${REASON}
+            WHERE state = 'queued' AND ${COLUMN[scope]} = ANY($5::text[]) AND held_reason IS DISTINCT FROM ${REASON}`,
+          [...json, changed[scope]],
+        );
       }
-      const rewrite = held.next(plan, () => maxSeq);
-      if (rewrite === null) return;
+      if (changed.agents.length + changed.hooks.length > 0) {
+        await client.query('DELETE FROM held_keys');
+        if (wanted.length > 0) {
+          await client.query(
+            'INSERT INTO held_keys (scope, key, reason, restart_reason) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])',
+            [wanted.map((k) => k.scope), wanted.map((k) => k.key), wanted.map((k) => k.reason), wanted.map((k) => k.restartReason)],
+          );
+        }
+      }
+      // Runs queued since the last marking arrived unmarked. A run whose seq was taken before the
+      // watermark but committed after it stays unmarked: claims still leave it out by its keys.
+      const { rows } = await client.query(
+        'SELECT (SELECT max(seq) FROM runs) AS max, (SELECT seq FROM held_watermark WHERE id = 1) AS after',
+      );
+      const { max, after } = rows[0] as { max: string | null; after: string | null };
+      if ((max ?? '0') === (after ?? '0')) return;
+      if (wanted.length > 0) {
+        await client.query(
+          `UPDATE runs SET held_reason = ${REASON}
+            WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > $5 AND held_reason IS DISTINCT FROM ${REASON}`,
+          [...json, after ?? '0'],
+        );
+      }
       await client.query(
-        `UPDATE runs SET held_reason = x.reason
-          FROM (SELECT seq, CASE WHEN started_at IS NULL THEN COALESCE($1::jsonb ->> agent_id, $2::jsonb ->> hook)
-              ELSE COALESCE($4::jsonb ->> agent_id, $5::jsonb ->> hook) END AS reason FROM runs
-            WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > $3) x
-          WHERE runs.seq = x.seq AND runs.held_reason IS DISTINCT FROM x.reason`,
-        [rewrite.agents, rewrite.hooks, rewrite.after, rewrite.restartAgents, rewrite.restartHooks],
+        'INSERT INTO held_watermark (id, seq) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq',
+        [max ?? '0'],
       );
     },
   };

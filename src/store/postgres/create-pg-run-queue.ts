@@ -1,24 +1,34 @@
 import type pg from 'pg';
 import { toRun, type RunRow } from '../rows.js';
 import { hasBudgets, type RunBudgets } from '../run-budgets.js';
-import { createPgBudgets } from './create-pg-budgets.js';
+import { createPgBudgets, lockBudgets } from './create-pg-budgets.js';
+import { mergeCandidates, reopenedKeys } from '../held-keys.js';
 import type { RunQueue } from '../store.js';
 import type { ClaimedRun, WorkSignal } from '../types.js';
 import { notify, nowSql, type PgContext } from './pg-context.js';
 
 const claimed = (row: RunRow & { claim_id: string }): ClaimedRun => ({ ...toRun(row), claimId: row.claim_id });
 
-/** Queued runs a claim may take (aliased `r`; `$4` is the lease clock). */
-const CLAIMABLE = `r.state IN ('queued', 'running') AND r.state = 'queued'
-  AND (r.coalesce_until IS NULL OR r.coalesce_until <= ${nowSql(4)})
+/** Queued runs a claim may take (aliased `r`; `$4` is the lease clock), marked held or not. */
+const READY = `r.state = 'queued' AND (r.coalesce_until IS NULL OR r.coalesce_until <= ${nowSql(4)})
   AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
     AND (o.state = 'running' OR o.seq < r.seq))`;
+/** The same, of the runs no budget marked held, read by the index that leaves marked runs out (see held-keys.ts). */
+const CLAIMABLE = `r.held_reason IS NULL AND ${READY}`;
+/**
+ * Agents and hooks a budget blocks left out (`$2`, `$3` for new starts; `$5`, `$6`, the keys that
+ * block restarts, for a run that started before, handed back or requeued).
+ */
+const NOT_BLOCKED = `NOT (r.agent_id = ANY(CASE WHEN r.started_at IS NULL THEN $2::text[] ELSE $5::text[] END))
+  AND (r.hook IS NULL OR NOT (r.hook = ANY(CASE WHEN r.started_at IS NULL THEN $3::text[] ELSE $6::text[] END)))`;
 
 /** Claims the runs of a `picked (seq)` CTE for owner `$2`, lease `$3` ms, beside a `n (now)` CTE. */
 const CLAIM_PICKED = `UPDATE runs SET state = 'running', attempts = runs.attempts + 1, started_at = COALESCE(runs.started_at, n.now),
     lease_owner = $2, lease_until = n.now + $3, claim_id = gen_random_uuid()::text, held_reason = NULL
   FROM picked, n WHERE runs.seq = picked.seq AND runs.state = 'queued'
   RETURNING runs.*`;
+
+interface Candidate { id: string; seq: string; agent_id: string; hook: string | null; started_at: string | null }
 
 const sortClaimed = (rows: unknown[]): ClaimedRun[] =>
   (rows as Array<RunRow & { claim_id: string; seq: string }>).sort((a, b) => Number(a.seq) - Number(b.seq)).map(claimed);
@@ -37,18 +47,25 @@ export function createPgRunQueue(ctx: PgContext): RunQueue {
   ): Promise<ClaimedRun[]> => {
     const { rows: [n] } = await client.query(`SELECT ${nowSql(1)} AS now`, [ctx.clockParam()]);
     const plan = await budgeting.plan(client, budgets, Number((n as { now: string }).now));
+    const marked = await budgeting.marked(client);
     const runs: ClaimedRun[] = [];
     for (;;) {
-      const { rows } = await client.query(
-        // A run that started before (handed back or requeued) is held only by the keys that block restarts.
-        `SELECT r.seq, r.agent_id, r.hook, r.started_at FROM runs r WHERE ${CLAIMABLE}
-          AND NOT (r.agent_id = ANY(CASE WHEN r.started_at IS NULL THEN $2::text[] ELSE $5::text[] END))
-          AND (r.hook IS NULL OR NOT (r.hook = ANY(CASE WHEN r.started_at IS NULL THEN $3::text[] ELSE $6::text[] END)))
+      const params = [
+        limit - runs.length, [...plan.blocked.agents.keys()], [...plan.blocked.hooks.keys()], ctx.clockParam(),
+        [...plan.blockedRestarts.agents.keys()], [...plan.blockedRestarts.hooks.keys()],
+      ];
+      const select = async (where: string, key?: string): Promise<Candidate[]> => (await client.query(
+        `SELECT r.id, r.seq, r.agent_id, r.hook, r.started_at FROM runs r WHERE ${where} AND ${NOT_BLOCKED}
           ORDER BY r.seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [limit - runs.length, [...plan.blocked.agents.keys()], [...plan.blocked.hooks.keys()], ctx.clockParam(),
-          [...plan.blockedRestarts.agents.keys()], [...plan.blockedRestarts.hooks.keys()]],
-      );
-      const candidates = rows as Array<{ seq: string; agent_id: string; hook: string | null; started_at: string | null }>;
+        key === undefined ? params : [...params, key],
+      )).rows as Candidate[];
+      const lists = [await select(CLAIMABLE)];
+      const reopened = reopenedKeys(marked, plan);
+      for (const scope of ['agents', 'hooks'] as const) {
+        const column = scope === 'agents' ? 'agent_id' : 'hook';
+        for (const key of reopened[scope]) lists.push(await select(`r.${column} = $7 AND r.held_reason IS NOT NULL AND ${READY}`, key));
+      }
+      const candidates = mergeCandidates(lists, limit - runs.length);
       const taken = candidates.filter((r) => plan.take(r.agent_id, r.hook, r.started_at !== null)).map((r) => r.seq);
       if (taken.length > 0) {
         const res = await client.query(
@@ -59,14 +76,24 @@ export function createPgRunQueue(ctx: PgContext): RunQueue {
       }
       if (taken.length === candidates.length || runs.length >= limit) break;
     }
-    await budgeting.refreshHeld(client, plan);
+    await budgeting.mark(client, plan, marked);
     return runs.sort((a, b) => a.createdAt - b.createdAt);
+  };
+
+  /** Without budgets nothing is held: marks an earlier configuration (or another replica's) left go first. */
+  const clearMarks = async (): Promise<void> => {
+    if ((await budgeting.marked(pool)).length === 0) return;
+    await ctx.tx(async (client) => {
+      await lockBudgets(client);
+      await budgeting.mark(client, null, await budgeting.marked(client));
+    });
   };
 
   return {
     async claimRuns({ owner, limit, leaseMs, budgets }) {
       ctx.checkWritable();
       if (hasBudgets(budgets)) return ctx.tx((client) => claimBudgeted(client, { owner, limit, leaseMs, budgets }));
+      await clearMarks();
       // SKIP LOCKED: replicas claiming at once take different runs. A run is claimable only when no
       // run of its session is running or queued before it; the redundant `state IN (…)` terms let
       // the partial indexes on open runs serve the query.
@@ -79,7 +106,6 @@ export function createPgRunQueue(ctx: PgContext): RunQueue {
         ${CLAIM_PICKED}`,
         [limit, owner, leaseMs, ctx.clockParam()],
       );
-      await budgeting.refreshHeld(pool, null);
       return sortClaimed(rows);
     },
     async renewRuns(claims, leaseMs) {

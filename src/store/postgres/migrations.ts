@@ -174,4 +174,20 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- with the transcript's window (every agent run makes a session of its own).
   CREATE INDEX sessions_idle ON sessions (updated_at) WHERE last_channel IS NULL;
   `,
+  `
+  -- A held backlog out of the claims' way (see held-keys.ts): claims read queued runs no budget
+  -- marked held; the keys the marks were made for, and the newest run marked, are kept beside them.
+  CREATE INDEX runs_claimable ON runs (seq) WHERE state = 'queued' AND held_reason IS NULL;
+  CREATE INDEX runs_queued_agent ON runs (agent_id, seq) WHERE state = 'queued';
+  CREATE INDEX runs_queued_hook ON runs (hook, seq) WHERE state = 'queued';
+  CREATE TABLE held_keys (
+    scope text NOT NULL,
+    key text NOT NULL,
+    reason text NOT NULL,
+    restart_reason text,
+    PRIMARY KEY (scope, key)
+  );
+  CREATE TABLE held_watermark (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL);
+  UPDATE runs SET held_reason = NULL WHERE state = 'queued' AND held_reason IS NOT NULL;
+  `,
 ];

@@ -1,22 +1,29 @@
 import type { Database } from 'better-sqlite3';
+import { changedKeys, heldKeysOf, type HeldKey } from '../held-keys.js';
 import {
-  createBudgetPlan, createHeldRefresh, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
+  createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
 } from '../run-budgets.js';
 
-/** Budget reads and the held-reason update for the SQLite run queue; statements prepared on first use. */
+/** Budget reads and the held marks for the SQLite run queue (see held-keys.ts); statements prepared on first use. */
 export interface SqliteBudgets {
   /** Each budgeted key's usage at `now`, made into a claim's plan. */
   plan(budgets: RunBudgets, now: number): BudgetPlan;
-  /** Writes each queued run's held reason (none when `plan` is `null`), as `createHeldRefresh` decides. */
-  refreshHeld(plan: BudgetPlan | null): void;
+  /** The keys whose queued runs are marked held now. */
+  marked(): HeldKey[];
+  /**
+   * Marks the queued runs held as `plan` says (none held when `null`): the runs of each key whose
+   * reasons differ from `marked`, and the runs queued since the last marking.
+   */
+  mark(plan: BudgetPlan | null, marked: readonly HeldKey[]): void;
 }
 
 const COLUMN: Record<BudgetScope, string> = { agents: 'agent_id', hooks: 'hook' };
 
+interface HeldKeyRow { scope: BudgetScope; key: string; reason: string; restart_reason: string | null }
+
 export function createSqliteBudgets(db: Database): SqliteBudgets {
   let st: ReturnType<typeof prepare> | null = null;
   const statements = (): ReturnType<typeof prepare> => (st ??= prepare(db));
-  const held = createHeldRefresh();
   return {
     plan(budgets, now) {
       const s = statements();
@@ -30,10 +37,25 @@ export function createSqliteBudgets(db: Database): SqliteBudgets {
       }
       return createBudgetPlan(budgets, usage);
     },
-    refreshHeld(plan) {
+    marked() {
+      return (statements().heldKeys.all() as HeldKeyRow[]).map((r) => ({ scope: r.scope, key: r.key, reason: r.reason, restartReason: r.restart_reason }));
+    },
+    mark(plan, marked) {
       const s = statements();
-      const rewrite = held.next(plan, () => (s.maxSeq.pluck().get() as number | null) ?? 0);
-      if (rewrite !== null) s.refreshHeld.run(rewrite);
+      const wanted = heldKeysOf(plan);
+      const json = heldJsonOf(plan);
+      const changed = changedKeys(marked, wanted);
+      for (const scope of ['agents', 'hooks'] as const) for (const key of changed[scope]) s.markKey[scope].run({ ...json, key });
+      if (changed.agents.length + changed.hooks.length > 0) {
+        s.clearKeys.run();
+        for (const k of wanted) s.insertKey.run(k.scope, k.key, k.reason, k.restartReason);
+      }
+      // Runs queued since the last marking arrived unmarked; with nothing held there is nothing to mark.
+      const maxSeq = (s.maxSeq.pluck().get() as number | null) ?? 0;
+      const after = (s.watermark.pluck().get() as number | undefined) ?? 0;
+      if (maxSeq === after) return;
+      if (wanted.length > 0) s.markSince.run({ ...json, after });
+      s.setWatermark.run(maxSeq);
     },
   };
 }
@@ -52,13 +74,22 @@ function prepare(db: Database) {
       (SELECT value FROM json_each(@hooks) WHERE key = runs.hook))
     ELSE coalesce((SELECT value FROM json_each(@restartAgents) WHERE key = runs.agent_id),
       (SELECT value FROM json_each(@restartHooks) WHERE key = runs.hook)) END`;
+  const markKey = (column: string) => db.prepare(
+    `UPDATE runs SET held_reason = ${reason} WHERE state = 'queued' AND ${column} = @key AND held_reason IS NOT ${reason}`,
+  );
   return {
     window: { agents: window(COLUMN.agents), hooks: window(COLUMN.hooks) },
     running: { agents: running(COLUMN.agents), hooks: running(COLUMN.hooks) },
-    maxSeq: db.prepare('SELECT max(seq) FROM runs'),
-    refreshHeld: db.prepare(
+    heldKeys: db.prepare('SELECT scope, key, reason, restart_reason FROM held_keys'),
+    clearKeys: db.prepare('DELETE FROM held_keys'),
+    insertKey: db.prepare('INSERT INTO held_keys (scope, key, reason, restart_reason) VALUES (?, ?, ?, ?)'),
+    markKey: { agents: markKey(COLUMN.agents), hooks: markKey(COLUMN.hooks) },
+    markSince: db.prepare(
       `UPDATE runs SET held_reason = ${reason}
         WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > @after AND held_reason IS NOT ${reason}`,
     ),
+    maxSeq: db.prepare('SELECT max(seq) FROM runs'),
+    watermark: db.prepare('SELECT seq FROM held_watermark WHERE id = 1'),
+    setWatermark: db.prepare('INSERT INTO held_watermark (id, seq) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq'),
   };
 }

@@ -1,11 +1,15 @@
 import type { RunQueue } from '../store.js';
 import type { ClaimedRun } from '../types.js';
 import { toRun, type RunRow } from '../rows.js';
+import { mergeCandidates, reopenedKeys } from '../held-keys.js';
 import { hasBudgets } from '../run-budgets.js';
 import { createSqliteBudgets } from './create-sqlite-budgets.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 const claimed = (row: RunRow, claimId: string): ClaimedRun => ({ ...toRun(row), claimId });
+type ClaimableRow = RunRow & { seq: number };
+/** Blocked keys as the claim statements take them: a JSON array. */
+const keys = (m: ReadonlyMap<string, string> | undefined): string => JSON.stringify(m === undefined ? [] : [...m.keys()]);
 
 export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: SqliteContext): RunQueue {
   const budgeting = createSqliteBudgets(db);
@@ -21,23 +25,32 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
             lease_owner: owner, lease_until: t + leaseMs, held_reason: null }, claimId));
         };
         const plan = hasBudgets(budgets) ? budgeting.plan(budgets, t) : null;
+        const marked = budgeting.marked();
+        // Without budgets nothing is held: marks an earlier configuration left go first.
+        if (plan === null && marked.length > 0) budgeting.mark(null, marked);
         // A run whose start uses up its key's room blocks that key's later runs: select again
         // without them. Each pass blocks a key or ends the loop (at once without budgets).
-        const keys = (m: ReadonlyMap<string, string> | undefined): string => JSON.stringify(m === undefined ? [] : [...m.keys()]);
         for (;;) {
-          const rows = st.selectClaimable.all({
+          const params = {
             now: t, limit: limit - runs.length,
             agents: keys(plan?.blocked.agents), hooks: keys(plan?.blocked.hooks),
             restartAgents: keys(plan?.blockedRestarts.agents), restartHooks: keys(plan?.blockedRestarts.hooks),
-          }) as RunRow[];
+          };
+          const lists = [st.selectClaimable.all(params) as ClaimableRow[]];
+          if (plan !== null) {
+            const reopened = reopenedKeys(marked, plan);
+            for (const scope of ['agents', 'hooks'] as const) {
+              for (const key of reopened[scope]) lists.push(st.selectReopened[scope].all({ ...params, key }) as ClaimableRow[]);
+            }
+          }
           let skipped = false;
-          for (const row of rows) {
+          for (const row of mergeCandidates(lists, params.limit)) {
             if (plan === null || plan.take(row.agent_id, row.hook, row.started_at !== null)) claim(row);
             else skipped = true;
           }
           if (!skipped || runs.length >= limit) break;
         }
-        budgeting.refreshHeld(plan);
+        if (plan !== null) budgeting.mark(plan, marked);
         return runs;
       });
     },

@@ -2,6 +2,32 @@ import type { Database } from 'better-sqlite3';
 import type { NewDelivery, NewRun, NewSystemEvent, TranscriptEntry } from '../types.js';
 
 /**
+ * The queued runs a claim may take, in `seq` order, with the agents and hooks a budget blocks left
+ * out (JSON arrays, `[]` for none): for new starts, and for runs that started before (handed back
+ * or requeued) the keys that block restarts. A coalescing run waits until its window has collected
+ * the burst, and a run waits behind its session's earlier runs. `selectClaimable` reads only runs
+ * no budget marked held, by an index that leaves the marked ones out (see held-keys.ts);
+ * `selectReopened` reads the marked runs of one agent or hook whose budget lets them through again.
+ */
+function claimableStatements(db: Database) {
+  const filters = `(r.coalesce_until IS NULL OR r.coalesce_until <= @now)
+    AND r.agent_id NOT IN (SELECT value FROM json_each(CASE WHEN r.started_at IS NULL THEN @agents ELSE @restartAgents END))
+    AND (r.hook IS NULL OR r.hook NOT IN (SELECT value FROM json_each(CASE WHEN r.started_at IS NULL THEN @hooks ELSE @restartHooks END)))
+    AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
+      AND (o.state = 'running' OR o.seq < r.seq))`;
+  const reopened = (column: string) => db.prepare(
+    `SELECT r.* FROM runs r WHERE r.state = 'queued' AND r.${column} = @key AND r.held_reason IS NOT NULL AND ${filters}
+      ORDER BY r.seq LIMIT @limit`,
+  );
+  return {
+    selectClaimable: db.prepare(
+      `SELECT r.* FROM runs r WHERE r.state = 'queued' AND r.held_reason IS NULL AND ${filters} ORDER BY r.seq LIMIT @limit`,
+    ),
+    selectReopened: { agents: reopened('agent_id'), hooks: reopened('hook') },
+  };
+}
+
+/**
  * Every statement the SQLite store runs, prepared once. The write helpers are synchronous and
  * meant to run inside a group-commit transaction.
  */
@@ -29,20 +55,7 @@ export function prepareStatements(db: Database) {
     selectEvents: db.prepare('SELECT * FROM system_events ORDER BY seq DESC LIMIT ?'),
     selectRuns: db.prepare('SELECT * FROM runs WHERE @state IS NULL OR state = @state ORDER BY seq DESC LIMIT @limit'),
     selectRun: db.prepare('SELECT * FROM runs WHERE id = ?'),
-    selectClaimable: db.prepare(
-      // The redundant \`state IN (…)\` terms let SQLite use the partial indexes on open runs, so a
-      // claim costs the same with a million finished runs in the table as with none.
-      // A coalescing run waits until its window has collected the burst. Agents and hooks a budget
-      // blocks (JSON arrays, `[]` for none) are left out: for new starts, and for runs that started
-      // before (handed back or requeued), the keys that block restarts.
-      `SELECT r.* FROM runs r WHERE r.state IN ('queued', 'running') AND r.state = 'queued'
-        AND (r.coalesce_until IS NULL OR r.coalesce_until <= @now)
-        AND r.agent_id NOT IN (SELECT value FROM json_each(CASE WHEN r.started_at IS NULL THEN @agents ELSE @restartAgents END))
-        AND (r.hook IS NULL OR r.hook NOT IN (SELECT value FROM json_each(CASE WHEN r.started_at IS NULL THEN @hooks ELSE @restartHooks END)))
-        AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
-          AND (o.state = 'running' OR o.seq < r.seq))
-        ORDER BY r.seq LIMIT @limit`,
-    ),
+    ...claimableStatements(db),
     claimRun: db.prepare(
       `UPDATE runs SET state = 'running', attempts = attempts + 1, started_at = COALESCE(started_at, @now),
         lease_owner = @owner, lease_until = @until, claim_id = @claimId, held_reason = NULL WHERE id = @id AND state = 'queued'`,
