@@ -69,9 +69,15 @@ export function createPgBudgets(): PgBudgets {
       const changed = changedKeys(marked, wanted);
       for (const scope of ['agents', 'hooks'] as const) {
         if (changed[scope].length === 0) continue;
+        // A key's marked runs by their own index; its unmarked ones among the claimable runs.
         await client.query(
           `UPDATE runs SET held_reason = ${REASON}
-            WHERE state = 'queued' AND ${COLUMN[scope]} = ANY($5::text[]) AND held_reason IS DISTINCT FROM ${REASON}`,
+            WHERE state = 'queued' AND held_reason IS NOT NULL AND ${COLUMN[scope]} = ANY($5::text[]) AND held_reason IS DISTINCT FROM ${REASON}`,
+          [...json, changed[scope]],
+        );
+        await client.query(
+          `UPDATE runs SET held_reason = ${REASON}
+            WHERE state = 'queued' AND held_reason IS NULL AND ${COLUMN[scope]} = ANY($5::text[]) AND ${REASON} IS NOT NULL`,
           [...json, changed[scope]],
         );
       }

@@ -178,8 +178,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- A held backlog out of the claims' way (see held-keys.ts): claims read queued runs no budget
   -- marked held; the keys the marks were made for, and the newest run marked, are kept beside them.
   CREATE INDEX runs_claimable ON runs (seq) WHERE state = 'queued' AND held_reason IS NULL;
-  CREATE INDEX runs_queued_agent ON runs (agent_id, seq) WHERE state = 'queued';
-  CREATE INDEX runs_queued_hook ON runs (hook, seq) WHERE state = 'queued';
+  CREATE INDEX runs_held_agent ON runs (agent_id, seq) WHERE state = 'queued' AND held_reason IS NOT NULL;
+  CREATE INDEX runs_held_hook ON runs (hook, seq) WHERE state = 'queued' AND held_reason IS NOT NULL;
   CREATE TABLE held_keys (
     scope text NOT NULL,
     key text NOT NULL,

@@ -74,9 +74,17 @@ function prepare(db: Database) {
       (SELECT value FROM json_each(@hooks) WHERE key = runs.hook))
     ELSE coalesce((SELECT value FROM json_each(@restartAgents) WHERE key = runs.agent_id),
       (SELECT value FROM json_each(@restartHooks) WHERE key = runs.hook)) END`;
-  const markKey = (column: string) => db.prepare(
-    `UPDATE runs SET held_reason = ${reason} WHERE state = 'queued' AND ${column} = @key AND held_reason IS NOT ${reason}`,
-  );
+  // A key's marked runs by their own index; its unmarked ones among the claimable runs.
+  const markKey = (column: string) => {
+    const marked = db.prepare(
+      `UPDATE runs SET held_reason = ${reason}
+        WHERE state = 'queued' AND held_reason IS NOT NULL AND ${column} = @key AND held_reason IS NOT ${reason}`,
+    );
+    const unmarked = db.prepare(
+      `UPDATE runs SET held_reason = ${reason} WHERE state = 'queued' AND held_reason IS NULL AND ${column} = @key AND ${reason} IS NOT NULL`,
+    );
+    return { run: (p: Record<string, unknown>): void => { marked.run(p); unmarked.run(p); } };
+  };
   return {
     window: { agents: window(COLUMN.agents), hooks: window(COLUMN.hooks) },
     running: { agents: running(COLUMN.agents), hooks: running(COLUMN.hooks) },
