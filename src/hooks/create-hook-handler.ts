@@ -104,6 +104,22 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
   }
 }
 
+
+/** A run whose message joined a queued run about the same subject: that run answers for it. */
+function joinedOutcome(outcome: HookOutcome, coalesced: Readonly<Record<string, string>>): HookOutcome {
+  if (outcome.kind === 'many') return { ...outcome, items: joinedItems(outcome, coalesced) };
+  if (outcome.kind !== 'agent') return outcome;
+  const joined = coalesced[outcome.run.id];
+  return joined === undefined ? outcome : { ...outcome, run: { ...outcome.run, id: joined }, coalesced: true };
+}
+
+function joinedItems(many: Extract<HookOutcome, { kind: 'many' }>, coalesced: Readonly<Record<string, string>>): typeof many.items {
+  return many.items.map((i) => {
+    const joined = i.outcome.kind === 'agent' ? coalesced[i.outcome.run.id] : undefined;
+    if (joined === undefined || i.outcome.kind !== 'agent') return i;
+    return { ...i, outcome: { ...i.outcome, run: { ...i.outcome.run, id: joined }, coalesced: true as const } };
+  });
+}
 /**
  * Builds the action for `/wake`, `/agent` or a mapped name, applies policy, and records it: the
  * returned promise resolves only after the store has committed, so the caller may acknowledge.
@@ -117,9 +133,13 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
     const first = await store.findIdempotencyKey(hook, key);
     return first === null ? null : { kind: 'duplicate', status: first.status, body: first.body };
   };
-  const record = (hook: string, key: string, answer: { status: number; body: string }): IdempotencyRecord => {
+  /** The key's record: the answer this outcome gets, and the one it gets if its runs join queued runs. */
+  const record = (hook: string, key: string, outcome: HookOutcome): IdempotencyRecord => {
     const now = deps.clock.now();
-    return { hook, key, ...answer, createdAt: now, expiresAt: now + deps.idempotencyWindowSeconds * 1000 };
+    return {
+      hook, key, ...describeOutcome(outcome), createdAt: now, expiresAt: now + deps.idempotencyWindowSeconds * 1000,
+      answerJoined: (coalesced) => describeOutcome(joinedOutcome(outcome, coalesced)).body,
+    };
   };
   /**
    * All items in one transaction. Each item's identity is its own id (`idPath`), else the request's
@@ -135,20 +155,18 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
       ({ skippedItems: skipped, coalesced } = await ingress.recordActions({
         events: [],
         runs: [],
-        idempotency: key === null ? null : record(hook, key, describeOutcome(many)),
+        idempotency: key === null ? null : record(hook, key, many),
         items: many.items.map((i, n) => ({
           events: i.outcome.kind === 'wake' ? [i.outcome.event] : [],
           runs: i.outcome.kind === 'agent' ? [i.outcome.run] : [],
-          idempotency: itemKeys[n] === null ? null : record(hook, itemKeys[n]!, describeOutcome(i.outcome)),
+          idempotency: itemKeys[n] === null ? null : record(hook, itemKeys[n]!, i.outcome),
         })),
       }));
     } catch (error) {
       if (error instanceof DuplicateRequestError && key !== null) return (await duplicateOf(hook, key)) ?? many;
       throw error;
     }
-    const items = await Promise.all(many.items.map(async (i, n) => {
-      const joined = i.outcome.kind === 'agent' ? coalesced[i.outcome.run.id] : undefined;
-      if (joined !== undefined && i.outcome.kind === 'agent') return { ...i, outcome: { ...i.outcome, run: { ...i.outcome.run, id: joined }, coalesced: true as const } };
+    const items = await Promise.all(joinedItems(many, coalesced).map(async (i, n) => {
       if (!skipped.includes(n)) return i;
       const first = await store.findIdempotencyKey(hook, itemKeys[n]!);
       return { ...i, duplicateOf: first?.body ?? '{}' };
@@ -175,15 +193,13 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
       ({ coalesced } = await ingress.recordActions({
         events: outcome.kind === 'wake' ? [outcome.event] : [],
         runs: outcome.kind === 'agent' ? [outcome.run] : [],
-        idempotency: key === null ? null : record(call.name, key, describeOutcome(outcome)),
+        idempotency: key === null ? null : record(call.name, key, outcome),
       }));
     } catch (error) {
       // A repeat sent at the same moment lost the race to record the key.
       if (error instanceof DuplicateRequestError && key !== null) return (await duplicateOf(call.name, key)) ?? outcome;
       throw error;
     }
-    const joined = outcome.kind === 'agent' ? coalesced[outcome.run.id] : undefined;
-    // The message went into a queued run about the same subject: that run answers for it.
-    return joined === undefined || outcome.kind !== 'agent' ? outcome : { ...outcome, run: { ...outcome.run, id: joined }, coalesced: true };
+    return joinedOutcome(outcome, coalesced);
   };
 }

@@ -264,6 +264,11 @@ export interface IdempotencyRecord {
   createdAt: number;
   /** After this the key is forgotten and may be used again. */
   expiresAt: number;
+  /**
+   * The body once the store knows which runs joined a queued run (`coalesced`: a run's id to the id
+   * of the run it joined), kept instead of `body` when any did: a repeat gets what the first got.
+   */
+  answerJoined?: (coalesced: Readonly<Record<string, string>>) => string;
 }
 
 /** Wakes and runs recorded together, under one idempotency key or none. */

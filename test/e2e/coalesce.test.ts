@@ -43,4 +43,16 @@ describe('coalesce', () => {
     assert.ok(run!.reply?.includes('approved'), 'the model saw the whole burst');
     assert.equal((await gw.gateway.store.listRuns({ limit: 10 })).length, 2);
   });
+
+  it('answers a repeat of a request that joined a run with that run, as the first time', async () => {
+    const post = (event: string, key: string) => send(gw.port, '/hooks/pr', { body: { pr: 9, event }, headers: { 'idempotency-key': key } });
+    const first = await post('opened', 'delivery-1');
+    const joined = await post('commented', 'delivery-2');
+    assert.equal(j(joined)['runId'], j(first)['runId']);
+    assert.equal(j(joined)['coalesced'], true);
+    const repeat = await post('commented', 'delivery-2');
+    assert.equal(repeat.status, 202);
+    assert.deepEqual(j(repeat), { ...j(joined), duplicate: true }, 'the run that answered for it, not one never queued');
+    assert.notEqual(await gw.gateway.store.getRun(String(j(repeat)['runId'])), null);
+  });
 });

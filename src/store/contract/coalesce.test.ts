@@ -50,6 +50,22 @@ describeEachDriver('store contract: coalesced runs', (driver) => {
     assert.match(runs[0]!.message, /^first\n[\s\S]*second[\s\S]*third$/);
   });
 
+  it('keeps the answer a request got once its run joined a queued run, for a repeat of it', async () => {
+    const first = burst('opened');
+    await record(first);
+    const second = burst('commented');
+    const key = (k: string) => ({
+      hook: 'pr', key: k, status: 202, body: `{"runId":"${second.id}"}`, createdAt: f.clock.now(), expiresAt: f.clock.now() + 60_000,
+      answerJoined: (c: Readonly<Record<string, string>>) => `{"runId":"${c[second.id] ?? second.id}","coalesced":true}`,
+    });
+    const result = await store.recordActions({ events: [], runs: [second], idempotency: key('k') });
+    assert.deepEqual(result.coalesced, { [second.id]: first.id });
+    assert.equal((await store.findIdempotencyKey('pr', 'k'))?.body, `{"runId":"${first.id}","coalesced":true}`);
+    const alone = burst('other key', 'gh:pr-8');
+    await store.recordActions({ events: [], runs: [alone], idempotency: { ...key('k2'), body: '{"kept":true}' } });
+    assert.equal((await store.findIdempotencyKey('pr', 'k2'))?.body, '{"kept":true}', 'a run that joined nothing keeps its answer');
+  });
+
   it('keeps other keys apart', async () => {
     await record(burst('a'));
     assert.deepEqual((await record(burst('b', 'gh:pr-8'))).coalesced, {});

@@ -36,6 +36,7 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressSt
       try {
         return await ctx.tx(async (client) => {
           // A concurrent request with the same key waits on the unique index until the first commits.
+          const claimed: IdempotencyRecord[] = [];
           const claim = async (k: IdempotencyRecord | null): Promise<boolean> => {
             if (k === null) return true;
             const { rowCount } = await client.query(
@@ -44,6 +45,7 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressSt
                 expires_at = excluded.expires_at WHERE idempotency_keys.expires_at <= ${nowSql(7)}`,
               [k.hook, k.key, k.status, k.body, k.createdAt, k.expiresAt, ctx.clockParam()],
             );
+            if (rowCount === 1) claimed.push(k);
             return rowCount === 1;
           };
           if (!(await claim(a.idempotency))) throw new Duplicate();
@@ -86,6 +88,12 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressSt
           if (writes.length > 0) {
             const { text, values } = batchStatement(writes, ctx.channel);
             await client.query(text, values);
+          }
+          if (Object.keys(coalesced).length > 0) {
+            for (const k of claimed) {
+              if (k.answerJoined === undefined) continue;
+              await client.query('UPDATE idempotency_keys SET body = $1 WHERE hook = $2 AND key = $3', [k.answerJoined(coalesced), k.hook, k.key]);
+            }
           }
           return { skippedItems, coalesced };
         });

@@ -144,7 +144,14 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   checkpointStart?.unref();
   // A savepoint inside the group's transaction: a duplicate key undoes this request alone.
   const recordAll = db.transaction((a: RecordedActions): { skipped: number[]; coalesced: Record<string, string> } => {
-    const claim = (k: IdempotencyRecord | null): boolean => k === null || st.claimIdempotencyKey.run({ ...k, now: clock.now() }).changes === 1;
+    const claimed: IdempotencyRecord[] = [];
+    const claim = (k: IdempotencyRecord | null): boolean => {
+      if (k === null) return true;
+      const { hook, key, status, body, createdAt, expiresAt } = k;
+      if (st.claimIdempotencyKey.run({ hook, key, status, body, createdAt, expiresAt, now: clock.now() }).changes !== 1) return false;
+      claimed.push(k);
+      return true;
+    };
     const coalesced: Record<string, string> = {};
     const write = (g: RecordedGroup): void => {
       for (const e of g.events) st.addEvent(e, JSON.stringify(e.source));
@@ -163,6 +170,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       if (claim(item.idempotency)) write(item);
       else skipped.push(i);
     });
+    if (Object.keys(coalesced).length > 0) {
+      for (const k of claimed) if (k.answerJoined !== undefined) st.setIdempotencyBody.run(k.answerJoined(coalesced), k.hook, k.key);
+    }
     return { skipped, coalesced };
   });
   const signals = createSignalHub();

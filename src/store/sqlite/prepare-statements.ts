@@ -51,6 +51,7 @@ export function prepareStatements(db: Database) {
         ON CONFLICT (hook, key) DO UPDATE SET status = excluded.status, body = excluded.body,
         created_at = excluded.created_at, expires_at = excluded.expires_at WHERE idempotency_keys.expires_at <= @now`,
     ),
+    setIdempotencyBody: db.prepare('UPDATE idempotency_keys SET body = ? WHERE hook = ? AND key = ?'),
     selectIdempotencyKey: db.prepare('SELECT * FROM idempotency_keys WHERE hook = ? AND key = ? AND expires_at > ?'),
     selectEvents: db.prepare('SELECT * FROM system_events ORDER BY seq DESC LIMIT ?'),
     selectRuns: db.prepare('SELECT * FROM runs WHERE @state IS NULL OR state = @state ORDER BY seq DESC LIMIT @limit'),
