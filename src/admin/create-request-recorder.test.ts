@@ -95,6 +95,22 @@ describe('createRequestRecorder', () => {
     assert.deepEqual([records[1]!.status, records[1]!.code, records[1]!.eventIds], [503, 'store_unavailable', []]);
   });
 
+  it('names the run a coalesced run joined, and not the ids of items recorded before, once the store answers', async () => {
+    const { store, records } = fakeStore();
+    const [a, b, c] = [newRun('s1'), newRun('s2'), newRun('s3')];
+    const e = newEvent('dup');
+    store.recordActions = async () => ({ skippedItems: [1], coalesced: { [b.id]: a.id } });
+    const trace = recorder(store).begin({ ...req, path: '/hooks/pr', hook: 'pr' });
+    const group = (runs: typeof a[], events: typeof e[] = []) => ({ events, runs, idempotency: null });
+    await trace.ingress().recordActions({ ...group([a]), items: [group([b]), group([c], [e])] });
+    await Promise.resolve();
+    assert.deepEqual(records[0]!.runIds, [a.id, b.id, c.id], 'queued with the action, before the store answered');
+    assert.deepEqual(records.at(-1)!.runIds, [a.id]);
+    assert.deepEqual(records.at(-1)!.eventIds, []);
+    trace.end(202);
+    assert.deepEqual(records.at(-1)!.runIds, [a.id], 'the answer changes nothing more');
+  });
+
   it('records 499 client_closed when the client left before the answer', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store);

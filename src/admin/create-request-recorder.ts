@@ -75,9 +75,23 @@ class Trace implements ObservedRequest, IngressStore {
 
   recordActions(actions: RecordedActions): ReturnType<IngressStore['recordActions']> {
     const all = [actions, ...(actions.items ?? [])];
-    const eventIds = all.flatMap((a) => a.events.map((e) => e.id));
-    const runIds = all.flatMap((a) => a.runs.map((r) => r.id));
-    return this.queueWithAction(this.shared.store.recordActions(actions), runIds.length > 0 ? 202 : 200, eventIds, runIds);
+    const ids = (skipped: readonly number[] = [], coalesced: Readonly<Record<string, string>> = {}) => {
+      const kept = all.filter((_, i) => i === 0 || !skipped.includes(i - 1));
+      return {
+        eventIds: kept.flatMap((a) => a.events.map((e) => e.id)),
+        runIds: [...new Set(kept.flatMap((a) => a.runs.map((r) => coalesced[r.id] ?? r.id)))],
+      };
+    };
+    const { eventIds, runIds } = ids();
+    const committed = this.queueWithAction(this.shared.store.recordActions(actions), runIds.length > 0 ? 202 : 200, eventIds, runIds);
+    // Items recorded before (duplicates) created nothing, and a run that joined a queued run is that
+    // run: once the store says so, the record names only what exists.
+    void committed.then(({ skippedItems, coalesced }) => {
+      if (this.queuedStatus === null || (skippedItems.length === 0 && Object.keys(coalesced).length === 0)) return;
+      ({ eventIds: this.eventIds, runIds: this.runIds } = ids(skippedItems, coalesced));
+      this.write();
+    }, () => undefined);
+    return committed;
   }
 
   findIdempotencyKey(hook: string, key: string): ReturnType<IngressStore['findIdempotencyKey']> {
