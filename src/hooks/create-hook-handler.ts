@@ -104,22 +104,24 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
   }
 }
 
+type AgentOutcome = Extract<HookOutcome, { kind: 'agent' }>;
 
 /** A run whose message joined a queued run about the same subject: that run answers for it. */
-function joinedOutcome(outcome: HookOutcome, coalesced: Readonly<Record<string, string>>): HookOutcome {
-  if (outcome.kind === 'many') return { ...outcome, items: joinedItems(outcome, coalesced) };
-  if (outcome.kind !== 'agent') return outcome;
+function joinRun<T extends AgentOutcome>(outcome: T, coalesced: Readonly<Record<string, string>>): T {
   const joined = coalesced[outcome.run.id];
   return joined === undefined ? outcome : { ...outcome, run: { ...outcome.run, id: joined }, coalesced: true };
 }
 
 function joinedItems(many: Extract<HookOutcome, { kind: 'many' }>, coalesced: Readonly<Record<string, string>>): typeof many.items {
-  return many.items.map((i) => {
-    const joined = i.outcome.kind === 'agent' ? coalesced[i.outcome.run.id] : undefined;
-    if (joined === undefined || i.outcome.kind !== 'agent') return i;
-    return { ...i, outcome: { ...i.outcome, run: { ...i.outcome.run, id: joined }, coalesced: true as const } };
-  });
+  return many.items.map((i) => (i.outcome.kind === 'agent' ? { ...i, outcome: joinRun(i.outcome, coalesced) } : i));
 }
+
+/** The outcome as answered once the store said which of its runs joined queued runs. */
+function joinedOutcome(outcome: HookOutcome, coalesced: Readonly<Record<string, string>>): HookOutcome {
+  if (outcome.kind === 'many') return { ...outcome, items: joinedItems(outcome, coalesced) };
+  return outcome.kind === 'agent' ? joinRun(outcome, coalesced) : outcome;
+}
+
 /**
  * Builds the action for `/wake`, `/agent` or a mapped name, applies policy, and records it: the
  * returned promise resolves only after the store has committed, so the caller may acknowledge.
