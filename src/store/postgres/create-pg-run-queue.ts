@@ -39,8 +39,9 @@ export function createPgRunQueue(ctx: PgContext): RunQueue {
 
   /**
    * A claim under budgets: usage read under the fleet-wide budget lock, candidates selected with
-   * blocked keys left out (for a run started before, the keys that block restarts), and a run whose start uses up its key's room blocks that key's later
-   * runs (selected again without them).
+   * blocked keys left out (for a run started before, the keys that block restarts) from the
+   * unmarked runs and the marked runs of keys let through again, and a run whose start uses up its
+   * key's room blocks that key's later runs (selected again without them). The held marks follow.
    */
   const claimBudgeted = async (
     client: pg.PoolClient, { owner, limit, leaseMs, budgets }: { owner: string; limit: number; leaseMs: number; budgets: RunBudgets },
