@@ -23,16 +23,22 @@ export interface CreateStoreOptions {
   clock?: Clock;
   /** Sees the store's group commits (metrics). */
   observer?: StoreObserver;
+  /** Runs a claim's held-mark passes go through in all (tests). @default MARK_BATCH (held-keys.ts) */
+  heldMarkBatch?: number;
 }
 
 /** Opens the store a config names. No caller checks the driver: every difference lives here. */
 export async function createStore(config: StoreConfig, options: CreateStoreOptions): Promise<Store> {
+  const common = {
+    mode: options.mode,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
+    ...(options.heldMarkBatch ? { heldMarkBatch: options.heldMarkBatch } : {}),
+  };
   switch (config.driver) {
     case 'sqlite':
-      return createSqliteStore({ path: config.path, sync: config.sync, mode: options.mode, ...(options.clock ? { clock: options.clock } : {}),
-        ...(options.observer ? { observer: options.observer } : {}) });
+      return createSqliteStore({ path: config.path, sync: config.sync, ...common });
     case 'postgres':
-      return createPostgresStore({ url: config.url, schema: config.schema, poolSize: config.poolSize, mode: options.mode, ...(options.clock ? { clock: options.clock } : {}),
-        ...(options.observer ? { observer: options.observer } : {}) });
+      return createPostgresStore({ url: config.url, schema: config.schema, poolSize: config.poolSize, ...common });
   }
 }

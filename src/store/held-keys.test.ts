@@ -1,41 +1,61 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { changedKeys, heldKeysOf, mergeCandidates, reopenedKeys, type HeldKey } from './held-keys.js';
+import { advancePass, mergeCandidates, nextHeldKeys, reopenedKeys, type HeldKey } from './held-keys.js';
 import { createBudgetPlan, type BudgetUsage } from './run-budgets.js';
 
 const usage = (o: Partial<BudgetUsage> = {}): BudgetUsage => ({ started: 0, tokens: 0, running: 0, ...o });
-const held = (scope: HeldKey['scope'], key: string, reason: string, restartReason: string | null = null): HeldKey => ({ scope, key, reason, restartReason });
+const held = (scope: HeldKey['scope'], key: string, reason: string | null, restartReason: string | null = null, phase: HeldKey['phase'] = null): HeldKey =>
+  ({ scope, key, reason, restartReason, phase, cursor: 0 });
 
 describe('held keys', () => {
+  // main: runsPerHour spent (new runs held, restarts pass); mail: tokens spent (both held); gh: room left.
   const plan = () => createBudgetPlan(
     { agents: { main: { runsPerHour: 1 } }, hooks: { mail: { tokensPerDay: 10 }, gh: { runsPerHour: 5 } } },
     { agents: new Map([['main', usage({ started: 1 })]]), hooks: new Map([['mail', usage({ tokens: 20 })]]) },
   );
 
-  it('lists the keys a plan holds, with the reason for restarts where restarts are held too', () => {
-    const keys = heldKeysOf(plan());
-    assert.deepEqual(keys.map((k) => [k.scope, k.key, k.restartReason === null]), [['agents', 'main', true], ['hooks', 'mail', false]]);
-    assert.match(keys[0]!.reason, /runsPerHour 1/);
-    assert.deepEqual(heldKeysOf(null), []);
+  it('lists each key the plan holds, with a pass through its unmarked runs', () => {
+    const { rows, changed } = nextHeldKeys([], plan());
+    assert.equal(changed, true);
+    assert.deepEqual(rows.map((k) => [k.scope, k.key, k.restartReason === null, k.phase, k.cursor]),
+      [['agents', 'main', true, 'new', 0], ['hooks', 'mail', false, 'new', 0]]);
+    assert.match(rows[0]!.reason!, /runsPerHour 1/);
+    assert.deepEqual(nextHeldKeys([], null), { rows: [], changed: false });
   });
 
-  it('rewrites the runs of the keys whose reasons changed, both ways, and no others', () => {
-    const a = held('agents', 'main', 'r1');
-    const b = held('hooks', 'mail', 'r2', 'r2');
-    assert.deepEqual(changedKeys([a, b], [a, b]), { agents: [], hooks: [] });
-    assert.deepEqual(changedKeys([a], [a, b]), { agents: [], hooks: ['mail'] }, 'newly held');
-    assert.deepEqual(changedKeys([a, b], [b]), { agents: ['main'], hooks: [] }, 'let go');
-    assert.deepEqual(changedKeys([a, b], [{ ...a, reason: 'r3' }, { ...b, restartReason: null }]), { agents: ['main'], hooks: ['mail'] }, 'reasons changed');
-    assert.deepEqual(changedKeys([a], [held('hooks', 'main', 'r1')]), { agents: ['main'], hooks: ['main'] }, 'one name in two scopes is two keys');
+  it('keeps a pass going while its key\'s reasons stay, and starts over when they change', () => {
+    const first = nextHeldKeys([], plan()).rows.map((k) => ({ ...k, phase: 'marked' as const, cursor: 40 }));
+    assert.deepEqual(nextHeldKeys(first, plan()), { rows: first, changed: false });
+    const changed = nextHeldKeys([{ ...first[0]!, reason: 'an older count' }, first[1]!], plan());
+    assert.equal(changed.changed, true);
+    assert.deepEqual([changed.rows[0]!.phase, changed.rows[0]!.cursor], ['unmarked', 0]);
+    assert.deepEqual([changed.rows[1]!.phase, changed.rows[1]!.cursor], ['marked', 40]);
   });
 
-  it('reopens a marked key the plan lets new runs or restarts through again', () => {
+  it('keeps a key its budget lets through listed, with no reason, until its marked runs are cleared', () => {
+    const { rows } = nextHeldKeys([held('agents', 'ops', 'old', 'old')], null);
+    assert.deepEqual(rows, [held('agents', 'ops', null, null, 'marked')]);
+    assert.deepEqual(advancePass(rows[0]!, [3, 9], 2), { ...rows[0]!, cursor: 9 }, 'a full batch: more may follow');
+    assert.equal(advancePass(rows[0]!, [12], 2), null, 'the last batch: the key is no longer listed');
+  });
+
+  it('goes from a changed key\'s unmarked runs to its marked ones, then rests; a new key marks its unmarked runs only', () => {
+    const row = held('hooks', 'mail', 'spent', 'spent', 'unmarked');
+    const marked = advancePass(row, [], 5);
+    assert.deepEqual(marked, { ...row, phase: 'marked', cursor: 0 });
+    assert.deepEqual(advancePass(marked!, [1, 2], 5), { ...row, phase: null, cursor: 0 });
+    assert.deepEqual(advancePass({ ...row, phase: 'new' }, [7], 5), { ...row, phase: null, cursor: 0 });
+  });
+
+  it('reopens a listed key the plan lets new runs or restarts through, and every key without budgets', () => {
     const p = plan();
-    const marked = [held('agents', 'main', 'old'), held('hooks', 'mail', 'old', 'old'), held('hooks', 'gh', 'old', 'old'), held('agents', 'ops', 'old', 'old')];
-    assert.deepEqual(reopenedKeys(marked, p), { agents: ['ops'], hooks: ['gh'] });
+    const rows = [held('agents', 'main', 'old'), held('hooks', 'mail', 'old', 'old'), held('hooks', 'gh', 'old', 'old'),
+      held('agents', 'ops', null)];
+    assert.deepEqual(reopenedKeys(rows, p), { agents: ['ops'], hooks: ['gh'] });
     assert.deepEqual(reopenedKeys([held('hooks', 'mail', 'old', null)], p), { agents: [], hooks: [] }, 'still held for new starts; restarts were never marked');
     const q = createBudgetPlan({ agents: { main: { runsPerHour: 1 } }, hooks: {} }, { agents: new Map([['main', usage({ started: 1 })]]), hooks: new Map() });
     assert.deepEqual(reopenedKeys([held('agents', 'main', 'tokens', 'tokens')], q), { agents: ['main'], hooks: [] }, 'restarts pass again');
+    assert.deepEqual(reopenedKeys(rows, null), { agents: ['main', 'ops'], hooks: ['mail', 'gh'] });
   });
 
   it('merges candidate lists in seq order, each run once, up to the limit', () => {

@@ -3,60 +3,101 @@ import type { BudgetPlan, BudgetScope } from './run-budgets.js';
 /**
  * How the stores keep a held backlog out of every claim's way. A queued run that a budget holds is
  * marked (its `held_reason` set), and claims read only unmarked runs, through an index that leaves
- * the marked ones out: a claim costs the same with a hundred thousand runs held as with none. The
- * keys the marks were made for are kept beside them (the `held_keys` table), so a claim rewrites
- * the marks of a key's runs only when that key's reasons change, and finds the marked runs of a key
- * its budget lets through again by that key's own index.
+ * the marked ones out: a claim costs the same with a hundred thousand runs held as with none.
+ *
+ * The keys the marks are made for are kept beside them (the `held_keys` table), each with what its
+ * runs should say (its reasons now; none once its budget lets runs through again) and the pass that
+ * brings its runs' marks there. A pass goes through the key's runs in `seq` order, a bounded batch
+ * per claim, so a key held or let go with a hundred thousand runs queued never stops a claim for
+ * long. A key stays listed while any run may still carry its mark, and a claim reads the marked runs
+ * of a listed key its budget lets through: a run is never left out of claims by a stale mark.
  */
 
-/** A budgeted key whose queued runs are marked held: its reason for a new start, and for a restart (none: restarts pass). */
+/**
+ * Which runs of its key a pass is going through: a key newly held marks its unmarked runs; a key
+ * whose reasons changed marks its unmarked runs and then rewrites its marked ones; a key let
+ * through clears its marked ones.
+ */
+export type PassPhase = 'new' | 'unmarked' | 'marked';
+
+/** A key whose queued runs are (or are being) marked, and what they should say. */
 export interface HeldKey {
   scope: BudgetScope;
   key: string;
-  reason: string;
+  /** The reason a new run of the key is held; `null` once the key lets runs through (its marks are being cleared). */
+  reason: string | null;
+  /** The reason a run started before is held; `null`: restarts pass. */
   restartReason: string | null;
+  /** The pass in progress, or `null` when every run of the key says what it should. */
+  phase: PassPhase | null;
+  /** The last `seq` the pass went through. */
+  cursor: number;
 }
 
 export type KeysByScope = Record<BudgetScope, string[]>;
 
+/** Runs a claim's passes go through in all: a key held or let go with many runs queued is marked over several claims. */
+export const MARK_BATCH = 10_000;
+
 const SCOPES: readonly BudgetScope[] = ['agents', 'hooks'];
 
-/** The held keys a plan describes; none without budgets. */
-export function heldKeysOf(plan: BudgetPlan | null): HeldKey[] {
-  if (plan === null) return [];
-  return SCOPES.flatMap((scope) => [...plan.blocked[scope]].map(([key, reason]): HeldKey => ({
-    scope, key, reason, restartReason: plan.blockedRestarts[scope].get(key) ?? null,
-  })));
-}
+const idOf = (k: { scope: BudgetScope; key: string }): string => `${k.scope}\u0000${k.key}`;
 
-const idOf = (k: HeldKey): string => `${k.scope}\u0000${k.key}`;
-
-/** The keys whose runs' marks must be rewritten to go from `marked` to `wanted`: every key whose reasons differ. */
-export function changedKeys(marked: readonly HeldKey[], wanted: readonly HeldKey[]): KeysByScope {
-  const before = new Map(marked.map((k) => [idOf(k), k]));
-  const after = new Map(wanted.map((k) => [idOf(k), k]));
-  const out: KeysByScope = { agents: [], hooks: [] };
-  for (const [id, k] of before) {
-    const w = after.get(id);
-    if (w === undefined || w.reason !== k.reason || w.restartReason !== k.restartReason) out[k.scope].push(k.key);
+/**
+ * The held keys after a claim whose plan ended as `plan` (none held without budgets): each key the
+ * plan holds, with its reasons; a listed key the plan lets through, with none. A key whose reasons
+ * changed starts a new pass (see `PassPhase`).
+ * `changed` says whether anything differs from `rows`.
+ */
+export function nextHeldKeys(rows: readonly HeldKey[], plan: BudgetPlan | null): { rows: HeldKey[]; changed: boolean } {
+  const wanted = new Map<string, Pick<HeldKey, 'scope' | 'key' | 'reason' | 'restartReason'>>();
+  for (const scope of plan === null ? [] : SCOPES) {
+    for (const [key, reason] of plan!.blocked[scope]) {
+      wanted.set(idOf({ scope, key }), { scope, key, reason, restartReason: plan!.blockedRestarts[scope].get(key) ?? null });
+    }
   }
-  for (const [id, k] of after) if (!before.has(id)) out[k.scope].push(k.key);
-  return out;
+  const out: HeldKey[] = [];
+  let changed = false;
+  const seen = new Set<string>();
+  for (const row of rows) {
+    const id = idOf(row);
+    seen.add(id);
+    const w = wanted.get(id);
+    const reason = w?.reason ?? null;
+    const restartReason = w?.restartReason ?? null;
+    if (row.reason === reason && row.restartReason === restartReason) {
+      out.push(row);
+      continue;
+    }
+    changed = true;
+    out.push({ ...row, reason, restartReason, phase: reason === null ? 'marked' : 'unmarked', cursor: 0 });
+  }
+  for (const [id, w] of wanted) {
+    if (seen.has(id)) continue;
+    changed = true;
+    out.push({ ...w, phase: 'new', cursor: 0 });
+  }
+  return { rows: out, changed };
 }
 
-/** Marked keys whose runs the plan lets through now, new starts or restarts: their marked runs are claim candidates. */
-export function reopenedKeys(marked: readonly HeldKey[], plan: BudgetPlan): KeysByScope {
+/** How far a batch of a pass went: the `seq`s it went through, out of at most `limit`. */
+export function advancePass(row: HeldKey, seqs: readonly number[], limit: number): HeldKey | null {
+  if (seqs.length === limit) return { ...row, cursor: seqs[seqs.length - 1]! };
+  if (row.phase === 'unmarked') return { ...row, phase: 'marked', cursor: 0 };
+  if (row.phase === 'new') return { ...row, phase: null, cursor: 0 };
+  // The pass is done: a key that lets runs through is no longer listed once its marks are gone.
+  return row.reason === null ? null : { ...row, phase: null, cursor: 0 };
+}
+
+/** Listed keys whose marked runs the plan lets through now (all of them without budgets): claim candidates. */
+export function reopenedKeys(rows: readonly HeldKey[], plan: BudgetPlan | null): KeysByScope {
   const out: KeysByScope = { agents: [], hooks: [] };
-  for (const k of marked) {
-    const restartsOpen = k.restartReason !== null && !plan.blockedRestarts[k.scope].has(k.key);
-    if (!plan.blocked[k.scope].has(k.key) || restartsOpen) out[k.scope].push(k.key);
+  for (const k of rows) {
+    const open = plan === null || k.reason === null || !plan.blocked[k.scope].has(k.key)
+      || (k.restartReason !== null && !plan.blockedRestarts[k.scope].has(k.key));
+    if (open) out[k.scope].push(k.key);
   }
   return out;
-}
-
-/** Whether any key is listed. */
-export function anyKeys(keys: KeysByScope): boolean {
-  return keys.agents.length > 0 || keys.hooks.length > 0;
 }
 
 /** Claim candidates from several queries, each in `seq` order: one list in `seq` order, each run once, at most `limit`. */

@@ -70,14 +70,17 @@ export function createStoreConfig(driver: Driver): { config: StoreConfig; cleanu
   return { config: StoreSchema.parse({ driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 4 }), cleanup: () => dropSchema(schema) };
 }
 
-/** `leaseClock` replaces the manual clock for leases (tests of workers that run in real time). */
-export async function createStoreFixture(driver: Driver, options: { leaseClock?: Clock } = {}): Promise<StoreFixture> {
+/**
+ * `leaseClock` replaces the manual clock for leases (tests of workers that run in real time);
+ * `heldMarkBatch` bounds the held-mark passes of a claim.
+ */
+export async function createStoreFixture(driver: Driver, options: { leaseClock?: Clock; heldMarkBatch?: number } = {}): Promise<StoreFixture> {
   const clock = createManualClock();
   const leaseClock = options.leaseClock ?? clock;
   const { config, cleanup } = createStoreConfig(driver);
   const opened: Store[] = [];
   const open = async (mode: StoreMode = 'serve'): Promise<Store> => {
-    const s = await createStore(config, { mode, clock: leaseClock });
+    const s = await createStore(config, { mode, clock: leaseClock, ...(options.heldMarkBatch === undefined ? {} : { heldMarkBatch: options.heldMarkBatch }) });
     opened.push(s);
     return s;
   };

@@ -170,6 +170,38 @@ describeEachDriver('store contract: run budgets', (driver) => {
     assert.equal((await store.readQueueStats()).heldRuns, 0);
   });
 
+  it('marks a held backlog a batch a claim, and claims its runs in order whatever is marked yet', async () => {
+    const small = await createStoreFixture(driver, { heldMarkBatch: 4 });
+    try {
+      const s = small.store;
+      const budgets: RunBudgets = { agents: { main: { runsPerHour: 1 } }, hooks: {} };
+      const ids: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        const run = newRun(`hook:b${i}`, { createdAt: small.clock.now() });
+        await s.enqueueRun(run);
+        ids.push(run.id);
+      }
+      const claimOn = async (b?: RunBudgets) => (await s.claimRuns({ owner: 'w', limit: 3, leaseMs: 10 * HOUR, ...(b === undefined ? {} : { budgets: b }) })).map((r) => r.id);
+      assert.deepEqual(await claimOn(budgets), [ids[0]]);
+      assert.equal((await s.readQueueStats()).heldRuns, 4, 'one batch of the 19 held runs marked');
+      assert.deepEqual(await claimOn(budgets), []);
+      assert.equal((await s.readQueueStats()).heldRuns, 8);
+      await small.clock.advance(HOUR);
+      assert.deepEqual(await claimOn(budgets), [ids[1]], 'the oldest, marked, run first');
+      for (let i = 0; i < 5; i++) await claimOn(budgets);
+      assert.equal((await s.readQueueStats()).heldRuns, 18, 'every held run marked, over several claims');
+      // The budget goes (a reload): every run is claimable at once, while the marks are cleared a batch a claim.
+      assert.deepEqual(await claimOn(), ids.slice(2, 5));
+      assert.equal((await s.readQueueStats()).heldRuns, 11, 'three claimed, four marks cleared');
+      assert.deepEqual(await claimOn(), ids.slice(5, 8));
+      for (let i = 0; i < 5; i++) await claimOn();
+      assert.equal((await s.readQueueStats()).heldRuns, 0);
+      assert.deepEqual(await s.listRuns({ state: 'queued', limit: 100 }), []);
+    } finally {
+      await small.dispose();
+    }
+  });
+
   it('forgets held reasons when the budgets are gone, and claims everything', async () => {
     const budgets: RunBudgets = { agents: { main: { runsPerHour: 1 } }, hooks: {} };
     for (let i = 0; i < 3; i++) await enqueue();

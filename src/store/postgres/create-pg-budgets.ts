@@ -1,27 +1,27 @@
 import type pg from 'pg';
-import { changedKeys, heldKeysOf, type HeldKey } from '../held-keys.js';
+import { advancePass, MARK_BATCH, nextHeldKeys, type HeldKey, type PassPhase } from '../held-keys.js';
 import {
   createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
 } from '../run-budgets.js';
 
 /** Budget reads and the held marks for the PostgreSQL run queue (see held-keys.ts). */
 export interface PgBudgets {
-  /**
-   * Serializes budgeted claims across the fleet (until the transaction ends), so two replicas
-   * never both spend a key's last room; then reads each budgeted key's usage into a claim's plan.
-   */
+  /** Each budgeted key's usage at `now`, made into a claim's plan; read under the budget lock (`lockBudgets`). */
   plan(client: pg.ClientBase, budgets: RunBudgets, now: number): Promise<BudgetPlan>;
-  /** The keys whose queued runs are marked held now. */
-  marked(client: pg.ClientBase | pg.Pool): Promise<HeldKey[]>;
+  /** The keys whose queued runs are (or are being) marked held. */
+  heldKeys(client: pg.ClientBase | pg.Pool): Promise<HeldKey[]>;
   /**
-   * Marks the queued runs held as `plan` says (none held when `null`): the runs of each key whose
-   * reasons differ from `marked`, and the runs queued since the last marking. Called under the
-   * budget lock, so the marks and the keys they were made for change together.
+   * Marks the queued runs held as `plan` says (none held when `null`), starting from `held`: the
+   * runs queued since the last marking, and a bounded batch of each pass in progress. Called under
+   * the budget lock, so the marks and the keys they are made for change together.
    */
-  mark(client: pg.ClientBase, plan: BudgetPlan | null, marked: readonly HeldKey[]): Promise<void>;
+  mark(client: pg.ClientBase, plan: BudgetPlan | null, held: readonly HeldKey[]): Promise<void>;
 }
 
-/** Takes the fleet-wide budget lock until the transaction ends. */
+/**
+ * Takes the fleet-wide budget lock until the transaction ends: budgeted claims take turns, so two
+ * replicas never both spend a key's last room, and the held marks change with their keys.
+ */
 export async function lockBudgets(client: pg.ClientBase): Promise<void> {
   await client.query(`SELECT pg_advisory_xact_lock(hashtext('hookgate budgets ' || current_schema()))`);
 }
@@ -33,12 +33,13 @@ const REASON = `CASE WHEN started_at IS NULL THEN COALESCE($1::jsonb ->> agent_i
 const COLUMN: Record<BudgetScope, string> = { agents: 'agent_id', hooks: 'hook' };
 
 interface UsageRow { key: string; started: string; tokens: string; running: string }
-interface HeldKeyRow { scope: BudgetScope; key: string; reason: string; restart_reason: string | null }
+interface HeldKeyRow {
+  scope: BudgetScope; key: string; reason: string | null; restart_reason: string | null; phase: PassPhase | null; pass_seq: string;
+}
 
-export function createPgBudgets(): PgBudgets {
+export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
   return {
     async plan(client, budgets, now) {
-      await lockBudgets(client);
       const usage = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
       for (const scope of ['agents', 'hooks'] as const) {
         const entries = Object.entries(budgets[scope]);
@@ -58,55 +59,74 @@ export function createPgBudgets(): PgBudgets {
       }
       return createBudgetPlan(budgets, usage);
     },
-    async marked(client) {
-      const { rows } = await client.query('SELECT scope, key, reason, restart_reason FROM held_keys');
-      return (rows as HeldKeyRow[]).map((r) => ({ scope: r.scope, key: r.key, reason: r.reason, restartReason: r.restart_reason }));
+    async heldKeys(client) {
+      const { rows } = await client.query('SELECT scope, key, reason, restart_reason, phase, pass_seq FROM held_keys');
+      return (rows as HeldKeyRow[]).map((r) => ({
+        scope: r.scope, key: r.key, reason: r.reason, restartReason: r.restart_reason, phase: r.phase, cursor: Number(r.pass_seq),
+      }));
     },
-    async mark(client, plan, marked) {
-      const wanted = heldKeysOf(plan);
+    async mark(client, plan, held) {
       const j = heldJsonOf(plan);
       const json = [j.agents, j.hooks, j.restartAgents, j.restartHooks];
-      const changed = changedKeys(marked, wanted);
-      for (const scope of ['agents', 'hooks'] as const) {
-        if (changed[scope].length === 0) continue;
-        // A key's marked runs by their own index; its unmarked ones among the claimable runs.
-        await client.query(
-          `UPDATE runs SET held_reason = ${REASON}
-            WHERE state = 'queued' AND held_reason IS NOT NULL AND ${COLUMN[scope]} = ANY($5::text[]) AND held_reason IS DISTINCT FROM ${REASON}`,
-          [...json, changed[scope]],
-        );
-        await client.query(
-          `UPDATE runs SET held_reason = ${REASON}
-            WHERE state = 'queued' AND held_reason IS NULL AND ${COLUMN[scope]} = ANY($5::text[]) AND ${REASON} IS NOT NULL`,
-          [...json, changed[scope]],
-        );
+      const next = nextHeldKeys(held, plan);
+      let changed = next.changed;
+      let left = markBatch;
+      const keys: HeldKey[] = [];
+      for (const row of next.rows) {
+        let r: HeldKey | null = row;
+        while (r !== null && r.phase !== null && left > 0) {
+          // A pass's batch: a key's unmarked runs among the claimable ones, its marked runs by their own index.
+          const { rows } = await client.query(
+            `WITH batch AS (SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS ${r.phase === 'marked' ? 'NOT NULL' : 'NULL'}
+                AND ${COLUMN[r.scope]} = $5 AND seq > $6 ORDER BY seq LIMIT $7),
+              marked AS (UPDATE runs SET held_reason = ${REASON} FROM batch
+                WHERE runs.seq = batch.seq AND runs.held_reason IS DISTINCT FROM ${REASON} RETURNING 1)
+            SELECT seq FROM batch ORDER BY seq`,
+            [...json, r.key, r.cursor, left],
+          );
+          const seqs = (rows as Array<{ seq: string }>).map((x) => Number(x.seq));
+          const limit = left;
+          left -= seqs.length;
+          r = advancePass(r, seqs, limit);
+        }
+        if (r !== row) changed = true;
+        if (r !== null) keys.push(r);
       }
-      if (changed.agents.length + changed.hooks.length > 0) {
+      if (changed) {
         await client.query('DELETE FROM held_keys');
-        if (wanted.length > 0) {
+        if (keys.length > 0) {
           await client.query(
-            'INSERT INTO held_keys (scope, key, reason, restart_reason) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])',
-            [wanted.map((k) => k.scope), wanted.map((k) => k.key), wanted.map((k) => k.reason), wanted.map((k) => k.restartReason)],
+            `INSERT INTO held_keys (scope, key, reason, restart_reason, phase, pass_seq)
+              SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])`,
+            [keys.map((k) => k.scope), keys.map((k) => k.key), keys.map((k) => k.reason), keys.map((k) => k.restartReason),
+              keys.map((k) => k.phase), keys.map((k) => k.cursor)],
           );
         }
       }
-      // Runs queued since the last marking arrived unmarked. A run whose seq was taken before the
-      // watermark but committed after it stays unmarked: claims still leave it out by its keys.
+      // Runs queued since the last marking arrived unmarked (a batch of them, out of what is left);
+      // with nothing held there is nothing to mark. A run whose seq was taken before the watermark
+      // but committed after it stays unmarked: claims still leave it out by its keys.
       const { rows } = await client.query(
         'SELECT (SELECT max(seq) FROM runs) AS max, (SELECT seq FROM held_watermark WHERE id = 1) AS after',
       );
       const { max, after } = rows[0] as { max: string | null; after: string | null };
       if ((max ?? '0') === (after ?? '0')) return;
-      if (wanted.length > 0) {
-        await client.query(
-          `UPDATE runs SET held_reason = ${REASON}
-            WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > $5 AND held_reason IS DISTINCT FROM ${REASON}`,
-          [...json, after ?? '0'],
+      let upTo = max ?? '0';
+      if (keys.some((k) => k.reason !== null)) {
+        if (left === 0) return;
+        const { rows: batch } = await client.query(
+          `WITH batch AS (SELECT seq FROM runs WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > $5 ORDER BY seq LIMIT $6),
+            marked AS (UPDATE runs SET held_reason = ${REASON} FROM batch
+              WHERE runs.seq = batch.seq AND runs.held_reason IS DISTINCT FROM ${REASON} RETURNING 1)
+          SELECT max(seq) AS last, count(*) AS n FROM batch`,
+          [...json, after ?? '0', left],
         );
+        const { last, n } = batch[0] as { last: string | null; n: string };
+        if (Number(n) === left) upTo = last!;
       }
       await client.query(
         'INSERT INTO held_watermark (id, seq) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq',
-        [max ?? '0'],
+        [upTo],
       );
     },
   };

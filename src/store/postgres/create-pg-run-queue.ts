@@ -33,27 +33,30 @@ interface Candidate { id: string; seq: string; agent_id: string; hook: string | 
 const sortClaimed = (rows: unknown[]): ClaimedRun[] =>
   (rows as Array<RunRow & { claim_id: string; seq: string }>).sort((a, b) => Number(a.seq) - Number(b.seq)).map(claimed);
 
-export function createPgRunQueue(ctx: PgContext): RunQueue {
+export function createPgRunQueue(ctx: PgContext, markBatch?: number): RunQueue {
   const { pool, channel } = ctx;
-  const budgeting = createPgBudgets();
+  const budgeting = createPgBudgets(markBatch);
 
   /**
-   * A claim under budgets: usage read under the fleet-wide budget lock, candidates selected with
-   * blocked keys left out (for a run started before, the keys that block restarts) from the
-   * unmarked runs and the marked runs of keys let through again, and a run whose start uses up its
-   * key's room blocks that key's later runs (selected again without them). The held marks follow.
+   * A claim under budgets, or with held marks still listed: under the fleet-wide budget lock, usage
+   * read into a plan, candidates selected with blocked keys left out (for a run started before, the
+   * keys that block restarts) from the unmarked runs and the marked runs of keys let through again,
+   * and a run whose start uses up its key's room blocks that key's later runs (selected again
+   * without them). The held marks follow.
    */
-  const claimBudgeted = async (
-    client: pg.PoolClient, { owner, limit, leaseMs, budgets }: { owner: string; limit: number; leaseMs: number; budgets: RunBudgets },
+  const claimHeld = async (
+    client: pg.PoolClient, { owner, limit, leaseMs, budgets }: { owner: string; limit: number; leaseMs: number; budgets: RunBudgets | null },
   ): Promise<ClaimedRun[]> => {
+    await lockBudgets(client);
     const { rows: [n] } = await client.query(`SELECT ${nowSql(1)} AS now`, [ctx.clockParam()]);
-    const plan = await budgeting.plan(client, budgets, Number((n as { now: string }).now));
-    const marked = await budgeting.marked(client);
+    const plan = budgets === null ? null : await budgeting.plan(client, budgets, Number((n as { now: string }).now));
+    const held = await budgeting.heldKeys(client);
     const runs: ClaimedRun[] = [];
+    const keys = (m: ReadonlyMap<string, string> | undefined): string[] => (m === undefined ? [] : [...m.keys()]);
     for (;;) {
       const params = [
-        limit - runs.length, [...plan.blocked.agents.keys()], [...plan.blocked.hooks.keys()], ctx.clockParam(),
-        [...plan.blockedRestarts.agents.keys()], [...plan.blockedRestarts.hooks.keys()],
+        limit - runs.length, keys(plan?.blocked.agents), keys(plan?.blocked.hooks), ctx.clockParam(),
+        keys(plan?.blockedRestarts.agents), keys(plan?.blockedRestarts.hooks),
       ];
       const select = async (where: string, key?: string): Promise<Candidate[]> => (await client.query(
         `SELECT r.id, r.seq, r.agent_id, r.hook, r.started_at FROM runs r WHERE ${where} AND ${NOT_BLOCKED}
@@ -61,13 +64,13 @@ export function createPgRunQueue(ctx: PgContext): RunQueue {
         key === undefined ? params : [...params, key],
       )).rows as Candidate[];
       const lists = [await select(CLAIMABLE)];
-      const reopened = reopenedKeys(marked, plan);
+      const reopened = reopenedKeys(held, plan);
       for (const scope of ['agents', 'hooks'] as const) {
         const column = scope === 'agents' ? 'agent_id' : 'hook';
         for (const key of reopened[scope]) lists.push(await select(`r.${column} = $7 AND r.held_reason IS NOT NULL AND ${READY}`, key));
       }
       const candidates = mergeCandidates(lists, limit - runs.length);
-      const taken = candidates.filter((r) => plan.take(r.agent_id, r.hook, r.started_at !== null)).map((r) => r.seq);
+      const taken = candidates.filter((r) => plan === null || plan.take(r.agent_id, r.hook, r.started_at !== null)).map((r) => r.seq);
       if (taken.length > 0) {
         const res = await client.query(
           `WITH n AS (SELECT ${nowSql(4)} AS now), picked AS (SELECT unnest($1::bigint[]) AS seq) ${CLAIM_PICKED}`,
@@ -77,24 +80,17 @@ export function createPgRunQueue(ctx: PgContext): RunQueue {
       }
       if (taken.length === candidates.length || runs.length >= limit) break;
     }
-    await budgeting.mark(client, plan, marked);
+    await budgeting.mark(client, plan, held);
     return runs.sort((a, b) => a.createdAt - b.createdAt);
-  };
-
-  /** Without budgets nothing is held: marks an earlier configuration (or another replica's) left go first. */
-  const clearMarks = async (): Promise<void> => {
-    if ((await budgeting.marked(pool)).length === 0) return;
-    await ctx.tx(async (client) => {
-      await lockBudgets(client);
-      await budgeting.mark(client, null, await budgeting.marked(client));
-    });
   };
 
   return {
     async claimRuns({ owner, limit, leaseMs, budgets }) {
       ctx.checkWritable();
-      if (hasBudgets(budgets)) return ctx.tx((client) => claimBudgeted(client, { owner, limit, leaseMs, budgets }));
-      await clearMarks();
+      // Without budgets, marks an earlier configuration left are cleared, a batch a claim.
+      if (hasBudgets(budgets) || (await budgeting.heldKeys(pool)).length > 0) {
+        return ctx.tx((client) => claimHeld(client, { owner, limit, leaseMs, budgets: hasBudgets(budgets) ? budgets : null }));
+      }
       // SKIP LOCKED: replicas claiming at once take different runs. A run is claimable only when no
       // run of its session is running or queued before it; the redundant `state IN (…)` terms let
       // the partial indexes on open runs serve the query.

@@ -39,6 +39,8 @@ export interface PostgresStoreOptions {
   lockTimeoutMs?: number;
   /** Replaces `QUERY_TIMEOUT_MS` (tests). */
   queryTimeoutMs?: number;
+  /** Runs a claim's held-mark passes go through in all (tests). @default MARK_BATCH (held-keys.ts) */
+  heldMarkBatch?: number;
 }
 
 const INT8_OID = 20;
@@ -156,7 +158,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     shared: true,
     ...createPgIngress(ctx, group),
     ...createPgReader(ctx),
-    ...createPgRunQueue(ctx),
+    ...createPgRunQueue(ctx, options.heldMarkBatch),
     ...createPgCancelRun(ctx),
     ...createPgRequestLog(ctx, group),
     ...createPgHeartbeats(ctx),

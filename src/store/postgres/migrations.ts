@@ -176,15 +176,18 @@ export const PG_MIGRATIONS: readonly string[] = [
   `,
   `
   -- A held backlog out of the claims' way (see held-keys.ts): claims read queued runs no budget
-  -- marked held; the keys the marks were made for, and the newest run marked, are kept beside them.
+  -- marked held; the keys the marks are made for, each with its pass, and the newest run marked,
+  -- are kept beside them.
   CREATE INDEX runs_claimable ON runs (seq) WHERE state = 'queued' AND held_reason IS NULL;
   CREATE INDEX runs_held_agent ON runs (agent_id, seq) WHERE state = 'queued' AND held_reason IS NOT NULL;
   CREATE INDEX runs_held_hook ON runs (hook, seq) WHERE state = 'queued' AND held_reason IS NOT NULL;
   CREATE TABLE held_keys (
     scope text NOT NULL,
     key text NOT NULL,
-    reason text NOT NULL,
+    reason text,
     restart_reason text,
+    phase text,
+    pass_seq bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (scope, key)
   );
   CREATE TABLE held_watermark (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL);

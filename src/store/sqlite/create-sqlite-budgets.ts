@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { changedKeys, heldKeysOf, type HeldKey } from '../held-keys.js';
+import { advancePass, MARK_BATCH, nextHeldKeys, type HeldKey, type PassPhase } from '../held-keys.js';
 import {
   createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
 } from '../run-budgets.js';
@@ -8,20 +8,22 @@ import {
 export interface SqliteBudgets {
   /** Each budgeted key's usage at `now`, made into a claim's plan. */
   plan(budgets: RunBudgets, now: number): BudgetPlan;
-  /** The keys whose queued runs are marked held now. */
-  marked(): HeldKey[];
+  /** The keys whose queued runs are (or are being) marked held. */
+  heldKeys(): HeldKey[];
   /**
-   * Marks the queued runs held as `plan` says (none held when `null`): the runs of each key whose
-   * reasons differ from `marked`, and the runs queued since the last marking.
+   * Marks the queued runs held as `plan` says (none held when `null`), starting from `held`: the
+   * runs queued since the last marking, and a bounded batch of each pass in progress.
    */
-  mark(plan: BudgetPlan | null, marked: readonly HeldKey[]): void;
+  mark(plan: BudgetPlan | null, held: readonly HeldKey[]): void;
 }
 
 const COLUMN: Record<BudgetScope, string> = { agents: 'agent_id', hooks: 'hook' };
 
-interface HeldKeyRow { scope: BudgetScope; key: string; reason: string; restart_reason: string | null }
+interface HeldKeyRow {
+  scope: BudgetScope; key: string; reason: string | null; restart_reason: string | null; phase: PassPhase | null; pass_seq: number;
+}
 
-export function createSqliteBudgets(db: Database): SqliteBudgets {
+export function createSqliteBudgets(db: Database, markBatch = MARK_BATCH): SqliteBudgets {
   let st: ReturnType<typeof prepare> | null = null;
   const statements = (): ReturnType<typeof prepare> => (st ??= prepare(db));
   return {
@@ -37,25 +39,47 @@ export function createSqliteBudgets(db: Database): SqliteBudgets {
       }
       return createBudgetPlan(budgets, usage);
     },
-    marked() {
-      return (statements().heldKeys.all() as HeldKeyRow[]).map((r) => ({ scope: r.scope, key: r.key, reason: r.reason, restartReason: r.restart_reason }));
+    heldKeys() {
+      return (statements().heldKeys.all() as HeldKeyRow[]).map((r) => ({
+        scope: r.scope, key: r.key, reason: r.reason, restartReason: r.restart_reason, phase: r.phase, cursor: r.pass_seq,
+      }));
     },
-    mark(plan, marked) {
+    mark(plan, held) {
       const s = statements();
-      const wanted = heldKeysOf(plan);
       const json = heldJsonOf(plan);
-      const changed = changedKeys(marked, wanted);
-      for (const scope of ['agents', 'hooks'] as const) for (const key of changed[scope]) s.markKey[scope].run({ ...json, key });
-      if (changed.agents.length + changed.hooks.length > 0) {
-        s.clearKeys.run();
-        for (const k of wanted) s.insertKey.run(k.scope, k.key, k.reason, k.restartReason);
+      const next = nextHeldKeys(held, plan);
+      let changed = next.changed;
+      let left = markBatch;
+      const rows: HeldKey[] = [];
+      for (const row of next.rows) {
+        let r: HeldKey | null = row;
+        while (r !== null && r.phase !== null && left > 0) {
+          const seqs = s.passBatch[r.phase][r.scope].all({ key: r.key, cursor: r.cursor, limit: left }) as number[];
+          if (seqs.length > 0) s.markSeqs.run({ ...json, seqs: JSON.stringify(seqs) });
+          const limit = left;
+          left -= seqs.length;
+          r = advancePass(r, seqs, limit);
+        }
+        if (r !== row) changed = true;
+        if (r !== null) rows.push(r);
       }
-      // Runs queued since the last marking arrived unmarked; with nothing held there is nothing to mark.
-      const maxSeq = (s.maxSeq.pluck().get() as number | null) ?? 0;
+      if (changed) {
+        s.clearKeys.run();
+        for (const k of rows) s.insertKey.run(k.scope, k.key, k.reason, k.restartReason, k.phase, k.cursor);
+      }
+      // Runs queued since the last marking arrived unmarked (a batch of them, out of what is left);
+      // with nothing held there is nothing to mark.
       const after = (s.watermark.pluck().get() as number | undefined) ?? 0;
+      const maxSeq = (s.maxSeq.pluck().get() as number | null) ?? 0;
       if (maxSeq === after) return;
-      if (wanted.length > 0) s.markSince.run({ ...json, after });
-      s.setWatermark.run(maxSeq);
+      if (!rows.some((k) => k.reason !== null)) {
+        s.setWatermark.run(maxSeq);
+        return;
+      }
+      const seqs = left > 0 ? s.queuedSince.all({ after, limit: left }) as number[] : [];
+      if (seqs.length > 0) s.markSeqs.run({ ...json, seqs: JSON.stringify(seqs) });
+      if (seqs.length < left) s.setWatermark.run(maxSeq);
+      else if (seqs.length > 0) s.setWatermark.run(seqs[seqs.length - 1]!);
     },
   };
 }
@@ -74,28 +98,28 @@ function prepare(db: Database) {
       (SELECT value FROM json_each(@hooks) WHERE key = runs.hook))
     ELSE coalesce((SELECT value FROM json_each(@restartAgents) WHERE key = runs.agent_id),
       (SELECT value FROM json_each(@restartHooks) WHERE key = runs.hook)) END`;
-  // A key's marked runs by their own index; its unmarked ones among the claimable runs.
-  const markKey = (column: string) => {
-    const marked = db.prepare(
-      `UPDATE runs SET held_reason = ${reason}
-        WHERE state = 'queued' AND held_reason IS NOT NULL AND ${column} = @key AND held_reason IS NOT ${reason}`,
-    );
-    const unmarked = db.prepare(
-      `UPDATE runs SET held_reason = ${reason} WHERE state = 'queued' AND held_reason IS NULL AND ${column} = @key AND ${reason} IS NOT NULL`,
-    );
-    return { run: (p: Record<string, unknown>): void => { marked.run(p); unmarked.run(p); } };
-  };
+  // A pass's batch: a key's unmarked runs among the claimable ones, its marked runs by their own index.
+  const passBatch = (column: string, marked: boolean) => db.prepare(
+    `SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS ${marked ? 'NOT NULL' : 'NULL'} AND ${column} = @key
+      AND seq > @cursor ORDER BY seq LIMIT @limit`,
+  ).pluck();
   return {
     window: { agents: window(COLUMN.agents), hooks: window(COLUMN.hooks) },
     running: { agents: running(COLUMN.agents), hooks: running(COLUMN.hooks) },
-    heldKeys: db.prepare('SELECT scope, key, reason, restart_reason FROM held_keys'),
+    heldKeys: db.prepare('SELECT scope, key, reason, restart_reason, phase, pass_seq FROM held_keys'),
     clearKeys: db.prepare('DELETE FROM held_keys'),
-    insertKey: db.prepare('INSERT INTO held_keys (scope, key, reason, restart_reason) VALUES (?, ?, ?, ?)'),
-    markKey: { agents: markKey(COLUMN.agents), hooks: markKey(COLUMN.hooks) },
-    markSince: db.prepare(
-      `UPDATE runs SET held_reason = ${reason}
-        WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > @after AND held_reason IS NOT ${reason}`,
+    insertKey: db.prepare('INSERT INTO held_keys (scope, key, reason, restart_reason, phase, pass_seq) VALUES (?, ?, ?, ?, ?, ?)'),
+    passBatch: {
+      new: { agents: passBatch(COLUMN.agents, false), hooks: passBatch(COLUMN.hooks, false) },
+      unmarked: { agents: passBatch(COLUMN.agents, false), hooks: passBatch(COLUMN.hooks, false) },
+      marked: { agents: passBatch(COLUMN.agents, true), hooks: passBatch(COLUMN.hooks, true) },
+    },
+    markSeqs: db.prepare(
+      `UPDATE runs SET held_reason = ${reason} WHERE seq IN (SELECT value FROM json_each(@seqs)) AND held_reason IS NOT ${reason}`,
     ),
+    queuedSince: db.prepare(
+      "SELECT seq FROM runs WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > @after ORDER BY seq LIMIT @limit",
+    ).pluck(),
     maxSeq: db.prepare('SELECT max(seq) FROM runs'),
     watermark: db.prepare('SELECT seq FROM held_watermark WHERE id = 1'),
     setWatermark: db.prepare('INSERT INTO held_watermark (id, seq) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq'),

@@ -11,8 +11,8 @@ type ClaimableRow = RunRow & { seq: number };
 /** Blocked keys as the claim statements take them: a JSON array. */
 const keys = (m: ReadonlyMap<string, string> | undefined): string => JSON.stringify(m === undefined ? [] : [...m.keys()]);
 
-export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: SqliteContext): RunQueue {
-  const budgeting = createSqliteBudgets(db);
+export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: SqliteContext, markBatch?: number): RunQueue {
+  const budgeting = createSqliteBudgets(db, markBatch);
   return {
     claimRuns({ owner, limit, leaseMs, budgets }) {
       return write(() => {
@@ -25,9 +25,7 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
             lease_owner: owner, lease_until: t + leaseMs, held_reason: null }, claimId));
         };
         const plan = hasBudgets(budgets) ? budgeting.plan(budgets, t) : null;
-        const marked = budgeting.marked();
-        // Without budgets nothing is held: marks an earlier configuration left go first.
-        if (plan === null && marked.length > 0) budgeting.mark(null, marked);
+        const held = budgeting.heldKeys();
         // A run whose start uses up its key's room blocks that key's later runs: select again
         // without them. Each pass blocks a key or ends the loop (at once without budgets).
         for (;;) {
@@ -37,11 +35,9 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
             restartAgents: keys(plan?.blockedRestarts.agents), restartHooks: keys(plan?.blockedRestarts.hooks),
           };
           const lists = [st.selectClaimable.all(params) as ClaimableRow[]];
-          if (plan !== null) {
-            const reopened = reopenedKeys(marked, plan);
-            for (const scope of ['agents', 'hooks'] as const) {
-              for (const key of reopened[scope]) lists.push(st.selectReopened[scope].all({ ...params, key }) as ClaimableRow[]);
-            }
+          const reopened = reopenedKeys(held, plan);
+          for (const scope of ['agents', 'hooks'] as const) {
+            for (const key of reopened[scope]) lists.push(st.selectReopened[scope].all({ ...params, key }) as ClaimableRow[]);
           }
           let skipped = false;
           for (const row of mergeCandidates(lists, params.limit)) {
@@ -50,7 +46,8 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
           }
           if (!skipped || runs.length >= limit) break;
         }
-        if (plan !== null) budgeting.mark(plan, marked);
+        // Without budgets, marks an earlier configuration left are cleared, a batch a claim.
+        if (plan !== null || held.length > 0) budgeting.mark(plan, held);
         return runs;
       });
     },

@@ -42,6 +42,8 @@ export interface SqliteStoreOptions {
   clock?: Clock;
   /** Sees each group commit (metrics). */
   observer?: StoreObserver;
+  /** Runs a claim's held-mark passes go through in all (tests). @default MARK_BATCH (held-keys.ts) */
+  heldMarkBatch?: number;
   /**
    * How long after opening (`serve` mode) the checkpoint thread starts, so starting it costs the
    * gateway's start-up nothing; until it runs, this connection checkpoints as SQLite does by default.
@@ -227,7 +229,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return toIdempotency(row);
     },
     ...createSqliteReader(ctx),
-    ...createSqliteRunQueue(ctx),
+    ...createSqliteRunQueue(ctx, options.heldMarkBatch),
     ...createSqliteCancelRun(ctx),
     listRequests: requestLog.listRequests,
     getRequest: requestLog.getRequest,
