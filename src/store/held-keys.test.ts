@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { advancePass, mergeCandidates, nextHeldKeys, reopenedKeys, type HeldKey } from './held-keys.js';
+import { advancePass, mergeCandidates, nextHeldKeys, reopenedKeys, runPasses, type HeldKey } from './held-keys.js';
 import { createBudgetPlan, type BudgetUsage } from './run-budgets.js';
 
 const usage = (o: Partial<BudgetUsage> = {}): BudgetUsage => ({ started: 0, tokens: 0, running: 0, ...o });
@@ -45,6 +45,24 @@ describe('held keys', () => {
     assert.deepEqual(marked, { ...row, phase: 'marked', cursor: 0 });
     assert.deepEqual(advancePass(marked!, [1, 2], 5), { ...row, phase: null, cursor: 0 });
     assert.deepEqual(advancePass({ ...row, phase: 'new' }, [7], 5), { ...row, phase: null, cursor: 0 });
+  });
+
+  it('runs the passes a batch at a time within the claim\'s budget, leaving the rest for the next claim', () => {
+    const rows = [held('agents', 'a', 'r', null, 'new'), held('agents', 'b', null, null, 'marked'), held('hooks', 'c', 'r', null, 'unmarked')];
+    /** Runs queued per key, as the store would find them. */
+    const runs: Record<string, number[]> = { a: [1, 2, 3], b: [4, 5, 6, 7, 8], c: [9] };
+    const passes = runPasses({ rows, changed: false }, 6);
+    const asked: string[] = [];
+    let step = passes.next();
+    while (step.done !== true) {
+      const { row, limit } = step.value;
+      asked.push(`${row.key}:${row.phase}:${limit}`);
+      step = passes.next(runs[row.key]!.filter((seq) => seq > row.cursor).slice(0, limit));
+    }
+    assert.deepEqual(asked, ['a:new:6', 'b:marked:3'], 'a\'s 3 runs, then 3 of b\'s; c waits');
+    assert.deepEqual(step.value.rows.map((k) => [k.key, k.phase, k.cursor]), [['a', null, 0], ['b', 'marked', 6], ['c', 'unmarked', 0]]);
+    assert.equal(step.value.changed, true);
+    assert.equal(step.value.left, 0);
   });
 
   it('reopens a listed key the plan lets new runs or restarts through, and every key without budgets', () => {

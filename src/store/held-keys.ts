@@ -89,6 +89,36 @@ export function advancePass(row: HeldKey, seqs: readonly number[], limit: number
   return row.reason === null ? null : { ...row, phase: null, cursor: 0 };
 }
 
+/** The listed keys after a claim's passes, whether they changed, and how much of the batch is left. */
+export interface PassesDone {
+  rows: HeldKey[];
+  changed: boolean;
+  left: number;
+}
+
+/**
+ * A claim's passes, a batch at a time, within `budget` runs in all: yields the key whose pass goes
+ * on and how many runs its next batch may take, is given back the `seq`s that batch went through
+ * (the store marks them meanwhile), and returns the keys as they stand after.
+ */
+export function* runPasses(next: { rows: readonly HeldKey[]; changed: boolean }, budget: number): Generator<{ row: HeldKey; limit: number }, PassesDone, number[]> {
+  let changed = next.changed;
+  let left = budget;
+  const rows: HeldKey[] = [];
+  for (const row of next.rows) {
+    let r: HeldKey | null = row;
+    while (r !== null && r.phase !== null && left > 0) {
+      const limit = left;
+      const seqs: number[] = yield { row: r, limit };
+      left -= seqs.length;
+      r = advancePass(r, seqs, limit);
+    }
+    if (r !== row) changed = true;
+    if (r !== null) rows.push(r);
+  }
+  return { rows, changed, left };
+}
+
 /** Listed keys whose marked runs the plan lets through now (all of them without budgets): claim candidates. */
 export function reopenedKeys(rows: readonly HeldKey[], plan: BudgetPlan | null): KeysByScope {
   const out: KeysByScope = { agents: [], hooks: [] };

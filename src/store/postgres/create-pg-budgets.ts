@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { advancePass, MARK_BATCH, nextHeldKeys, type HeldKey, type PassPhase } from '../held-keys.js';
+import { MARK_BATCH, nextHeldKeys, runPasses, type HeldKey, type PassPhase } from '../held-keys.js';
 import {
   createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
 } from '../run-budgets.js';
@@ -37,6 +37,21 @@ interface HeldKeyRow {
   scope: BudgetScope; key: string; reason: string | null; restart_reason: string | null; phase: PassPhase | null; pass_seq: string;
 }
 
+/**
+ * Marks the runs `batch` selects (`SELECT seq … ORDER BY seq LIMIT …`, its parameters from `$5`) as
+ * the held JSON says; the `seq`s it selected, in order.
+ */
+async function markSelected(client: pg.ClientBase, json: readonly string[], batch: string, params: readonly unknown[]): Promise<number[]> {
+  const { rows } = await client.query(
+    `WITH batch AS (${batch}),
+      marked AS (UPDATE runs SET held_reason = ${REASON} FROM batch
+        WHERE runs.seq = batch.seq AND runs.held_reason IS DISTINCT FROM ${REASON} RETURNING 1)
+    SELECT seq FROM batch ORDER BY seq`,
+    [...json, ...params],
+  );
+  return (rows as Array<{ seq: string }>).map((r) => Number(r.seq));
+}
+
 export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
   return {
     async plan(client, budgets, now) {
@@ -68,30 +83,16 @@ export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
     async mark(client, plan, held) {
       const j = heldJsonOf(plan);
       const json = [j.agents, j.hooks, j.restartAgents, j.restartHooks];
-      const next = nextHeldKeys(held, plan);
-      let changed = next.changed;
-      let left = markBatch;
-      const keys: HeldKey[] = [];
-      for (const row of next.rows) {
-        let r: HeldKey | null = row;
-        while (r !== null && r.phase !== null && left > 0) {
-          // A pass's batch: a key's unmarked runs among the claimable ones, its marked runs by their own index.
-          const { rows } = await client.query(
-            `WITH batch AS (SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS ${r.phase === 'marked' ? 'NOT NULL' : 'NULL'}
-                AND ${COLUMN[r.scope]} = $5 AND seq > $6 ORDER BY seq LIMIT $7),
-              marked AS (UPDATE runs SET held_reason = ${REASON} FROM batch
-                WHERE runs.seq = batch.seq AND runs.held_reason IS DISTINCT FROM ${REASON} RETURNING 1)
-            SELECT seq FROM batch ORDER BY seq`,
-            [...json, r.key, r.cursor, left],
-          );
-          const seqs = (rows as Array<{ seq: string }>).map((x) => Number(x.seq));
-          const limit = left;
-          left -= seqs.length;
-          r = advancePass(r, seqs, limit);
-        }
-        if (r !== row) changed = true;
-        if (r !== null) keys.push(r);
+      const passes = runPasses(nextHeldKeys(held, plan), markBatch);
+      let step = passes.next();
+      while (step.done !== true) {
+        const { row, limit } = step.value;
+        // A pass's batch: a key's unmarked runs among the claimable ones, its marked runs by their own index.
+        step = passes.next(await markSelected(client, json,
+          `SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS ${row.phase === 'marked' ? 'NOT NULL' : 'NULL'}
+            AND ${COLUMN[row.scope]} = $5 AND seq > $6 ORDER BY seq LIMIT $7`, [row.key, row.cursor, limit]));
       }
+      const { rows: keys, changed, left } = step.value;
       if (changed) {
         await client.query('DELETE FROM held_keys');
         if (keys.length > 0) {
@@ -114,15 +115,9 @@ export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
       let upTo = max ?? '0';
       if (keys.some((k) => k.reason !== null)) {
         if (left === 0) return;
-        const { rows: batch } = await client.query(
-          `WITH batch AS (SELECT seq FROM runs WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > $5 ORDER BY seq LIMIT $6),
-            marked AS (UPDATE runs SET held_reason = ${REASON} FROM batch
-              WHERE runs.seq = batch.seq AND runs.held_reason IS DISTINCT FROM ${REASON} RETURNING 1)
-          SELECT max(seq) AS last, count(*) AS n FROM batch`,
-          [...json, after ?? '0', left],
-        );
-        const { last, n } = batch[0] as { last: string | null; n: string };
-        if (Number(n) === left) upTo = last!;
+        const seqs = await markSelected(client, json,
+          "SELECT seq FROM runs WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > $5 ORDER BY seq LIMIT $6", [after ?? '0', left]);
+        if (seqs.length === left) upTo = String(seqs[seqs.length - 1]);
       }
       await client.query(
         'INSERT INTO held_watermark (id, seq) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq',

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { advancePass, MARK_BATCH, nextHeldKeys, type HeldKey, type PassPhase } from '../held-keys.js';
+import { MARK_BATCH, nextHeldKeys, runPasses, type HeldKey, type PassPhase } from '../held-keys.js';
 import {
   createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
 } from '../run-budgets.js';
@@ -47,22 +47,15 @@ export function createSqliteBudgets(db: Database, markBatch = MARK_BATCH): Sqlit
     mark(plan, held) {
       const s = statements();
       const json = heldJsonOf(plan);
-      const next = nextHeldKeys(held, plan);
-      let changed = next.changed;
-      let left = markBatch;
-      const rows: HeldKey[] = [];
-      for (const row of next.rows) {
-        let r: HeldKey | null = row;
-        while (r !== null && r.phase !== null && left > 0) {
-          const seqs = s.passBatch[r.phase][r.scope].all({ key: r.key, cursor: r.cursor, limit: left }) as number[];
-          if (seqs.length > 0) s.markSeqs.run({ ...json, seqs: JSON.stringify(seqs) });
-          const limit = left;
-          left -= seqs.length;
-          r = advancePass(r, seqs, limit);
-        }
-        if (r !== row) changed = true;
-        if (r !== null) rows.push(r);
+      const passes = runPasses(nextHeldKeys(held, plan), markBatch);
+      let step = passes.next();
+      while (step.done !== true) {
+        const { row, limit } = step.value;
+        const seqs = s.passBatch[row.phase!][row.scope].all({ key: row.key, cursor: row.cursor, limit }) as number[];
+        if (seqs.length > 0) s.markSeqs.run({ ...json, seqs: JSON.stringify(seqs) });
+        step = passes.next(seqs);
       }
+      const { rows, changed, left } = step.value;
       if (changed) {
         s.clearKeys.run();
         for (const k of rows) s.insertKey.run(k.scope, k.key, k.reason, k.restartReason, k.phase, k.cursor);
