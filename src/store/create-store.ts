@@ -25,6 +25,8 @@ export interface CreateStoreOptions {
   observer?: StoreObserver;
   /** Runs a claim's held-mark passes go through in all (tests). @default MARK_BATCH (held-keys.ts) */
   heldMarkBatch?: number;
+  /** Unmarked queued runs a claim reads in order before it looks further (tests; SQLite). @default 1000 */
+  claimScan?: number;
 }
 
 /** Opens the store a config names. No caller checks the driver: every difference lives here. */
@@ -35,9 +37,10 @@ export async function createStore(config: StoreConfig, options: CreateStoreOptio
     ...(options.observer ? { observer: options.observer } : {}),
     ...(options.heldMarkBatch ? { heldMarkBatch: options.heldMarkBatch } : {}),
   };
+  const sqliteOnly = options.claimScan ? { claimScan: options.claimScan } : {};
   switch (config.driver) {
     case 'sqlite':
-      return createSqliteStore({ path: config.path, sync: config.sync, ...common });
+      return createSqliteStore({ path: config.path, sync: config.sync, ...common, ...sqliteOnly });
     case 'postgres':
       return createPostgresStore({ url: config.url, schema: config.schema, poolSize: config.poolSize, ...common });
   }

@@ -72,15 +72,22 @@ export function createStoreConfig(driver: Driver): { config: StoreConfig; cleanu
 
 /**
  * `leaseClock` replaces the manual clock for leases (tests of workers that run in real time);
- * `heldMarkBatch` bounds the held-mark passes of a claim.
+ * `heldMarkBatch` bounds the held-mark passes of a claim; `claimScan` how far a SQLite claim reads
+ * in order before it looks session by session.
  */
-export async function createStoreFixture(driver: Driver, options: { leaseClock?: Clock; heldMarkBatch?: number } = {}): Promise<StoreFixture> {
+export async function createStoreFixture(
+  driver: Driver, options: { leaseClock?: Clock; heldMarkBatch?: number; claimScan?: number } = {},
+): Promise<StoreFixture> {
   const clock = createManualClock();
   const leaseClock = options.leaseClock ?? clock;
   const { config, cleanup } = createStoreConfig(driver);
   const opened: Store[] = [];
   const open = async (mode: StoreMode = 'serve'): Promise<Store> => {
-    const s = await createStore(config, { mode, clock: leaseClock, ...(options.heldMarkBatch === undefined ? {} : { heldMarkBatch: options.heldMarkBatch }) });
+    const s = await createStore(config, {
+      mode, clock: leaseClock,
+      ...(options.heldMarkBatch === undefined ? {} : { heldMarkBatch: options.heldMarkBatch }),
+      ...(options.claimScan === undefined ? {} : { claimScan: options.claimScan }),
+    });
     opened.push(s);
     return s;
   };

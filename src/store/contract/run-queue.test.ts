@@ -32,6 +32,26 @@ describeEachDriver('store contract: run queue', (driver) => {
     assert.deepEqual((await claim()).map((r) => r.id), [a2.id]);
   });
 
+  it('finds the runs it may claim past a long line of runs waiting behind a busy session, with few sessions or many', async () => {
+    const small = await createStoreFixture(driver, { claimScan: 2 });
+    try {
+      const s = small.store;
+      const busy = [newRun('busy'), newRun('busy'), newRun('busy'), newRun('busy')];
+      for (const r of busy) await s.enqueueRun(r);
+      assert.deepEqual((await s.claimRuns({ owner: 'w', limit: 1, leaseMs: 1000 })).map((r) => r.id), [busy[0]!.id]);
+      const b = newRun('b');
+      await s.enqueueRun(b);
+      assert.deepEqual((await s.claimRuns({ owner: 'w', limit: 3, leaseMs: 1000 })).map((r) => r.id), [b.id], 'two sessions: their oldest runs');
+      const more = [newRun('c'), newRun('d'), newRun('e')];
+      for (const r of more) await s.enqueueRun(r);
+      assert.deepEqual((await s.claimRuns({ owner: 'w', limit: 2, leaseMs: 1000 })).map((r) => r.id), [more[0]!.id, more[1]!.id],
+        'five sessions: everything, oldest first');
+      assert.deepEqual((await s.claimRuns({ owner: 'w', limit: 5, leaseMs: 1000 })).map((r) => r.id), [more[2]!.id]);
+    } finally {
+      await small.dispose();
+    }
+  });
+
   it('claims at most limit runs', async () => {
     for (const k of ['a', 'b', 'c']) await store.enqueueRun(newRun(k));
     assert.equal((await claim(2)).length, 2);

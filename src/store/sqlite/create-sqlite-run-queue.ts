@@ -11,7 +11,10 @@ type ClaimableRow = RunRow & { seq: number };
 /** Blocked keys as the claim statements take them: a JSON array. */
 const keys = (m: ReadonlyMap<string, string> | undefined): string => JSON.stringify(m === undefined ? [] : [...m.keys()]);
 
-export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: SqliteContext, markBatch?: number): RunQueue {
+/** Unmarked queued runs a claim reads in `seq` order before it looks further; and the most sessions it looks at one by one. */
+const CLAIM_SCAN = 1000;
+
+export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: SqliteContext, markBatch?: number, scan = CLAIM_SCAN): RunQueue {
   const budgeting = createSqliteBudgets(db, markBatch);
   return {
     claimRuns({ owner, limit, leaseMs, budgets }) {
@@ -34,7 +37,15 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
             agents: keys(plan?.blocked.agents), hooks: keys(plan?.blocked.hooks),
             restartAgents: keys(plan?.blockedRestarts.agents), restartHooks: keys(plan?.blockedRestarts.hooks),
           };
-          const lists = [st.selectClaimable.all(params) as ClaimableRow[]];
+          let first = st.selectClaimable.all({ ...params, scan }) as ClaimableRow[];
+          if (first.length < params.limit && st.moreClaimable.get({ scan }) !== undefined) {
+            // Few sessions (a flood queued behind one of them): their oldest runs; many: everything.
+            const sessions = st.openSessions.all({ max: scan + 1 }) as string[];
+            first = (sessions.length <= scan
+              ? st.selectSessionHeads.all({ ...params, keys: JSON.stringify(sessions) })
+              : st.selectClaimableAll.all(params)) as ClaimableRow[];
+          }
+          const lists = [first];
           const reopened = reopenedKeys(held, plan);
           for (const scope of ['agents', 'hooks'] as const) {
             for (const key of reopened[scope]) lists.push(st.selectReopened[scope].all({ ...params, key }) as ClaimableRow[]);

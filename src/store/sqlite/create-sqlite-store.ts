@@ -44,6 +44,8 @@ export interface SqliteStoreOptions {
   observer?: StoreObserver;
   /** Runs a claim's held-mark passes go through in all (tests). @default MARK_BATCH (held-keys.ts) */
   heldMarkBatch?: number;
+  /** Unmarked queued runs a claim reads in order before it looks further (tests; SQLite). @default 1000 */
+  claimScan?: number;
   /**
    * How long after opening (`serve` mode) the checkpoint thread starts, so starting it costs the
    * gateway's start-up nothing; until it runs, this connection checkpoints as SQLite does by default.
@@ -229,7 +231,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       return toIdempotency(row);
     },
     ...createSqliteReader(ctx),
-    ...createSqliteRunQueue(ctx, options.heldMarkBatch),
+    ...createSqliteRunQueue(ctx, options.heldMarkBatch, options.claimScan),
     ...createSqliteCancelRun(ctx),
     listRequests: requestLog.listRequests,
     getRequest: requestLog.getRequest,

@@ -20,7 +20,33 @@ function claimableStatements(db: Database) {
       ORDER BY r.seq LIMIT @limit`,
   );
   return {
+    // The oldest `@scan` unmarked queued runs only: a claim must not read every run queued behind
+    // a busy session. When they hold too few, the claim looks session by session, or at everything.
     selectClaimable: db.prepare(
+      `SELECT r.* FROM (SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS NULL ORDER BY seq LIMIT @scan) AS p
+        JOIN runs r ON r.seq = p.seq WHERE ${filters} ORDER BY r.seq LIMIT @limit`,
+    ),
+    /** Whether more than `@scan` unmarked runs are queued. */
+    moreClaimable: db.prepare(
+      "SELECT 1 FROM runs WHERE state = 'queued' AND held_reason IS NULL ORDER BY seq LIMIT 1 OFFSET @scan",
+    ).pluck(),
+    /** The sessions with open runs, at most `@max`, skipping along the session index (a lookup a session). */
+    openSessions: db.prepare(
+      `WITH RECURSIVE s (key) AS (
+          SELECT (SELECT min(session_key) FROM runs INDEXED BY runs_open_session WHERE state IN ('queued', 'running'))
+          UNION ALL
+          SELECT (SELECT min(session_key) FROM runs INDEXED BY runs_open_session WHERE state IN ('queued', 'running') AND session_key > s.key)
+            FROM s WHERE s.key IS NOT NULL)
+        SELECT key FROM s WHERE key IS NOT NULL LIMIT @max`,
+    ).pluck(),
+    /** The claimable among the oldest open runs of the sessions `@keys` (a JSON array). */
+    selectSessionHeads: db.prepare(
+      `SELECT r.* FROM json_each(@keys) AS k
+        JOIN runs r ON r.seq = (SELECT min(o.seq) FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = k.value)
+        WHERE r.state = 'queued' AND r.held_reason IS NULL AND ${filters} ORDER BY r.seq LIMIT @limit`,
+    ),
+    /** Every unmarked queued run, read in `seq` order until enough are found. */
+    selectClaimableAll: db.prepare(
       `SELECT r.* FROM runs r WHERE r.state = 'queued' AND r.held_reason IS NULL AND ${filters} ORDER BY r.seq LIMIT @limit`,
     ),
     selectReopened: { agents: reopened('agent_id'), hooks: reopened('hook') },
