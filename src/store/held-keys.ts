@@ -34,6 +34,23 @@ export interface HeldKey {
   cursor: number;
 }
 
+/** A `held_keys` row as both stores read it. */
+export interface HeldKeyRow {
+  scope: BudgetScope;
+  key: string;
+  reason: string | null;
+  restart_reason: string | null;
+  phase: PassPhase | null;
+  pass_seq: number | string;
+}
+
+/** Reads every `held_keys` row, in either store's SQL. */
+export const SELECT_HELD_KEYS = 'SELECT scope, key, reason, restart_reason, phase, pass_seq FROM held_keys';
+
+export const toHeldKey = (r: HeldKeyRow): HeldKey => ({
+  scope: r.scope, key: r.key, reason: r.reason, restartReason: r.restart_reason, phase: r.phase, cursor: Number(r.pass_seq),
+});
+
 export type KeysByScope = Record<BudgetScope, string[]>;
 
 /** Runs a claim's passes go through in all: a key held or let go with many runs queued is marked over several claims. */

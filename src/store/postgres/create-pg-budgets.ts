@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { MARK_BATCH, nextHeldKeys, runPasses, type HeldKey, type PassPhase } from '../held-keys.js';
+import { MARK_BATCH, nextHeldKeys, runPasses, SELECT_HELD_KEYS, toHeldKey, type HeldKey, type HeldKeyRow } from '../held-keys.js';
 import {
   createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
 } from '../run-budgets.js';
@@ -33,10 +33,6 @@ const REASON = `CASE WHEN started_at IS NULL THEN COALESCE($1::jsonb ->> agent_i
 const COLUMN: Record<BudgetScope, string> = { agents: 'agent_id', hooks: 'hook' };
 
 interface UsageRow { key: string; started: string; tokens: string; running: string }
-interface HeldKeyRow {
-  scope: BudgetScope; key: string; reason: string | null; restart_reason: string | null; phase: PassPhase | null; pass_seq: string;
-}
-
 /**
  * Marks the runs `batch` selects (`SELECT seq … ORDER BY seq LIMIT …`, its parameters from `$5`) as
  * the held JSON says; the `seq`s it selected, in order.
@@ -75,10 +71,7 @@ export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
       return createBudgetPlan(budgets, usage);
     },
     async heldKeys(client) {
-      const { rows } = await client.query('SELECT scope, key, reason, restart_reason, phase, pass_seq FROM held_keys');
-      return (rows as HeldKeyRow[]).map((r) => ({
-        scope: r.scope, key: r.key, reason: r.reason, restartReason: r.restart_reason, phase: r.phase, cursor: Number(r.pass_seq),
-      }));
+      return ((await client.query(SELECT_HELD_KEYS)).rows as HeldKeyRow[]).map(toHeldKey);
     },
     async mark(client, plan, held) {
       const j = heldJsonOf(plan);

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { COALESCE_SEPARATOR } from '../coalesce-separator.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
+import { joinedAnswers } from '../joined-answers.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { IngressStore } from '../store.js';
 import type { IdempotencyRecord, NewRun, RecordedGroup } from '../types.js';
@@ -89,11 +90,8 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressSt
             const { text, values } = batchStatement(writes, ctx.channel);
             await client.query(text, values);
           }
-          if (Object.keys(coalesced).length > 0) {
-            for (const k of claimed) {
-              if (k.answerJoined === undefined) continue;
-              await client.query('UPDATE idempotency_keys SET body = $1 WHERE hook = $2 AND key = $3', [k.answerJoined(coalesced), k.hook, k.key]);
-            }
+          for (const a of joinedAnswers(claimed, coalesced)) {
+            await client.query('UPDATE idempotency_keys SET body = $1 WHERE hook = $2 AND key = $3', [a.body, a.hook, a.key]);
           }
           return { skippedItems, coalesced };
         });

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { MARK_BATCH, nextHeldKeys, runPasses, type HeldKey, type PassPhase } from '../held-keys.js';
+import { MARK_BATCH, nextHeldKeys, runPasses, SELECT_HELD_KEYS, toHeldKey, type HeldKey, type HeldKeyRow } from '../held-keys.js';
 import {
   createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
 } from '../run-budgets.js';
@@ -19,10 +19,6 @@ export interface SqliteBudgets {
 
 const COLUMN: Record<BudgetScope, string> = { agents: 'agent_id', hooks: 'hook' };
 
-interface HeldKeyRow {
-  scope: BudgetScope; key: string; reason: string | null; restart_reason: string | null; phase: PassPhase | null; pass_seq: number;
-}
-
 export function createSqliteBudgets(db: Database, markBatch = MARK_BATCH): SqliteBudgets {
   let st: ReturnType<typeof prepare> | null = null;
   const statements = (): ReturnType<typeof prepare> => (st ??= prepare(db));
@@ -40,9 +36,7 @@ export function createSqliteBudgets(db: Database, markBatch = MARK_BATCH): Sqlit
       return createBudgetPlan(budgets, usage);
     },
     heldKeys() {
-      return (statements().heldKeys.all() as HeldKeyRow[]).map((r) => ({
-        scope: r.scope, key: r.key, reason: r.reason, restartReason: r.restart_reason, phase: r.phase, cursor: r.pass_seq,
-      }));
+      return (statements().heldKeys.all() as HeldKeyRow[]).map(toHeldKey);
     },
     mark(plan, held) {
       const s = statements();
@@ -96,17 +90,14 @@ function prepare(db: Database) {
     `SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS ${marked ? 'NOT NULL' : 'NULL'} AND ${column} = @key
       AND seq > @cursor ORDER BY seq LIMIT @limit`,
   ).pluck();
+  const unmarked = { agents: passBatch(COLUMN.agents, false), hooks: passBatch(COLUMN.hooks, false) };
   return {
     window: { agents: window(COLUMN.agents), hooks: window(COLUMN.hooks) },
     running: { agents: running(COLUMN.agents), hooks: running(COLUMN.hooks) },
-    heldKeys: db.prepare('SELECT scope, key, reason, restart_reason, phase, pass_seq FROM held_keys'),
+    heldKeys: db.prepare(SELECT_HELD_KEYS),
     clearKeys: db.prepare('DELETE FROM held_keys'),
     insertKey: db.prepare('INSERT INTO held_keys (scope, key, reason, restart_reason, phase, pass_seq) VALUES (?, ?, ?, ?, ?, ?)'),
-    passBatch: {
-      new: { agents: passBatch(COLUMN.agents, false), hooks: passBatch(COLUMN.hooks, false) },
-      unmarked: { agents: passBatch(COLUMN.agents, false), hooks: passBatch(COLUMN.hooks, false) },
-      marked: { agents: passBatch(COLUMN.agents, true), hooks: passBatch(COLUMN.hooks, true) },
-    },
+    passBatch: { new: unmarked, unmarked, marked: { agents: passBatch(COLUMN.agents, true), hooks: passBatch(COLUMN.hooks, true) } },
     markSeqs: db.prepare(
       `UPDATE runs SET held_reason = ${reason} WHERE seq IN (SELECT value FROM json_each(@seqs)) AND held_reason IS NOT ${reason}`,
     ),

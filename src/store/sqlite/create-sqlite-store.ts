@@ -7,6 +7,7 @@ import type { Store } from '../store.js';
 import { COALESCE_SEPARATOR } from '../coalesce-separator.js';
 import { createSignalHub } from '../create-signal-hub.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
+import { joinedAnswers } from '../joined-answers.js';
 import type { IdempotencyRecord, RecordedActions, RecordedGroup } from '../types.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createWalSync, type WalSync } from './create-wal-sync.js';
@@ -174,9 +175,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       if (claim(item.idempotency)) write(item);
       else skipped.push(i);
     });
-    if (Object.keys(coalesced).length > 0) {
-      for (const k of claimed) if (k.answerJoined !== undefined) st.setIdempotencyBody.run(k.answerJoined(coalesced), k.hook, k.key);
-    }
+    for (const a of joinedAnswers(claimed, coalesced)) st.setIdempotencyBody.run(a.body, a.hook, a.key);
     return { skipped, coalesced };
   });
   const signals = createSignalHub();
