@@ -73,10 +73,11 @@ export function createStoreConfig(driver: Driver): { config: StoreConfig; cleanu
 /**
  * `leaseClock` replaces the manual clock for leases (tests of workers that run in real time);
  * `heldMarkBatch` bounds the held-mark passes of a claim; `claimScan` how far a SQLite claim reads
- * in order before it looks session by session.
+ * in order before it looks session by session; `consumeStampBatch` how many events a SQLite batch
+ * stamps after a digest turn.
  */
 export async function createStoreFixture(
-  driver: Driver, options: { leaseClock?: Clock; heldMarkBatch?: number; claimScan?: number } = {},
+  driver: Driver, options: { leaseClock?: Clock; heldMarkBatch?: number; claimScan?: number; consumeStampBatch?: number } = {},
 ): Promise<StoreFixture> {
   const clock = createManualClock();
   const leaseClock = options.leaseClock ?? clock;
@@ -87,6 +88,7 @@ export async function createStoreFixture(
       mode, clock: leaseClock,
       ...(options.heldMarkBatch === undefined ? {} : { heldMarkBatch: options.heldMarkBatch }),
       ...(options.claimScan === undefined ? {} : { claimScan: options.claimScan }),
+      ...(options.consumeStampBatch === undefined ? {} : { consumeStampBatch: options.consumeStampBatch }),
     });
     opened.push(s);
     return s;

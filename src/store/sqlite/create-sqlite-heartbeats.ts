@@ -1,7 +1,8 @@
 import type { HeartbeatQueue } from '../store.js';
+import type { ConsumedMarker } from './consumed-marks.js';
 import { StaleClaim, type SqliteContext } from './sqlite-context.js';
 
-export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }: SqliteContext): HeartbeatQueue {
+export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }: SqliteContext, marker: ConsumedMarker): HeartbeatQueue {
   const recordTurn = db.transaction((t: Parameters<HeartbeatQueue['recordHeartbeatTurn']>[0]) => {
     if (st.holdsHeartbeat.get(t.agentId, t.claimId) === undefined) throw new StaleClaim();
     const turnId = t.transcript[0]?.turnId ?? null;
@@ -10,8 +11,13 @@ export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }:
       if (st.consumeEvent.run(t.at, turnId, id).changes !== 1) throw new StaleClaim();
     }
     const through = t.consumeThrough ?? null;
-    if (through !== null && st.consumeThrough.run({ at: t.at, turnId, key: t.sessionKey, through: through.eventId }).changes !== through.count) {
-      throw new StaleClaim();
+    if (through !== null) {
+      // The backlog is consumed by one mark, stamped on its events afterwards (consumed-marks.ts).
+      const seq = (st.eventSeq.get(through.eventId) as { seq: number } | undefined)?.seq;
+      if (seq === undefined || (st.countPendingThrough.get({ key: t.sessionKey, seq }) as { n: number }).n !== through.count) {
+        throw new StaleClaim();
+      }
+      st.addConsumedMark.run({ key: t.sessionKey, seq, turnId, at: t.at });
     }
     st.addTranscript(t.agentId, t.transcript, t.at);
     if (t.delivery !== null) st.addDelivery(t.delivery);
@@ -46,6 +52,7 @@ export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }:
           throw error;
         }
       });
+      if (recorded && t.consumeThrough) marker.kick();
       if (recorded && t.delivery !== null) emit({ kind: 'deliveries' });
       return recorded;
     },

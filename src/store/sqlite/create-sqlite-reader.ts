@@ -9,13 +9,13 @@ import type { SqliteContext } from './sqlite-context.js';
 
 const limitOf = (o: { limit?: number } | undefined): number => o?.limit ?? DEFAULT_LIMIT;
 
-export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>): StoreReader {
+export function createSqliteReader({ st }: Pick<SqliteContext, 'st'>, path: string): StoreReader {
   const withAttempts = (row: DeliveryRow): DeliveryWithAttempts => ({
     ...toDelivery(row),
     attemptLog: (st.selectAttempts.all(row.id) as AttemptRow[]).map(toAttempt),
   });
   return {
-    ...createSqliteDigest({ db }),
+    ...createSqliteDigest(path),
     async listSystemEvents(o) {
       return (st.selectEvents.all(limitOf(o)) as EventRow[]).map(toEvent);
     },
@@ -27,10 +27,10 @@ export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>)
       return row === undefined ? null : toRun(row);
     },
     async listPendingEvents(sessionKey, o) {
-      return (st.selectPending.all(sessionKey, o?.limit ?? -1) as EventRow[]).map(toEvent);
+      return (st.selectPending.all({ key: sessionKey, limit: o?.limit ?? -1 }) as EventRow[]).map(toEvent);
     },
     async hasPendingNowEvent(sessionKey) {
-      return st.selectPendingNow.get(sessionKey) !== undefined;
+      return st.selectPendingNow.get({ key: sessionKey }) !== undefined;
     },
     async readTranscript(sessionKey, o) {
       return (st.selectTranscript.all(sessionKey, o?.limit ?? -1) as TranscriptRow[]).map(toTranscript);

@@ -9,6 +9,7 @@ import { createSignalHub } from '../create-signal-hub.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import { joinedAnswers } from '../joined-answers.js';
 import type { IdempotencyRecord, RecordedActions, RecordedGroup } from '../types.js';
+import { createConsumedMarker } from './consumed-marks.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createWalSync, type WalSync } from './create-wal-sync.js';
 import { createSqliteDeliveryQueue } from './create-sqlite-delivery-queue.js';
@@ -47,6 +48,8 @@ export interface SqliteStoreOptions {
   heldMarkBatch?: number;
   /** Unmarked queued runs a claim reads in order before it looks further (tests; SQLite). @default 1000 */
   claimScan?: number;
+  /** Events a batch stamps after a digest turn consumed them by a mark (tests). @default STAMP_BATCH (consumed-marks.ts) */
+  consumeStampBatch?: number;
   /**
    * How long after opening (`serve` mode) the checkpoint thread starts, so starting it costs the
    * gateway's start-up nothing; until it runs, this connection checkpoints as SQLite does by default.
@@ -193,6 +196,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   };
 
   const requestLog = createSqliteRequestLog(ctx);
+  // Stamps what digest turns consumed by a mark; a mark left by a crash is stamped from the start.
+  const marker = createConsumedMarker(ctx, options.consumeStampBatch);
+  if (mode === 'serve') marker.resume();
   return {
     shared: false,
     async addSystemEvent(e) {
@@ -229,13 +235,13 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       if (walSync !== undefined) await synced(walSync);
       return toIdempotency(row);
     },
-    ...createSqliteReader(ctx),
+    ...createSqliteReader(ctx, options.path),
     ...createSqliteRunQueue(ctx, options.heldMarkBatch, options.claimScan),
     ...createSqliteCancelRun(ctx),
     listRequests: requestLog.listRequests,
     getRequest: requestLog.getRequest,
     recordRequest: requestLog.recordRequest,
-    ...createSqliteHeartbeats(ctx),
+    ...createSqliteHeartbeats(ctx, marker),
     ...createSqliteDeliveryQueue(ctx),
     ...createSqliteLockouts(ctx),
     ...createSqliteRetention(ctx, requestLog),
@@ -244,12 +250,14 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     close() {
       // One close for every caller: each resolves once the database is closed and the lock released.
       closing ??= (async () => {
+        const marking = marker.stop();
         requestLog.flushPending();
         group.flush();
         closed = true;
         signals.clear();
         clearTimeout(checkpointStart);
         // The thread's connection first: the last one to close checkpoints and removes the WAL.
+        await marking;
         await checkpointer?.stop();
         await walSync?.close();
         db.close();

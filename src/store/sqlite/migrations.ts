@@ -227,4 +227,15 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TABLE held_watermark (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL);
   UPDATE runs SET held_reason = NULL WHERE state = 'queued' AND held_reason IS NOT NULL;
   `,
+  `
+  -- A digest turn consumes a session's backlog by one mark (see consumed-marks.ts): its events up
+  -- to the mark's seq count as consumed at once, and are stamped in small batches after it.
+  CREATE TABLE consumed_marks (
+    session_key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    turn_id TEXT,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (session_key, seq)
+  );
+  `,
 ];

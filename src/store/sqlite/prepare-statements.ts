@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { NewDelivery, NewRun, NewSystemEvent, TranscriptEntry } from '../types.js';
+import { EVENT_COLUMNS, PENDING } from './consumed-marks.js';
 
 /**
  * The queued runs a claim may take, in `seq` order, with the agents and hooks a budget blocks left
@@ -79,7 +80,7 @@ export function prepareStatements(db: Database) {
     ),
     setIdempotencyBody: db.prepare('UPDATE idempotency_keys SET body = ? WHERE hook = ? AND key = ?'),
     selectIdempotencyKey: db.prepare('SELECT * FROM idempotency_keys WHERE hook = ? AND key = ? AND expires_at > ?'),
-    selectEvents: db.prepare('SELECT * FROM system_events ORDER BY seq DESC LIMIT ?'),
+    selectEvents: db.prepare(`SELECT ${EVENT_COLUMNS('e')} FROM system_events e ORDER BY e.seq DESC LIMIT ?`),
     selectRuns: db.prepare('SELECT * FROM runs WHERE @state IS NULL OR state = @state ORDER BY seq DESC LIMIT @limit'),
     selectRun: db.prepare('SELECT * FROM runs WHERE id = ?'),
     ...claimableStatements(db),
@@ -106,15 +107,16 @@ export function prepareStatements(db: Database) {
       "UPDATE runs SET lease_owner = @owner, lease_until = @until, claim_id = @claimId WHERE id = @id AND state = 'running'",
     ),
     expireRunLeases: db.prepare("UPDATE runs SET lease_until = 0 WHERE state IN ('queued', 'running') AND state = 'running'"),
-    selectPending: db.prepare('SELECT * FROM system_events WHERE session_key = ? AND consumed_at IS NULL ORDER BY seq LIMIT ?'),
+    selectPending: db.prepare(`SELECT * FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} ORDER BY e.seq LIMIT @limit`),
     selectPendingNow: db.prepare(
-      "SELECT 1 FROM system_events WHERE session_key = ? AND consumed_at IS NULL AND mode = 'now' LIMIT 1",
+      `SELECT 1 FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} AND e.mode = 'now' LIMIT 1`,
     ),
-    consumeThrough: db.prepare(
-      `UPDATE system_events SET consumed_at = @at, consumed_by = @turnId WHERE session_key = @key AND consumed_at IS NULL
-        AND seq <= (SELECT seq FROM system_events WHERE id = @through)`,
+    eventSeq: db.prepare('SELECT seq FROM system_events WHERE id = ?'),
+    countPendingThrough: db.prepare(
+      `SELECT count(*) AS n FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} AND e.seq <= @seq`,
     ),
-    consumeEvent: db.prepare('UPDATE system_events SET consumed_at = ?, consumed_by = ? WHERE id = ? AND consumed_at IS NULL'),
+    addConsumedMark: db.prepare('INSERT INTO consumed_marks (session_key, seq, turn_id, at) VALUES (@key, @seq, @turnId, @at)'),
+    consumeEvent: db.prepare(`UPDATE system_events AS e SET consumed_at = ?, consumed_by = ? WHERE e.id = ? AND ${PENDING('e')}`),
     claimHeartbeat: db.prepare(
       `INSERT INTO heartbeat_leases (agent_id, claim_id, owner, lease_until) VALUES (@agentId, @claimId, @owner, @until)
         ON CONFLICT (agent_id) DO UPDATE SET claim_id = excluded.claim_id, owner = excluded.owner,
@@ -161,7 +163,7 @@ export function prepareStatements(db: Database) {
             (SELECT agent_id FROM runs WHERE session_key = @key LIMIT 1)) AS agent_id,
           s.last_channel, s.last_to, s.updated_at,
           (SELECT count(*) FROM transcript t WHERE t.session_key = @key) AS entries,
-          (SELECT count(*) FROM system_events e WHERE e.session_key = @key AND e.consumed_at IS NULL) AS pending
+          (SELECT count(*) FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')}) AS pending
         FROM (SELECT 1) LEFT JOIN sessions s ON s.key = @key`,
     ),
     selectSessions: db.prepare(
@@ -170,7 +172,7 @@ export function prepareStatements(db: Database) {
           UNION SELECT DISTINCT session_key, agent_id FROM runs)
         SELECT k.key, k.agent_id, s.last_channel, s.last_to, s.updated_at,
           (SELECT count(*) FROM transcript t WHERE t.session_key = k.key) AS entries,
-          (SELECT count(*) FROM system_events e WHERE e.session_key = k.key AND e.consumed_at IS NULL) AS pending
+          (SELECT count(*) FROM system_events e WHERE e.session_key = k.key AND ${PENDING('e', 'k.key')}) AS pending
         FROM keys k LEFT JOIN sessions s ON s.key = k.key
         ORDER BY COALESCE(s.updated_at, 0) DESC, k.key LIMIT @limit`,
     ),

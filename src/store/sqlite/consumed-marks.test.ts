@@ -1,0 +1,104 @@
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { createStoreFixture, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import { MAIN, newEvent, turn } from '../../../test/helpers/store-records.js';
+import type { Store } from '../store.js';
+
+describe('SQLite digest turns consume their backlog by a mark, stamped afterwards', () => {
+  let f: StoreFixture;
+  let raw: Database.Database;
+  beforeEach(async () => {
+    // Four events a batch: the stamping of a backlog of dozens spans many commits.
+    f = await createStoreFixture('sqlite', { consumeStampBatch: 4 });
+    raw = new Database((f.config as { path: string }).path, { readonly: true });
+  });
+  afterEach(async () => {
+    raw.close();
+    await f.dispose();
+  });
+
+  const backlog = async (store: Store, n: number, text: string): Promise<string[]> => {
+    const events = Array.from({ length: n }, (_, i) => newEvent(`${text} ${i}`));
+    await store.recordActions({ events, runs: [], idempotency: null });
+    return events.map((e) => e.id);
+  };
+  const digestTurn = async (store: Store, turnId: string, at: number): Promise<{ claimId: string; recorded: boolean }> => {
+    const d = (await store.digestPending(MAIN, { groups: 3, newest: 3 }))!;
+    const c = (await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 60_000 }))!;
+    const recorded = await store.recordHeartbeatTurn({
+      claimId: c.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [],
+      consumeThrough: { eventId: d.throughId, count: d.total }, transcript: turn(MAIN, turnId), delivery: null, at,
+    });
+    await store.releaseHeartbeat(c);
+    return { claimId: c.claimId, recorded };
+  };
+  const unstamped = (): number => (raw.prepare('SELECT count(*) AS n FROM system_events WHERE consumed_at IS NULL').get() as { n: number }).n;
+  const marks = (): number => (raw.prepare('SELECT count(*) AS n FROM consumed_marks').get() as { n: number }).n;
+  const stampedBy = (): Record<string, number> => Object.fromEntries(
+    (raw.prepare('SELECT consumed_by AS turn, count(*) AS n FROM system_events GROUP BY consumed_by').all() as Array<{ turn: string | null; n: number }>)
+      .map((r) => [String(r.turn), r.n]),
+  );
+  const stamped = async (): Promise<void> => {
+    for (let i = 0; i < 500 && marks() > 0; i++) await sleep(10);
+    assert.equal(marks(), 0, 'every mark stamped and dropped');
+  };
+
+  it('counts the backlog consumed from the commit on, before its events are stamped', async () => {
+    await backlog(f.store, 100, 'Build failed');
+    assert.equal((await digestTurn(f.store, 'digest-1', 7)).recorded, true);
+    // Read at once, beside the marker's first batches: most events still carry no stamp.
+    assert.ok(unstamped() > 90, `${unstamped()} events unstamped`);
+    assert.equal(marks(), 1);
+    assert.deepEqual(await f.store.listPendingEvents(MAIN), []);
+    assert.equal(await f.store.hasPendingNowEvent(MAIN), false);
+    assert.equal((await f.store.readQueueStats()).pendingEvents, 0);
+    assert.equal((await f.store.getSession(MAIN))!.pendingEvents, 0);
+    assert.equal((await f.store.listSessions()).find((s) => s.key === MAIN)!.pendingEvents, 0);
+    assert.deepEqual([...new Set((await f.store.listSystemEvents({ limit: 100 })).map((e) => e.consumedAt))], [7]);
+    const late = newEvent('arrived after the turn');
+    await f.store.addSystemEvent(late);
+    assert.deepEqual((await f.store.listPendingEvents(MAIN)).map((e) => e.id), [late.id]);
+    assert.equal((await f.store.readQueueStats()).pendingEvents, 1);
+    await stamped();
+    assert.deepEqual(stampedBy(), { 'digest-1': 100, null: 1 });
+  });
+
+  it('stamps each event with the turn that consumed it, when turns follow before the stamping ends', async () => {
+    await backlog(f.store, 60, 'first');
+    await digestTurn(f.store, 'digest-1', 7);
+    await backlog(f.store, 40, 'second');
+    assert.equal((await f.store.digestPending(MAIN, { groups: 3, newest: 3 }))!.total, 40);
+    await digestTurn(f.store, 'digest-2', 8);
+    assert.deepEqual(await f.store.listPendingEvents(MAIN), []);
+    await stamped();
+    assert.deepEqual(stampedBy(), { 'digest-1': 60, 'digest-2': 40 });
+  });
+
+  it('refuses a listed turn over an event a mark consumed, writing nothing', async () => {
+    const ids = await backlog(f.store, 60, 'Build failed');
+    await digestTurn(f.store, 'digest-1', 7);
+    const c = (await f.store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 60_000 }))!;
+    // The newest event is stamped last: still only under the mark.
+    assert.equal((raw.prepare('SELECT consumed_at FROM system_events WHERE id = ?').get(ids.at(-1)) as { consumed_at: number | null }).consumed_at, null);
+    assert.equal(await f.store.recordHeartbeatTurn({
+      claimId: c.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [ids.at(-1)!],
+      transcript: turn(MAIN, 'listed'), delivery: null, at: 9,
+    }), false);
+    await stamped();
+    assert.deepEqual(stampedBy(), { 'digest-1': 60 });
+    assert.equal((await f.store.readTranscript(MAIN)).filter((t) => t.turnId === 'listed').length, 0);
+  });
+
+  it('goes on stamping at the next start when the gateway stopped in the middle', async () => {
+    await backlog(f.store, 80, 'Build failed');
+    await digestTurn(f.store, 'digest-1', 7);
+    await f.store.close();
+    assert.ok(unstamped() > 0 && marks() === 1, `${unstamped()} unstamped, ${marks()} marks`);
+    const reopened = await f.open('serve');
+    assert.deepEqual(await reopened.listPendingEvents(MAIN), []);
+    await stamped();
+    assert.deepEqual(stampedBy(), { 'digest-1': 80 });
+  });
+});
