@@ -25,8 +25,10 @@ export interface CreateStoreOptions {
   observer?: StoreObserver;
   /** Runs a claim's held-mark passes go through in all (tests). @default MARK_BATCH (held-keys.ts) */
   heldMarkBatch?: number;
-  /** Unmarked queued runs a claim reads in order before it looks further (tests; SQLite). @default 1000 */
+  /** Unmarked queued runs a claim reads in order (SQLite), or past which it looks session by session (PostgreSQL) (tests). @default 1000 */
   claimScan?: number;
+  /** Events a batch stamps after a digest turn consumed them by a mark (tests; SQLite). @default 1000 */
+  consumeStampBatch?: number;
 }
 
 /** Opens the store a config names. No caller checks the driver: every difference lives here. */
@@ -36,8 +38,11 @@ export async function createStore(config: StoreConfig, options: CreateStoreOptio
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.observer ? { observer: options.observer } : {}),
     ...(options.heldMarkBatch ? { heldMarkBatch: options.heldMarkBatch } : {}),
+    ...(options.claimScan ? { claimScan: options.claimScan } : {}),
   };
-  const sqliteOnly = options.claimScan ? { claimScan: options.claimScan } : {};
+  const sqliteOnly = {
+    ...(options.consumeStampBatch ? { consumeStampBatch: options.consumeStampBatch } : {}),
+  };
   switch (config.driver) {
     case 'sqlite':
       return createSqliteStore({ path: config.path, sync: config.sync, ...common, ...sqliteOnly });

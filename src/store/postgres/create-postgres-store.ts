@@ -41,6 +41,8 @@ export interface PostgresStoreOptions {
   queryTimeoutMs?: number;
   /** Runs a claim's held-mark passes go through in all (tests). @default MARK_BATCH (held-keys.ts) */
   heldMarkBatch?: number;
+  /** Unmarked queued runs past which a claim looks session by session (tests). @default CLAIM_SCAN (pg-claim-candidates.ts) */
+  claimScan?: number;
 }
 
 const INT8_OID = 20;
@@ -158,7 +160,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     shared: true,
     ...createPgIngress(ctx, group),
     ...createPgReader(ctx),
-    ...createPgRunQueue(ctx, options.heldMarkBatch),
+    ...createPgRunQueue(ctx, options.heldMarkBatch, options.claimScan),
     ...createPgCancelRun(ctx),
     ...createPgRequestLog(ctx, group),
     ...createPgHeartbeats(ctx),
