@@ -44,6 +44,17 @@ export interface HeldKeyRow {
   pass_seq: number | string;
 }
 
+/**
+ * SQL (either store), for an `UPDATE runs` that puts a run that started back in the queue (handed
+ * back, or requeued after its process died): the mark it takes from the keys listed now, the
+ * reason its agent or mapping holds restarts. Such a run's `seq` is behind every pass and watermark,
+ * so without it the run would wait unmarked and say nothing; a listed key's later pass goes
+ * through all its runs from the start, so the mark never outlives the key's listing.
+ */
+export const RESTART_MARK = `held_reason = coalesce(
+    (SELECT h.restart_reason FROM held_keys h WHERE h.scope = 'agents' AND h.key = runs.agent_id AND h.reason IS NOT NULL),
+    (SELECT h.restart_reason FROM held_keys h WHERE h.scope = 'hooks' AND h.key = runs.hook AND h.reason IS NOT NULL))`;
+
 /** Reads every `held_keys` row, in either store's SQL. */
 export const SELECT_HELD_KEYS = 'SELECT scope, key, reason, restart_reason, phase, pass_seq FROM held_keys';
 

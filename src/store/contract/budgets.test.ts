@@ -93,6 +93,25 @@ describeEachDriver('store contract: run budgets', (driver) => {
     assert.match(reasons[1]!, /mapping "mail": 1,200 tokens spent/);
   });
 
+  it('shows the reason on a run that goes back to the queue while its key is already held for restarts', async () => {
+    const budgets: RunBudgets = { agents: {}, hooks: { mail: { tokensPerDay: 1000 } } };
+    for (let i = 0; i < 3; i++) await enqueue({ hook: 'mail' });
+    const [spent, handed, crashed] = await claim(budgets);
+    await finish(spent!, 1200);
+    await enqueue({ hook: 'mail' });
+    assert.deepEqual(await claim(budgets), [], 'the new run is held: the key is held from here on');
+    assert.equal(await store.releaseRun(handed!), true);
+    await f.clock.advance(10 * HOUR + 1);
+    assert.deepEqual((await store.recoverExpiredRuns({ owner: 'w2', maxAttempts: 3, leaseMs: HOUR })).requeued, [crashed!.id]);
+    const reasons = async () => (await queued()).map((r) => [r.id, r.heldReason ?? '']).sort();
+    for (const [id, reason] of await reasons()) assert.match(reason!, /mapping "mail": 1,200 tokens spent/, `run ${id}, before any claim`);
+    assert.deepEqual(await claim(budgets), []);
+    assert.equal((await reasons()).length, 3);
+    for (const [id, reason] of await reasons()) assert.match(reason!, /mapping "mail": 1,200 tokens spent/, `run ${id}, after a claim`);
+    await f.clock.advance(24 * HOUR);
+    assert.equal((await claim(budgets)).length, 3, 'once the tokens are a day old, all three run');
+  });
+
   it('holds runs past a mapping\'s maxConcurrentRuns while other hooks run, and releases one as one finishes', async () => {
     const budgets: RunBudgets = { agents: {}, hooks: { github: { maxConcurrentRuns: 1 } } };
     for (let i = 0; i < 3; i++) await enqueue({ hook: 'github' });

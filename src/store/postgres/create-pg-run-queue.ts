@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { toRun, type RunRow } from '../rows.js';
 import { hasBudgets, type RunBudgets } from '../run-budgets.js';
 import { createPgBudgets, lockBudgets } from './create-pg-budgets.js';
-import { mergeCandidates, reopenedKeys } from '../held-keys.js';
+import { mergeCandidates, reopenedKeys, RESTART_MARK } from '../held-keys.js';
 import type { RunQueue } from '../store.js';
 import type { ClaimedRun, WorkSignal } from '../types.js';
 import { claimCandidates } from './pg-claim-candidates.js';
@@ -132,9 +132,12 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
     },
     async releaseRun(claim) {
       return ctx.tx(async (client) => {
+        // The held keys are read as the claims leave them (see RESTART_MARK): a key a claim lets go
+        // meanwhile must not leave this run a mark nothing clears.
+        await lockBudgets(client);
         const { rowCount } = await client.query(
-          `UPDATE runs SET state = 'queued', attempts = attempts - 1, lease_owner = NULL, lease_until = NULL, claim_id = NULL
-            WHERE id = $1 AND claim_id = $2 AND state = 'running'`,
+          `UPDATE runs SET state = 'queued', attempts = attempts - 1, lease_owner = NULL, lease_until = NULL, claim_id = NULL,
+            ${RESTART_MARK} WHERE id = $1 AND claim_id = $2 AND state = 'running'`,
           [claim.id, claim.claimId],
         );
         if (rowCount === 1) await notify(client, channel, [{ kind: 'runs' }]);
@@ -177,8 +180,9 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
         const requeue = expired.filter((r) => r.attempts < maxAttempts).map((r) => r.id);
         const abandon = expired.filter((r) => r.attempts >= maxAttempts).map((r) => r.id);
         if (requeue.length > 0) {
+          await lockBudgets(client);
           await client.query(
-            `UPDATE runs SET state = 'queued', lease_owner = NULL, lease_until = NULL, claim_id = NULL
+            `UPDATE runs SET state = 'queued', lease_owner = NULL, lease_until = NULL, claim_id = NULL, ${RESTART_MARK}
               WHERE id = ANY($1::text[]) AND state = 'running'`,
             [requeue],
           );

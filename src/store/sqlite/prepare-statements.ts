@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { NewDelivery, NewRun, NewSystemEvent, TranscriptEntry } from '../types.js';
+import { RESTART_MARK } from '../held-keys.js';
 import { EVENT_COLUMNS, PENDING } from './consumed-marks.js';
 
 /**
@@ -89,8 +90,8 @@ export function prepareStatements(db: Database) {
         lease_owner = @owner, lease_until = @until, claim_id = @claimId, held_reason = NULL WHERE id = @id AND state = 'queued'`,
     ),
     releaseRun: db.prepare(
-      `UPDATE runs SET state = 'queued', attempts = attempts - 1, lease_owner = NULL, lease_until = NULL, claim_id = NULL
-        WHERE id = ? AND claim_id = ? AND state = 'running'`,
+      `UPDATE runs SET state = 'queued', attempts = attempts - 1, lease_owner = NULL, lease_until = NULL, claim_id = NULL,
+        ${RESTART_MARK} WHERE id = ? AND claim_id = ? AND state = 'running'`,
     ),
     renewRun: db.prepare("UPDATE runs SET lease_until = ? WHERE id = ? AND claim_id = ? AND state = 'running'"),
     finishRun: db.prepare(
@@ -101,7 +102,8 @@ export function prepareStatements(db: Database) {
       "SELECT * FROM runs WHERE state IN ('queued', 'running') AND state = 'running' AND lease_until < ? ORDER BY seq",
     ),
     requeueRun: db.prepare(
-      "UPDATE runs SET state = 'queued', lease_owner = NULL, lease_until = NULL, claim_id = NULL WHERE id = ? AND state = 'running'",
+      `UPDATE runs SET state = 'queued', lease_owner = NULL, lease_until = NULL, claim_id = NULL, ${RESTART_MARK}
+        WHERE id = ? AND state = 'running'`,
     ),
     reclaimRun: db.prepare(
       "UPDATE runs SET lease_owner = @owner, lease_until = @until, claim_id = @claimId WHERE id = @id AND state = 'running'",
