@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { toEvent, type EventRow } from '../rows.js';
 import type { StoreReader } from '../store.js';
 import type { PgContext } from './pg-context.js';
@@ -5,14 +6,36 @@ import type { PgContext } from './pg-context.js';
 /** Events are alike when they come from one hook and open with the same words, numbers aside. */
 const SHAPE_CHARS = 40;
 const PENDING = 'FROM system_events WHERE session_key = $1 AND consumed_at IS NULL AND seq <= $2';
+/** How long a digest waits for the writes in flight when it was taken (see `settle`). */
+const SETTLE_MS = 2000;
+const SETTLE_POLL_MS = 5;
 
 export function createPgDigest({ pool }: Pick<PgContext, 'pool'>): Pick<StoreReader, 'digestPending'> {
   const q = async <T>(text: string, values: unknown[]): Promise<T[]> => (await pool.query(text, values)).rows as T[];
+  /**
+   * Waits until every transaction that was writing when the digest's last event was read has
+   * ended. An event's `seq` is drawn when it is inserted, not when it commits: another replica's
+   * commit still in flight may hold events numbered below the digest's last one, invisible to the
+   * count. The turn consumes every pending event up to that number and is refused when there are
+   * more than it counted, so without this wait a fleet under load discarded a paid model turn, and
+   * the next one raced the same way. A transaction still writing after `SETTLE_MS` (not one of
+   * ours) is not waited for.
+   */
+  const settle = async (): Promise<void> => {
+    const [snapshot] = await q<{ xmax: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax', []);
+    const deadline = Date.now() + SETTLE_MS;
+    for (;;) {
+      const [ended] = await q<{ done: boolean }>('SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS done', [snapshot!.xmax]);
+      if (ended!.done || Date.now() >= deadline) return;
+      await sleep(SETTLE_POLL_MS);
+    }
+  };
   return {
     async digestPending(sessionKey, o) {
       const [last] = await q<{ seq: number | null }>(
         'SELECT max(seq) AS seq FROM system_events WHERE session_key = $1 AND consumed_at IS NULL', [sessionKey]);
       if (last?.seq == null) return null;
+      await settle();
       const p = [sessionKey, last.seq];
       const [through] = await q<{ id: string }>('SELECT id FROM system_events WHERE seq = $1', [last.seq]);
       const [total] = await q<{ n: number }>(`SELECT count(*) AS n ${PENDING}`, p);
