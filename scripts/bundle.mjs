@@ -1,5 +1,5 @@
 // Bundles the compiled gateway into one module (plus the transform worker, the SQLite checkpoint
-// and digest workers and the TypeScript loader hooks, which are loaded by URL),
+// and read workers and the TypeScript loader hooks, which are loaded by URL),
 // so starting it reads two files instead of a few hundred: about half the startup time.
 import { cpSync } from 'node:fs';
 import { build } from 'esbuild';
@@ -11,7 +11,7 @@ await build({
     'ts-loader-hooks': 'dist/src/hooks/transforms/ts-loader-hooks.js',
     'transform-worker': 'dist/src/hooks/transforms/transform-worker.js',
     'checkpoint-worker': 'dist/src/store/sqlite/checkpoint-worker.js',
-    'digest-worker': 'dist/src/store/sqlite/digest-worker.js',
+    'read-worker': 'dist/src/store/sqlite/read-worker.js',
   },
   outdir: 'dist/bundle',
   bundle: true,

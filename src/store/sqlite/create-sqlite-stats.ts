@@ -1,10 +1,10 @@
 import { statSync } from 'node:fs';
 import type { StoreStats } from '../store.js';
-import { toQueueStats, toRunCounts, type QueueRow } from '../rows.js';
+import { toQueueStats, toRunCounts } from '../rows.js';
 import type { RunState } from '../types.js';
-import { PENDING } from './consumed-marks.js';
+import { createQueueReader } from './read-queue.js';
+import { runReadThread } from './run-read-thread.js';
 import type { SqliteContext } from './sqlite-context.js';
-
 
 /** A file's size, 0 when it does not exist (no WAL between checkpoints and closes). */
 function sizeOf(path: string): number {
@@ -16,29 +16,31 @@ function sizeOf(path: string): number {
 }
 
 /**
+ * Past this many pending events or queued runs, the queue depths are read on a thread of their own
+ * (a scrape under a flood would otherwise stop the serving thread for 0.2 s or more); below it
+ * they cost well under a millisecond here.
+ */
+export const QUEUE_ON_THREAD_ABOVE = 10_000;
+
+/**
  * Queue depths, run counts, size and the write probe for SQLite. The depths read the partial
  * indexes on open work, so a scrape costs the size of the queues, not of the history.
  */
-/** SQL: `agg` over pending events; the marks are looked up event by event only while there are any. */
-const whileMarked = (agg: string): string => `CASE WHEN EXISTS (SELECT 1 FROM consumed_marks)
-    THEN (SELECT ${agg} FROM system_events e WHERE ${PENDING('e')})
-    ELSE (SELECT ${agg} FROM system_events e WHERE e.consumed_at IS NULL) END`;
-
-export function createSqliteStats({ db, write, now }: Pick<SqliteContext, 'db' | 'write' | 'now'>, path: string): StoreStats {
-  const queue = db.prepare(`SELECT
-    (SELECT count(*) FROM runs WHERE state = 'queued') AS queued_runs,
-    (SELECT count(*) FROM runs WHERE state = 'running') AS running_runs,
-    (SELECT count(*) FROM runs WHERE state = 'queued' AND held_reason IS NOT NULL) AS held_runs,
-    ${whileMarked('count(*)')} AS pending_events,
-    (SELECT count(*) FROM deliveries WHERE state = 'pending') AS pending_deliveries,
-    (SELECT created_at FROM runs WHERE state = 'queued' ORDER BY seq LIMIT 1) AS oldest_run,
-    ${whileMarked('min(e.created_at)')} AS oldest_event,
-    (SELECT created_at FROM deliveries WHERE state = 'pending' ORDER BY seq LIMIT 1) AS oldest_delivery`);
+export function createSqliteStats(
+  { db, write, now }: Pick<SqliteContext, 'db' | 'write' | 'now'>, path: string,
+  /** Reads on a thread of its own (tests see that it was asked). */
+  onThread: typeof runReadThread = runReadThread,
+): StoreStats {
+  const readQueue = createQueueReader(db);
+  const large = db.prepare(`SELECT max(
+    (SELECT count(*) FROM (SELECT 1 FROM system_events WHERE consumed_at IS NULL LIMIT @n)),
+    (SELECT count(*) FROM (SELECT 1 FROM runs WHERE state = 'queued' LIMIT @n))) AS n`).pluck();
   const byState = db.prepare('SELECT state, count(*) AS n FROM runs GROUP BY state');
   const probe = db.prepare('INSERT INTO write_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at');
   return {
     async readQueueStats() {
-      return toQueueStats(queue.get() as QueueRow);
+      const flood = (large.get({ n: QUEUE_ON_THREAD_ABOVE + 1 }) as number) > QUEUE_ON_THREAD_ABOVE;
+      return toQueueStats(flood ? await onThread(path, { kind: 'queue' }) : readQueue());
     },
     async countRuns() {
       return toRunCounts(byState.all() as Array<{ state: RunState; n: number }>);

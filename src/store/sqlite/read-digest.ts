@@ -14,7 +14,7 @@ export interface DigestOptions {
 
 /**
  * A digest of a session's pending events, read in one transaction (one snapshot). Over a large
- * backlog it reads every pending event, so the store runs it on a thread of its own (digest-worker.ts).
+ * backlog it reads every pending event, so the store runs it on a thread of its own (read-worker.ts).
  */
 export function createDigestReader(db: Database.Database): (sessionKey: string, o: DigestOptions) => PendingDigest | null {
   const pending = `FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} AND e.seq <= @through`;

@@ -1,0 +1,41 @@
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { createStoreFixture, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import { newEvent, newRun } from '../../../test/helpers/store-records.js';
+import { createSqliteStats, QUEUE_ON_THREAD_ABOVE } from './create-sqlite-stats.js';
+import { runReadThread, type ReadRequest } from './run-read-thread.js';
+
+describe('SQLite queue depths under a flood', () => {
+  let f: StoreFixture;
+  let db: Database.Database;
+  beforeEach(async () => {
+    f = await createStoreFixture('sqlite');
+    db = new Database((f.config as { path: string }).path, { readonly: true });
+  });
+  afterEach(async () => {
+    db.close();
+    await f.dispose();
+  });
+
+  it('reads them on a thread of its own past the threshold, the same as on the serving thread below it', async () => {
+    const path = (f.config as { path: string }).path;
+    const reads: ReadRequest[] = [];
+    const stats = createSqliteStats(
+      { db, write: () => Promise.reject(new Error('no writes here')), now: () => 0 }, path,
+      (p, read) => {
+        reads.push(read);
+        return runReadThread(p, read);
+      },
+    );
+    const events = Array.from({ length: QUEUE_ON_THREAD_ABOVE }, (_, i) => newEvent(`e${i}`, { mode: 'next-heartbeat', createdAt: 100 + i }));
+    await f.store.recordActions({ events, runs: [newRun('s', { createdAt: 50 })], idempotency: null });
+    const below = await stats.readQueueStats();
+    assert.equal(below.pendingEvents, QUEUE_ON_THREAD_ABOVE);
+    assert.deepEqual(reads, [], 'at the threshold: on the serving thread');
+    await f.store.addSystemEvent(newEvent('one more', { mode: 'next-heartbeat', createdAt: 99 }));
+    const above = await stats.readQueueStats();
+    assert.deepEqual(reads, [{ kind: 'queue' }], 'past it: on a thread');
+    assert.deepEqual(above, { ...below, pendingEvents: QUEUE_ON_THREAD_ABOVE + 1, oldestPendingEventAt: 99 });
+  });
+});
