@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
 import { toEvent, type EventRow } from '../rows.js';
 import type { StoreReader } from '../store.js';
 import type { PgContext } from './pg-context.js';
@@ -9,9 +10,12 @@ const PENDING = 'FROM system_events WHERE session_key = $1 AND consumed_at IS NU
 /** How long a digest waits for the writes in flight when it was taken (see `settle`). */
 const SETTLE_MS = 2000;
 const SETTLE_POLL_MS = 5;
+/** The wait one grouping read of a digest may take beside the pool's query timeout: three times what it took here under load. */
+const GROUP_TIMEOUT_MS_PER_EVENT = 0.01;
 
-export function createPgDigest({ pool }: Pick<PgContext, 'pool'>): Pick<StoreReader, 'digestPending'> {
-  const q = async <T>(text: string, values: unknown[]): Promise<T[]> => (await pool.query(text, values)).rows as T[];
+export function createPgDigest({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' | 'queryTimeoutMs'>): Pick<StoreReader, 'digestPending'> {
+  const q = async <T>(text: string, values: unknown[], timeoutMs?: number): Promise<T[]> =>
+    (await pool.query({ text, values, ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs }) } as pg.QueryConfig)).rows as T[];
   /**
    * Waits until every transaction that was writing when the digest's last event was read has
    * ended. An event's `seq` is drawn when it is inserted, not when it commits: another replica's
@@ -39,11 +43,13 @@ export function createPgDigest({ pool }: Pick<PgContext, 'pool'>): Pick<StoreRea
       const p = [sessionKey, last.seq];
       const [through] = await q<{ id: string }>('SELECT id FROM system_events WHERE seq = $1', [last.seq]);
       const [total] = await q<{ n: number }>(`SELECT count(*) AS n ${PENDING}`, p);
+      // Grouping a backlog of millions takes longer than the pool's query timeout allows one query.
+      const long = Math.max(queryTimeoutMs, Number(total!.n) * GROUP_TIMEOUT_MS_PER_EVENT);
       const byHook = await q<{ hook: string; n: number }>(
-        `SELECT source::jsonb ->> 'hook' AS hook, count(*) AS n ${PENDING} GROUP BY 1 ORDER BY n DESC, hook`, p);
+        `SELECT source::jsonb ->> 'hook' AS hook, count(*) AS n ${PENDING} GROUP BY 1 ORDER BY n DESC, hook`, p, long);
       const groups = await q<{ seq: number; n: number }>(
         `SELECT max(seq) AS seq, count(*) AS n ${PENDING} GROUP BY source::jsonb ->> 'hook', left(translate(text, '0123456789', ''), ${SHAPE_CHARS})
-          ORDER BY n DESC, seq DESC LIMIT $3`, [...p, o.groups]);
+          ORDER BY n DESC, seq DESC LIMIT $3`, [...p, o.groups], long);
       const samples = await q<EventRow & { seq: number }>('SELECT * FROM system_events WHERE seq = ANY($1::bigint[])', [groups.map((g) => g.seq)]);
       const newest = await q<EventRow>(`SELECT * ${PENDING} ORDER BY seq DESC LIMIT $3`, [...p, o.newest]);
       return {

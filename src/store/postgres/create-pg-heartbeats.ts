@@ -1,6 +1,13 @@
+import type pg from 'pg';
 import type { HeartbeatQueue } from '../store.js';
 import { insertDelivery, insertTranscript } from './create-pg-run-queue.js';
 import { notify, nowSql, type PgContext } from './pg-context.js';
+
+/**
+ * The wait a digest turn's consumption may take beside the pool's query timeout: three times what
+ * a backlog took here under load (9 s a million events).
+ */
+const CONSUME_TIMEOUT_MS_PER_EVENT = 0.03;
 
 /** Rolls a turn's transaction back and reports it as refused. */
 class Refused extends Error {}
@@ -54,11 +61,14 @@ export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
           }
           const through = t.consumeThrough ?? null;
           if (through !== null) {
-            const { rowCount } = await client.query(
-              `UPDATE system_events SET consumed_at = $1, consumed_by = $2 WHERE session_key = $3 AND consumed_at IS NULL
+            const { rowCount } = await client.query({
+              text: `UPDATE system_events SET consumed_at = $1, consumed_by = $2 WHERE session_key = $3 AND consumed_at IS NULL
                 AND seq <= (SELECT seq FROM system_events WHERE id = $4)`,
-              [t.at, turnId, t.sessionKey, through.eventId],
-            );
+              values: [t.at, turnId, t.sessionKey, through.eventId],
+              // A backlog of millions takes longer than the pool's query timeout (9 s a million,
+              // measured), and a turn that times out is paid again at every try.
+              query_timeout: Math.max(ctx.queryTimeoutMs, through.count * CONSUME_TIMEOUT_MS_PER_EVENT),
+            } as pg.QueryConfig);
             if (rowCount !== through.count) throw new Refused();
           }
           await insertTranscript(client, t.agentId, t.transcript, t.at);

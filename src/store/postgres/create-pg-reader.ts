@@ -14,7 +14,7 @@ const SESSION_COLUMNS = `s.last_channel, s.last_to, s.updated_at,
   (SELECT count(*)::int FROM transcript t WHERE t.session_key = k.key) AS entries,
   (SELECT count(*)::int FROM system_events e WHERE e.session_key = k.key AND e.consumed_at IS NULL) AS pending`;
 
-export function createPgReader({ pool }: Pick<PgContext, 'pool'>): StoreReader {
+export function createPgReader({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' | 'queryTimeoutMs'>): StoreReader {
   const q = async <T>(text: string, values: unknown[] = []): Promise<T[]> => (await pool.query(text, values)).rows as T[];
   const withAttempts = async (rows: DeliveryRow[]): Promise<DeliveryWithAttempts[]> => {
     if (rows.length === 0) return [];
@@ -22,7 +22,7 @@ export function createPgReader({ pool }: Pick<PgContext, 'pool'>): StoreReader {
     return rows.map((r) => ({ ...toDelivery(r), attemptLog: attempts.filter((a) => a.delivery_id === r.id).map(toAttempt) }));
   };
   return {
-    ...createPgDigest({ pool }),
+    ...createPgDigest({ pool, queryTimeoutMs }),
     async listSystemEvents(o) {
       return (await q<EventRow>('SELECT * FROM system_events ORDER BY seq DESC LIMIT $1', [o?.limit ?? DEFAULT_LIMIT])).map(toEvent);
     },

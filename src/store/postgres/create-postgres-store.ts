@@ -128,6 +128,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     pool,
     channel,
     writable: mode !== 'read',
+    queryTimeoutMs: options.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
     clockParam: () => (options.clock === undefined ? null : options.clock.now()),
     checkWritable() {
       if (mode === 'read') throw new Error('store is read-only');

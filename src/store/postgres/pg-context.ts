@@ -18,6 +18,8 @@ export interface PgContext {
   checkWritable(): void;
   /** False in `read` mode. */
   writable: boolean;
+  /** How long the pool waits for one query's answer. */
+  queryTimeoutMs: number;
 }
 
 /** PostgreSQL's bound on identifiers, channel names included (NAMEDATALEN - 1 bytes). */
