@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { createStoreFixture, type StoreFixture } from '../../../test/helpers/store-fixture.js';
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
-import { createSqliteStats, QUEUE_ON_THREAD_ABOVE } from './create-sqlite-stats.js';
+import { ON_THREAD_ABOVE } from './create-flood-probe.js';
+import { createSqliteStats } from './create-sqlite-stats.js';
 import { runReadThread, type ReadRequest } from './run-read-thread.js';
 
 describe('SQLite queue depths under a flood', () => {
@@ -28,14 +29,14 @@ describe('SQLite queue depths under a flood', () => {
         return runReadThread(p, read);
       },
     );
-    const events = Array.from({ length: QUEUE_ON_THREAD_ABOVE }, (_, i) => newEvent(`e${i}`, { mode: 'next-heartbeat', createdAt: 100 + i }));
+    const events = Array.from({ length: ON_THREAD_ABOVE }, (_, i) => newEvent(`e${i}`, { mode: 'next-heartbeat', createdAt: 100 + i }));
     await f.store.recordActions({ events, runs: [newRun('s', { createdAt: 50 })], idempotency: null });
     const below = await stats.readQueueStats();
-    assert.equal(below.pendingEvents, QUEUE_ON_THREAD_ABOVE);
+    assert.equal(below.pendingEvents, ON_THREAD_ABOVE);
     assert.deepEqual(reads, [], 'at the threshold: on the serving thread');
     await f.store.addSystemEvent(newEvent('one more', { mode: 'next-heartbeat', createdAt: 99 }));
     const above = await stats.readQueueStats();
     assert.deepEqual(reads, [{ kind: 'queue' }], 'past it: on a thread');
-    assert.deepEqual(above, { ...below, pendingEvents: QUEUE_ON_THREAD_ABOVE + 1, oldestPendingEventAt: 99 });
+    assert.deepEqual(above, { ...below, pendingEvents: ON_THREAD_ABOVE + 1, oldestPendingEventAt: 99 });
   });
 });

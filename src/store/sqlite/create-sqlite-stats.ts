@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import type { StoreStats } from '../store.js';
 import { toQueueStats, toRunCounts } from '../rows.js';
 import type { RunState } from '../types.js';
+import { createFloodProbe } from './create-flood-probe.js';
 import { createQueueReader } from './read-queue.js';
 import { runReadThread } from './run-read-thread.js';
 import type { SqliteContext } from './sqlite-context.js';
@@ -16,13 +17,6 @@ function sizeOf(path: string): number {
 }
 
 /**
- * Past this many pending events or queued runs, the queue depths are read on a thread of their own
- * (a scrape under a flood would otherwise stop the serving thread for 0.2 s or more); below it
- * they cost well under a millisecond here.
- */
-export const QUEUE_ON_THREAD_ABOVE = 10_000;
-
-/**
  * Queue depths, run counts, size and the write probe for SQLite. The depths read the partial
  * indexes on open work, so a scrape costs the size of the queues, not of the history.
  */
@@ -32,15 +26,13 @@ export function createSqliteStats(
   onThread: typeof runReadThread = runReadThread,
 ): StoreStats {
   const readQueue = createQueueReader(db);
-  const large = db.prepare(`SELECT max(
-    (SELECT count(*) FROM (SELECT 1 FROM system_events WHERE consumed_at IS NULL LIMIT @n)),
-    (SELECT count(*) FROM (SELECT 1 FROM runs WHERE state = 'queued' LIMIT @n))) AS n`).pluck();
+  const flooded = createFloodProbe(db);
   const byState = db.prepare('SELECT state, count(*) AS n FROM runs GROUP BY state');
   const probe = db.prepare('INSERT INTO write_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at');
   return {
     async readQueueStats() {
-      const flood = (large.get({ n: QUEUE_ON_THREAD_ABOVE + 1 }) as number) > QUEUE_ON_THREAD_ABOVE;
-      return toQueueStats(flood ? await onThread(path, { kind: 'queue' }) : readQueue());
+      // Past the flood threshold on a thread of its own: 0.2 s and more over a million events.
+      return toQueueStats(flooded() ? await onThread(path, { kind: 'queue' }) : readQueue());
     },
     async countRuns() {
       return toRunCounts(byState.all() as Array<{ state: RunState; n: number }>);

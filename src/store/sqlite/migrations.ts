@@ -238,4 +238,8 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (session_key, seq)
   );
   `,
+  `
+  -- Session listings read the sessions touched last without sorting them all (read-sessions.ts).
+  CREATE INDEX sessions_recent ON sessions (updated_at DESC, key);
+  `,
 ];

@@ -159,25 +159,6 @@ export function prepareStatements(db: Database) {
         updated_at = excluded.updated_at`,
     ),
     selectLastRoute: db.prepare('SELECT last_channel, last_to FROM sessions WHERE key = ?'),
-    selectSession: db.prepare(
-      `SELECT @key AS key,
-          COALESCE(s.agent_id, (SELECT agent_id FROM system_events WHERE session_key = @key LIMIT 1),
-            (SELECT agent_id FROM runs WHERE session_key = @key LIMIT 1)) AS agent_id,
-          s.last_channel, s.last_to, s.updated_at,
-          (SELECT count(*) FROM transcript t WHERE t.session_key = @key) AS entries,
-          (SELECT count(*) FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')}) AS pending
-        FROM (SELECT 1) LEFT JOIN sessions s ON s.key = @key`,
-    ),
-    selectSessions: db.prepare(
-      `WITH keys AS (SELECT key, agent_id FROM sessions
-          UNION SELECT DISTINCT session_key, agent_id FROM system_events
-          UNION SELECT DISTINCT session_key, agent_id FROM runs)
-        SELECT k.key, k.agent_id, s.last_channel, s.last_to, s.updated_at,
-          (SELECT count(*) FROM transcript t WHERE t.session_key = k.key) AS entries,
-          (SELECT count(*) FROM system_events e WHERE e.session_key = k.key AND ${PENDING('e', 'k.key')}) AS pending
-        FROM keys k LEFT JOIN sessions s ON s.key = k.key
-        ORDER BY COALESCE(s.updated_at, 0) DESC, k.key LIMIT @limit`,
-    ),
     insertDelivery: db.prepare(
       `INSERT INTO deliveries (id, state, agent_id, channel, recipient, text, run_id, created_at, updated_at)
         VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,

@@ -1,14 +1,20 @@
 import { Worker } from 'node:worker_threads';
-import type { QueueRow } from '../rows.js';
+import type { QueueRow, SessionRow } from '../rows.js';
 import type { PendingDigest } from '../types.js';
 import type { DigestOptions } from './read-digest.js';
 
 /** The reads a read thread makes. */
 export type ReadRequest =
   | { kind: 'digest'; sessionKey: string; options: DigestOptions }
-  | { kind: 'queue' };
+  | { kind: 'queue' }
+  | { kind: 'sessions'; limit: number }
+  | { kind: 'session'; key: string };
 
-type Answer<R extends ReadRequest> = R extends { kind: 'digest' } ? PendingDigest | null : QueueRow;
+type Answer<R extends ReadRequest> =
+  R extends { kind: 'digest' } ? PendingDigest | null
+  : R extends { kind: 'queue' } ? QueueRow
+  : R extends { kind: 'sessions' } ? SessionRow[]
+  : SessionRow;
 
 /**
  * Makes one read on a thread of its own (read-worker.ts), started for it and ended after it: such

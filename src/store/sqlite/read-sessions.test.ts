@@ -1,0 +1,49 @@
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { createStoreFixture, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import { newEvent, newRun } from '../../../test/helpers/store-records.js';
+import { ON_THREAD_ABOVE } from './create-flood-probe.js';
+import { createSessionsReader } from './read-sessions.js';
+
+describe('SQLite session listings', () => {
+  let f: StoreFixture;
+  let db: Database.Database;
+  beforeEach(async () => {
+    f = await createStoreFixture('sqlite');
+    db = new Database((f.config as { path: string }).path, { readonly: true });
+  });
+  afterEach(async () => {
+    db.close();
+    await f.dispose();
+  });
+
+  it('lists the sessions touched last, then the keys only events or runs know, by key, up to the limit', async () => {
+    const s = f.store;
+    await s.enqueueRun(newRun('hook:zeta'));
+    await s.enqueueRun(newRun('hook:alpha'));
+    await s.addSystemEvent(newEvent('pending', { agentId: 'ops', sessionKey: 'agent:ops:main' }));
+    await s.setLastRoute('hook:old', 'main', 'telegram', '1', 10);
+    await s.setLastRoute('hook:new', 'main', 'telegram', '2', 30);
+    await s.setLastRoute('hook:alpha', 'main', 'slack', 'C1', 20);
+    const keys = async (limit: number) => (await s.listSessions({ limit })).map((x) => x.key);
+    assert.deepEqual(await keys(10), ['hook:new', 'hook:alpha', 'hook:old', 'agent:ops:main', 'hook:zeta']);
+    assert.deepEqual(await keys(2), ['hook:new', 'hook:alpha']);
+    assert.deepEqual(await keys(4), ['hook:new', 'hook:alpha', 'hook:old', 'agent:ops:main']);
+    assert.equal((await s.getSession('agent:ops:main'))?.agentId, 'ops');
+    assert.equal((await s.getSession('hook:zeta'))?.pendingEvents, 0);
+  });
+
+  it('answers the same past the flood threshold, where it reads on a thread of its own', async () => {
+    const s = f.store;
+    await s.setLastRoute('hook:new', 'main', 'telegram', '2', 30);
+    await s.enqueueRun(newRun('hook:run'));
+    const events = Array.from({ length: ON_THREAD_ABOVE + 1 }, (_, i) => newEvent(`e${i}`, { mode: 'next-heartbeat' }));
+    await s.recordActions({ events, runs: [], idempotency: null });
+    const here = createSessionsReader(db);
+    const listed = await s.listSessions({ limit: 10 });
+    assert.deepEqual(listed.map((x) => [x.key, x.pendingEvents]), [['hook:new', 0], ['agent:main:main', ON_THREAD_ABOVE + 1], ['hook:run', 0]]);
+    assert.equal(here.list(10).length, 3);
+    assert.equal((await s.getSession('agent:main:main'))?.pendingEvents, here.get('agent:main:main').pending);
+  });
+});
