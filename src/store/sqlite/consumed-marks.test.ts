@@ -1,23 +1,17 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
-import { createStoreFixture, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import { createSqliteFixture, type SqliteFixture } from '../../../test/helpers/sqlite-fixture.js';
 import { MAIN, newEvent, turn } from '../../../test/helpers/store-records.js';
 import type { Store } from '../store.js';
 
 describe('SQLite digest turns consume their backlog by a mark, stamped afterwards', () => {
-  let f: StoreFixture;
-  let raw: Database.Database;
+  let f: SqliteFixture;
   beforeEach(async () => {
     // Four events a batch: the stamping of a backlog of dozens spans many commits.
-    f = await createStoreFixture('sqlite', { consumeStampBatch: 4 });
-    raw = new Database((f.config as { path: string }).path, { readonly: true });
+    f = await createSqliteFixture({ consumeStampBatch: 4 });
   });
-  afterEach(async () => {
-    raw.close();
-    await f.dispose();
-  });
+  afterEach(() => f.dispose());
 
   const backlog = async (store: Store, n: number, text: string): Promise<string[]> => {
     const events = Array.from({ length: n }, (_, i) => newEvent(`${text} ${i}`));
@@ -34,10 +28,10 @@ describe('SQLite digest turns consume their backlog by a mark, stamped afterward
     await store.releaseHeartbeat(c);
     return { claimId: c.claimId, recorded };
   };
-  const unstamped = (): number => (raw.prepare('SELECT count(*) AS n FROM system_events WHERE consumed_at IS NULL').get() as { n: number }).n;
-  const marks = (): number => (raw.prepare('SELECT count(*) AS n FROM consumed_marks').get() as { n: number }).n;
+  const unstamped = (): number => (f.raw.prepare('SELECT count(*) AS n FROM system_events WHERE consumed_at IS NULL').get() as { n: number }).n;
+  const marks = (): number => (f.raw.prepare('SELECT count(*) AS n FROM consumed_marks').get() as { n: number }).n;
   const stampedBy = (): Record<string, number> => Object.fromEntries(
-    (raw.prepare('SELECT consumed_by AS turn, count(*) AS n FROM system_events GROUP BY consumed_by').all() as Array<{ turn: string | null; n: number }>)
+    (f.raw.prepare('SELECT consumed_by AS turn, count(*) AS n FROM system_events GROUP BY consumed_by').all() as Array<{ turn: string | null; n: number }>)
       .map((r) => [String(r.turn), r.n]),
   );
   const stamped = async (): Promise<void> => {
@@ -81,7 +75,7 @@ describe('SQLite digest turns consume their backlog by a mark, stamped afterward
     await digestTurn(f.store, 'digest-1', 7);
     const c = (await f.store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 60_000 }))!;
     // The newest event is stamped last: still only under the mark.
-    assert.equal((raw.prepare('SELECT consumed_at FROM system_events WHERE id = ?').get(ids.at(-1)) as { consumed_at: number | null }).consumed_at, null);
+    assert.equal((f.raw.prepare('SELECT consumed_at FROM system_events WHERE id = ?').get(ids.at(-1)) as { consumed_at: number | null }).consumed_at, null);
     assert.equal(await f.store.recordHeartbeatTurn({
       claimId: c.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [ids.at(-1)!],
       transcript: turn(MAIN, 'listed'), delivery: null, at: 9,

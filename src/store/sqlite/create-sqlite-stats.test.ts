@@ -1,29 +1,22 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
-import { createStoreFixture, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import { createSqliteFixture, type SqliteFixture } from '../../../test/helpers/sqlite-fixture.js';
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
 import { ON_THREAD_ABOVE } from './create-flood-probe.js';
 import { createSqliteStats } from './create-sqlite-stats.js';
 import { runReadThread, type ReadRequest } from './run-read-thread.js';
 
 describe('SQLite queue depths under a flood', () => {
-  let f: StoreFixture;
-  let db: Database.Database;
+  let f: SqliteFixture;
   beforeEach(async () => {
-    f = await createStoreFixture('sqlite');
-    db = new Database((f.config as { path: string }).path, { readonly: true });
+    f = await createSqliteFixture();
   });
-  afterEach(async () => {
-    db.close();
-    await f.dispose();
-  });
+  afterEach(() => f.dispose());
 
   it('reads them on a thread of its own past the threshold, the same as on the serving thread below it', async () => {
-    const path = (f.config as { path: string }).path;
     const reads: ReadRequest[] = [];
     const stats = createSqliteStats(
-      { db, write: () => Promise.reject(new Error('no writes here')), now: () => 0 }, path,
+      { db: f.raw, write: () => Promise.reject(new Error('no writes here')), now: () => 0 }, f.path,
       (p, read) => {
         reads.push(read);
         return runReadThread(p, read);

@@ -1,22 +1,16 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
-import { createStoreFixture, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import { createSqliteFixture, type SqliteFixture } from '../../../test/helpers/sqlite-fixture.js';
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
 import { ON_THREAD_ABOVE } from './create-flood-probe.js';
 import { createSessionsReader } from './read-sessions.js';
 
 describe('SQLite session listings', () => {
-  let f: StoreFixture;
-  let db: Database.Database;
+  let f: SqliteFixture;
   beforeEach(async () => {
-    f = await createStoreFixture('sqlite');
-    db = new Database((f.config as { path: string }).path, { readonly: true });
+    f = await createSqliteFixture();
   });
-  afterEach(async () => {
-    db.close();
-    await f.dispose();
-  });
+  afterEach(() => f.dispose());
 
   it('lists the sessions touched last, then the keys only events or runs know, by key, up to the limit', async () => {
     const s = f.store;
@@ -40,7 +34,7 @@ describe('SQLite session listings', () => {
     await s.enqueueRun(newRun('hook:run'));
     const events = Array.from({ length: ON_THREAD_ABOVE + 1 }, (_, i) => newEvent(`e${i}`, { mode: 'next-heartbeat' }));
     await s.recordActions({ events, runs: [], idempotency: null });
-    const here = createSessionsReader(db);
+    const here = createSessionsReader(f.raw);
     const listed = await s.listSessions({ limit: 10 });
     assert.deepEqual(listed.map((x) => [x.key, x.pendingEvents]), [['hook:new', 0], ['agent:main:main', ON_THREAD_ABOVE + 1], ['hook:run', 0]]);
     assert.equal(here.list(10).length, 3);
