@@ -10,6 +10,21 @@ import type { PgContext } from './pg-context.js';
 /** `limit` as SQL: a non-positive or absent one means no limit where the API says "all". */
 const all = (limit: number | undefined): number | null => (limit === undefined || limit < 0 ? null : limit);
 
+/**
+ * SQL: the keys of `table`'s rows matching `where` that have no `sessions` row, in key order, one
+ * index step each, at most `$1` of them.
+ */
+const keysWithoutRow = (table: string, where: string): string => `WITH RECURSIVE k (key) AS (
+    (SELECT session_key FROM ${table} WHERE ${where} ORDER BY session_key LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.session_key FROM ${table} t WHERE t.${where} AND t.session_key > k.key ORDER BY t.session_key LIMIT 1)
+      FROM k WHERE k.key IS NOT NULL)
+  SELECT key FROM k WHERE key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.key = k.key) LIMIT $1`;
+
+/** SQL: a session's agent (`k.key` beside `sessions s`): its row's, else its pending events' or its runs'. */
+const SESSION_AGENT = `COALESCE(s.agent_id, (SELECT agent_id FROM system_events WHERE session_key = k.key AND consumed_at IS NULL LIMIT 1),
+    (SELECT agent_id FROM runs WHERE session_key = k.key LIMIT 1)) AS agent_id`;
+
 const SESSION_COLUMNS = `s.last_channel, s.last_to, s.updated_at,
   (SELECT count(*)::int FROM transcript t WHERE t.session_key = k.key) AS entries,
   (SELECT count(*)::int FROM system_events e WHERE e.session_key = k.key AND e.consumed_at IS NULL) AS pending`;
@@ -47,25 +62,32 @@ export function createPgReader({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
         [sessionKey, all(o?.limit)],
       )).map(toTranscript);
     },
+    // Reads no more than it shows (see read-sessions.ts, the SQLite twin): the sessions touched last
+    // by `sessions_recent`, then, when fewer exist, the keys without a row, skipping along the
+    // pending-event and run indexes. A union of every key ever stored cost the database a scan of
+    // both tables at each refresh of the dashboard's sessions view.
     async listSessions(o) {
+      const limit = o?.limit ?? DEFAULT_LIMIT;
+      const keys = (await q<{ key: string }>('SELECT key FROM sessions ORDER BY updated_at DESC, key LIMIT $1', [limit])).map((r) => r.key);
+      const left = limit - keys.length;
+      if (left > 0) {
+        const more = await q<{ key: string }>(
+          `SELECT key FROM (${keysWithoutRow('system_events', 'consumed_at IS NULL')}) e
+            UNION SELECT key FROM (${keysWithoutRow('runs', 'session_key IS NOT NULL')}) r ORDER BY key LIMIT $1`,
+          [left],
+        );
+        keys.push(...more.map((r) => r.key));
+      }
       return (await q<SessionRow>(
-        `WITH keys AS (SELECT key, agent_id FROM sessions
-            UNION SELECT DISTINCT session_key, agent_id FROM system_events
-            UNION SELECT DISTINCT session_key, agent_id FROM runs),
-          k AS (SELECT DISTINCT ON (key) key, agent_id FROM keys ORDER BY key)
-        SELECT k.key, k.agent_id, ${SESSION_COLUMNS}
-        FROM k LEFT JOIN sessions s ON s.key = k.key
-        ORDER BY COALESCE(s.updated_at, 0) DESC, k.key LIMIT $1`,
-        [o?.limit ?? DEFAULT_LIMIT],
+        `SELECT k.key, ${SESSION_AGENT}, ${SESSION_COLUMNS}
+          FROM unnest($1::text[]) WITH ORDINALITY AS k (key, n) LEFT JOIN sessions s ON s.key = k.key ORDER BY k.n`,
+        [keys],
       )).map(toSession);
     },
     async getSession(key) {
       const [row] = await q<SessionRow>(
         `WITH k AS (SELECT $1::text AS key)
-        SELECT k.key,
-          COALESCE(s.agent_id, (SELECT agent_id FROM system_events WHERE session_key = k.key LIMIT 1),
-            (SELECT agent_id FROM runs WHERE session_key = k.key LIMIT 1)) AS agent_id,
-          ${SESSION_COLUMNS}
+        SELECT k.key, ${SESSION_AGENT}, ${SESSION_COLUMNS}
         FROM k LEFT JOIN sessions s ON s.key = k.key`,
         [key],
       );

@@ -193,4 +193,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE TABLE held_watermark (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL);
   UPDATE runs SET held_reason = NULL WHERE state = 'queued' AND held_reason IS NOT NULL;
   `,
+  `
+  -- Session listings read the sessions touched last without sorting them all.
+  CREATE INDEX sessions_recent ON sessions (updated_at DESC, key);
+  `,
 ];

@@ -12,22 +12,6 @@ describe('SQLite session listings', () => {
   });
   afterEach(() => f.dispose());
 
-  it('lists the sessions touched last, then the keys only events or runs know, by key, up to the limit', async () => {
-    const s = f.store;
-    await s.enqueueRun(newRun('hook:zeta'));
-    await s.enqueueRun(newRun('hook:alpha'));
-    await s.addSystemEvent(newEvent('pending', { agentId: 'ops', sessionKey: 'agent:ops:main' }));
-    await s.setLastRoute('hook:old', 'main', 'telegram', '1', 10);
-    await s.setLastRoute('hook:new', 'main', 'telegram', '2', 30);
-    await s.setLastRoute('hook:alpha', 'main', 'slack', 'C1', 20);
-    const keys = async (limit: number) => (await s.listSessions({ limit })).map((x) => x.key);
-    assert.deepEqual(await keys(10), ['hook:new', 'hook:alpha', 'hook:old', 'agent:ops:main', 'hook:zeta']);
-    assert.deepEqual(await keys(2), ['hook:new', 'hook:alpha']);
-    assert.deepEqual(await keys(4), ['hook:new', 'hook:alpha', 'hook:old', 'agent:ops:main']);
-    assert.equal((await s.getSession('agent:ops:main'))?.agentId, 'ops');
-    assert.equal((await s.getSession('hook:zeta'))?.pendingEvents, 0);
-  });
-
   it('answers the same past the flood threshold, where it reads on a thread of its own', async () => {
     const s = f.store;
     await s.setLastRoute('hook:new', 'main', 'telegram', '2', 30);
