@@ -71,12 +71,12 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
         limit - runs.length, keys(plan?.blocked.agents), keys(plan?.blocked.hooks), ctx.clockParam(),
         keys(plan?.blockedRestarts.agents), keys(plan?.blockedRestarts.hooks),
       ];
-      const select = async (where: string, extra?: string | string[]): Promise<Candidate[]> => (await client.query(
+      const select = async (where: string, extra?: string | number[]): Promise<Candidate[]> => (await client.query(
         `SELECT r.id, r.seq, r.agent_id, r.hook, r.started_at FROM runs r WHERE ${where} AND ${NOT_BLOCKED}
           ORDER BY r.seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
         extra === undefined ? params : [...params, extra],
       )).rows as Candidate[];
-      const lists = [await (among === null ? select(CLAIMABLE) : select(CLAIMABLE_HEAD(7), among))];
+      const lists = [among === null ? await select(CLAIMABLE) : among.length === 0 ? [] : await select(CLAIMABLE_HEAD(7), among)];
       const reopened = reopenedKeys(held, plan);
       for (const scope of ['agents', 'hooks'] as const) {
         const column = scope === 'agents' ? 'agent_id' : 'hook';
@@ -108,6 +108,7 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
       // run of its session is running or queued before it; the redundant `state IN (…)` terms let
       // the partial indexes on open runs serve the query.
       const among = await claimCandidates(pool, { limit, clock: ctx.clockParam(), scan: claimScan });
+      if (among?.length === 0) return [];
       const { rows } = await pool.query(
         `WITH n AS (SELECT ${nowSql(4)} AS now),
           picked AS (

@@ -10,34 +10,33 @@ export const CLAIM_SCAN = 1000;
  * session, so a long line queued behind one busy session (a mapping with a fixed `sessionKey`) would
  * cost a scan in `seq` order a probe per waiting run, 100,000 of them a claim. The claim reads the
  * first `scan` unmarked queued runs in order, up to `limit` of them first in their session and past
- * their coalescing window (no limit when budgets may leave some out); when
- * that finds too few and more are queued, each session's oldest open run, skipping along the
- * `runs_open_session` index, as long as no more than `scan` sessions have open runs.
- * `null`: more sessions than that, where the plain scan in `seq` order finds claimable runs early. A session's oldest run is never looked up by its key alone (`session_key =
- * $k ORDER BY seq LIMIT 1`): the planner may walk `runs_open` in `seq` order for it instead, through
- * every run of the busy session (190–300 ms a claim over 100,000, measured).
+ * their coalescing window (no limit when budgets may leave some out); when that finds too few and
+ * more are queued, each session's oldest open run, skipping along the `runs_open_session` index, as
+ * long as no more than `scan` sessions have open runs. `null`: more sessions than that, where the
+ * plain scan in `seq` order finds claimable runs early.
+ *
+ * A session's oldest run is never looked up by its key alone (`session_key = $k ORDER BY seq LIMIT
+ * 1`): the planner may walk `runs_open` in `seq` order for it instead, through every run of the busy
+ * session (190–300 ms a claim over 100,000, measured). It is found by a range on `session_key`,
+ * ordered as the index is.
  */
 export async function claimCandidates(
   q: pg.Pool | pg.PoolClient, o: { limit: number | null; clock: number | null; scan?: number | undefined },
-): Promise<string[] | null> {
+): Promise<number[] | null> {
   const scan = o.scan ?? CLAIM_SCAN;
-  // A session's first open run is found by a range on `session_key` ordered as the index is, never
-  // by the key alone (see above).
-  const { rows: first } = await q.query(
-    `SELECT w.seq FROM (SELECT seq, session_key, coalesce_until FROM runs WHERE state = 'queued' AND held_reason IS NULL
-        ORDER BY seq LIMIT $1) w
-      WHERE (w.coalesce_until IS NULL OR w.coalesce_until <= ${nowSql(3)}) AND (SELECT o.seq FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key >= w.session_key
-        ORDER BY o.session_key, o.seq LIMIT 1) = w.seq
-      ORDER BY w.seq LIMIT $2`,
-    [scan, o.limit, o.clock],
+  // One statement: the heads among the first runs in order, and whether more runs are queued.
+  const { rows: [first] } = await q.query(
+    `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM runs WHERE state = 'queued' AND held_reason IS NULL ORDER BY seq LIMIT $4) c) AS queued,
+      ARRAY(SELECT w.seq FROM (SELECT seq, session_key, coalesce_until FROM runs WHERE state = 'queued' AND held_reason IS NULL
+          ORDER BY seq LIMIT $1) w
+        WHERE (w.coalesce_until IS NULL OR w.coalesce_until <= ${nowSql(3)}) AND (SELECT o.seq FROM runs o
+          WHERE o.state IN ('queued', 'running') AND o.session_key >= w.session_key ORDER BY o.session_key, o.seq LIMIT 1) = w.seq
+        ORDER BY w.seq LIMIT $2)::text[] AS found`,
+    [scan, o.limit, o.clock, scan + 1],
   );
-  const found = (first as Array<{ seq: string }>).map((r) => r.seq);
-  if (o.limit !== null && found.length >= o.limit) return found;
-  const { rows: [queued] } = await q.query(
-    `SELECT count(*)::int AS n FROM (SELECT 1 FROM runs WHERE state = 'queued' AND held_reason IS NULL ORDER BY seq LIMIT $1) w`,
-    [scan + 1],
-  );
-  if ((queued as { n: number }).n <= scan) return found;
+  const queued = (first as { queued: number }).queued;
+  const found = (first as { found: string[] }).found.map(Number);
+  if ((o.limit !== null && found.length >= o.limit) || queued <= scan) return found;
   // Each step reads the first open run of the next session in `(session_key, seq)` order, the
   // index's own: that run is the session's oldest.
   const { rows } = await q.query(
@@ -51,7 +50,7 @@ export async function claimCandidates(
       SELECT seq, ready FROM s LIMIT $1`,
     [scan + 1],
   );
-  const heads = rows as Array<{ seq: string; ready: boolean }>;
+  const heads = rows as Array<{ seq: number; ready: boolean }>;
   if (heads.length > scan) return null;
   return [...new Set([...found, ...heads.filter((h) => h.ready).map((h) => h.seq)])];
 }
