@@ -4,17 +4,15 @@ import {
   DEFAULT_LIMIT, toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
   type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
 } from '../rows.js';
-import { createFloodProbe } from './create-flood-probe.js';
+import type { FloodReads } from './create-flood-reads.js';
 import { createSqliteDigest } from './create-sqlite-digest.js';
 import { createSessionsReader } from './read-sessions.js';
-import { runReadThread } from './run-read-thread.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 const limitOf = (o: { limit?: number } | undefined): number => o?.limit ?? DEFAULT_LIMIT;
 
-export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>, path: string): StoreReader {
+export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>, path: string, floodReads: FloodReads): StoreReader {
   const sessions = createSessionsReader(db);
-  const flooded = createFloodProbe(db);
   const withAttempts = (row: DeliveryRow): DeliveryWithAttempts => ({
     ...toDelivery(row),
     attemptLog: (st.selectAttempts.all(row.id) as AttemptRow[]).map(toAttempt),
@@ -43,10 +41,10 @@ export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>,
     // Past the flood threshold on a thread of its own: counting a million pending events takes 0.1 s.
     async listSessions(o) {
       const limit = limitOf(o);
-      return (flooded() ? await runReadThread(path, { kind: 'sessions', limit }) : sessions.list(limit)).map(toSession);
+      return (await floodReads({ kind: 'sessions', limit }, () => sessions.list(limit))).map(toSession);
     },
     async getSession(key) {
-      const row = flooded() ? await runReadThread(path, { kind: 'session', key }) : sessions.get(key);
+      const row = await floodReads({ kind: 'session', key }, () => sessions.get(key));
       return row.agent_id === null ? null : toSession(row);
     },
     async getLastRoute(sessionKey) {

@@ -2,7 +2,7 @@ import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSqliteFixture, type SqliteFixture } from '../../../test/helpers/sqlite-fixture.js';
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
-import { ON_THREAD_ABOVE } from './create-flood-probe.js';
+import { createFloodReads, ON_THREAD_ABOVE } from './create-flood-reads.js';
 import { createSqliteStats } from './create-sqlite-stats.js';
 import { runReadThread, type ReadRequest } from './run-read-thread.js';
 
@@ -17,10 +17,10 @@ describe('SQLite queue depths under a flood', () => {
     const reads: ReadRequest[] = [];
     const stats = createSqliteStats(
       { db: f.raw, write: () => Promise.reject(new Error('no writes here')), now: () => 0 }, f.path,
-      (p, read) => {
+      createFloodReads(f.raw, f.path, (p, read) => {
         reads.push(read);
         return runReadThread(p, read);
-      },
+      }),
     );
     const events = Array.from({ length: ON_THREAD_ABOVE }, (_, i) => newEvent(`e${i}`, { mode: 'next-heartbeat', createdAt: 100 + i }));
     await f.store.recordActions({ events, runs: [newRun('s', { createdAt: 50 })], idempotency: null });

@@ -2,9 +2,8 @@ import { statSync } from 'node:fs';
 import type { StoreStats } from '../store.js';
 import { toQueueStats, toRunCounts } from '../rows.js';
 import type { RunState } from '../types.js';
-import { createFloodProbe } from './create-flood-probe.js';
+import type { FloodReads } from './create-flood-reads.js';
 import { createQueueReader } from './read-queue.js';
-import { runReadThread } from './run-read-thread.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 /** A file's size, 0 when it does not exist (no WAL between checkpoints and closes). */
@@ -21,18 +20,15 @@ function sizeOf(path: string): number {
  * indexes on open work, so a scrape costs the size of the queues, not of the history.
  */
 export function createSqliteStats(
-  { db, write, now }: Pick<SqliteContext, 'db' | 'write' | 'now'>, path: string,
-  /** Reads on a thread of its own (tests see that it was asked). */
-  onThread: typeof runReadThread = runReadThread,
+  { db, write, now }: Pick<SqliteContext, 'db' | 'write' | 'now'>, path: string, floodReads: FloodReads,
 ): StoreStats {
   const readQueue = createQueueReader(db);
-  const flooded = createFloodProbe(db);
   const byState = db.prepare('SELECT state, count(*) AS n FROM runs GROUP BY state');
   const probe = db.prepare('INSERT INTO write_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at');
   return {
     async readQueueStats() {
       // Past the flood threshold on a thread of its own: 0.2 s and more over a million events.
-      return toQueueStats(flooded() ? await onThread(path, { kind: 'queue' }) : readQueue());
+      return toQueueStats(await floodReads({ kind: 'queue' }, readQueue));
     },
     async countRuns() {
       return toRunCounts(byState.all() as Array<{ state: RunState; n: number }>);

@@ -10,6 +10,7 @@ import { DuplicateRequestError } from '../duplicate-request-error.js';
 import { joinedAnswers } from '../joined-answers.js';
 import type { IdempotencyRecord, RecordedActions, RecordedGroup } from '../types.js';
 import { createConsumedMarker } from './consumed-marks.js';
+import { createFloodReads } from './create-flood-reads.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createWalSync, type WalSync } from './create-wal-sync.js';
 import { createSqliteDeliveryQueue } from './create-sqlite-delivery-queue.js';
@@ -196,6 +197,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   };
 
   const requestLog = createSqliteRequestLog(ctx);
+  const floodReads = createFloodReads(db, options.path);
   // Stamps what digest turns consumed by a mark; a mark left by a crash is stamped from the start.
   const marker = createConsumedMarker(ctx, options.consumeStampBatch);
   if (mode === 'serve') marker.resume();
@@ -235,7 +237,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       if (walSync !== undefined) await synced(walSync);
       return toIdempotency(row);
     },
-    ...createSqliteReader(ctx, options.path),
+    ...createSqliteReader(ctx, options.path, floodReads),
     ...createSqliteRunQueue(ctx, options.heldMarkBatch, options.claimScan),
     ...createSqliteCancelRun(ctx),
     listRequests: requestLog.listRequests,
@@ -245,7 +247,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createSqliteDeliveryQueue(ctx),
     ...createSqliteLockouts(ctx),
     ...createSqliteRetention(ctx, requestLog),
-    ...createSqliteStats(ctx, options.path),
+    ...createSqliteStats(ctx, options.path, floodReads),
     subscribe: signals.subscribe,
     close() {
       // One close for every caller: each resolves once the database is closed and the lock released.

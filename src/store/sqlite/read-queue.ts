@@ -17,7 +17,7 @@ export const OPEN = "state IN ('queued', 'running')";
 /**
  * Queue depths and the oldest waiting items. The depths read the partial indexes on open work, so
  * a read costs the size of the queues, not of the history: about 0.2 s over a million pending
- * events, which is why the store reads them on a thread of its own past `ON_THREAD_ABOVE` (create-flood-probe.ts).
+ * events, which is why the store reads them on a thread of its own past `ON_THREAD_ABOVE` (create-flood-reads.ts).
  */
 export function createQueueReader(db: Database.Database): () => QueueRow {
   const queue = db.prepare(`SELECT

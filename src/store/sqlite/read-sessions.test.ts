@@ -2,7 +2,7 @@ import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSqliteFixture, type SqliteFixture } from '../../../test/helpers/sqlite-fixture.js';
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
-import { ON_THREAD_ABOVE } from './create-flood-probe.js';
+import { ON_THREAD_ABOVE } from './create-flood-reads.js';
 import { createSessionsReader } from './read-sessions.js';
 
 describe('SQLite session listings', () => {

@@ -10,7 +10,8 @@ export type ReadRequest =
   | { kind: 'sessions'; limit: number }
   | { kind: 'session'; key: string };
 
-type Answer<R extends ReadRequest> =
+/** What a read thread answers to `R`. */
+export type ReadAnswer<R extends ReadRequest> =
   R extends { kind: 'digest' } ? PendingDigest | null
   : R extends { kind: 'queue' } ? QueueRow
   : R extends { kind: 'sessions' } ? SessionRow[]
@@ -21,15 +22,15 @@ type Answer<R extends ReadRequest> =
  * reads come seldom (a digest turn, a scrape under a flood), and a thread kept for them would cost
  * its memory all the time.
  */
-export function runReadThread<R extends ReadRequest>(path: string, read: R): Promise<Answer<R>> {
+export function runReadThread<R extends ReadRequest>(path: string, read: R): Promise<ReadAnswer<R>> {
   return new Promise((resolve, reject) => {
-    let answer: { value: Answer<R> } | undefined;
+    let answer: { value: ReadAnswer<R> } | undefined;
     const thread = new Worker(new URL('./read-worker.js', import.meta.url), {
       workerData: { path, read },
       // SQLite sorts and groups in its own memory; the thread's heap holds one small answer.
       resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 },
     });
-    thread.once('message', (value: Answer<R>) => {
+    thread.once('message', (value: ReadAnswer<R>) => {
       answer = { value };
     });
     thread.once('error', reject);
