@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { toEvent, type EventRow } from '../rows.js';
 import type { StoreReader } from '../store.js';
-import type { PgContext } from './pg-context.js';
+import { backlogQuery, type PgContext } from './pg-context.js';
 
 /** Events are alike when they come from one hook and open with the same words, numbers aside. */
 const SHAPE_CHARS = 40;
@@ -14,8 +14,8 @@ const SETTLE_POLL_MS = 5;
 const GROUP_TIMEOUT_MS_PER_EVENT = 0.01;
 
 export function createPgDigest({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' | 'queryTimeoutMs'>): Pick<StoreReader, 'digestPending'> {
-  const q = async <T>(text: string, values: unknown[], timeoutMs?: number): Promise<T[]> =>
-    (await pool.query({ text, values, ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs }) } as pg.QueryConfig)).rows as T[];
+  const q = async <T>(query: string | pg.QueryConfig, values: unknown[] = []): Promise<T[]> =>
+    (await (typeof query === 'string' ? pool.query(query, values) : pool.query(query))).rows as T[];
   /**
    * Waits until every transaction that was writing when the digest's last event was read has
    * ended. An event's `seq` is drawn when it is inserted, not when it commits: another replica's
@@ -44,12 +44,13 @@ export function createPgDigest({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
       const [through] = await q<{ id: string }>('SELECT id FROM system_events WHERE seq = $1', [last.seq]);
       const [total] = await q<{ n: number }>(`SELECT count(*) AS n ${PENDING}`, p);
       // Grouping a backlog of millions takes longer than the pool's query timeout allows one query.
-      const long = Math.max(queryTimeoutMs, Number(total!.n) * GROUP_TIMEOUT_MS_PER_EVENT);
+      const grouping = (text: string, values: unknown[]): pg.QueryConfig =>
+        backlogQuery({ queryTimeoutMs }, text, values, Number(total!.n), GROUP_TIMEOUT_MS_PER_EVENT);
       const byHook = await q<{ hook: string; n: number }>(
-        `SELECT source::jsonb ->> 'hook' AS hook, count(*) AS n ${PENDING} GROUP BY 1 ORDER BY n DESC, hook`, p, long);
+        grouping(`SELECT source::jsonb ->> 'hook' AS hook, count(*) AS n ${PENDING} GROUP BY 1 ORDER BY n DESC, hook`, p));
       const groups = await q<{ seq: number; n: number }>(
-        `SELECT max(seq) AS seq, count(*) AS n ${PENDING} GROUP BY source::jsonb ->> 'hook', left(translate(text, '0123456789', ''), ${SHAPE_CHARS})
-          ORDER BY n DESC, seq DESC LIMIT $3`, [...p, o.groups], long);
+        grouping(`SELECT max(seq) AS seq, count(*) AS n ${PENDING} GROUP BY source::jsonb ->> 'hook', left(translate(text, '0123456789', ''), ${SHAPE_CHARS})
+          ORDER BY n DESC, seq DESC LIMIT $3`, [...p, o.groups]));
       const samples = await q<EventRow & { seq: number }>('SELECT * FROM system_events WHERE seq = ANY($1::bigint[])', [groups.map((g) => g.seq)]);
       const newest = await q<EventRow>(`SELECT * ${PENDING} ORDER BY seq DESC LIMIT $3`, [...p, o.newest]);
       return {

@@ -1,7 +1,6 @@
-import type pg from 'pg';
 import type { HeartbeatQueue } from '../store.js';
 import { insertDelivery, insertTranscript } from './create-pg-run-queue.js';
-import { notify, nowSql, type PgContext } from './pg-context.js';
+import { backlogQuery, notify, nowSql, type PgContext } from './pg-context.js';
 
 /**
  * The wait a digest turn's consumption may take beside the pool's query timeout: three times what
@@ -61,14 +60,12 @@ export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
           }
           const through = t.consumeThrough ?? null;
           if (through !== null) {
-            const { rowCount } = await client.query({
-              text: `UPDATE system_events SET consumed_at = $1, consumed_by = $2 WHERE session_key = $3 AND consumed_at IS NULL
+            // A backlog of millions takes longer than the pool's query timeout (9 s a million,
+            // measured), and a turn that times out is paid again at every try.
+            const { rowCount } = await client.query(backlogQuery(ctx,
+              `UPDATE system_events SET consumed_at = $1, consumed_by = $2 WHERE session_key = $3 AND consumed_at IS NULL
                 AND seq <= (SELECT seq FROM system_events WHERE id = $4)`,
-              values: [t.at, turnId, t.sessionKey, through.eventId],
-              // A backlog of millions takes longer than the pool's query timeout (9 s a million,
-              // measured), and a turn that times out is paid again at every try.
-              query_timeout: Math.max(ctx.queryTimeoutMs, through.count * CONSUME_TIMEOUT_MS_PER_EVENT),
-            } as pg.QueryConfig);
+              [t.at, turnId, t.sessionKey, through.eventId], through.count, CONSUME_TIMEOUT_MS_PER_EVENT));
             if (rowCount !== through.count) throw new Refused();
           }
           await insertTranscript(client, t.agentId, t.transcript, t.at);

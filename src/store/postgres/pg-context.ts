@@ -40,6 +40,17 @@ export function channelFor(schema: string): string {
 /** `COALESCE($n::bigint, hookgate_now_ms())`: the lease clock in SQL. */
 export const nowSql = (n: number): string => `COALESCE($${n}::bigint, hookgate_now_ms())`;
 
+/**
+ * A statement over a backlog of `events` that may take longer than the pool's query timeout:
+ * `perEventMs` for each, never less than the pool's. (`pg` reads `query_timeout` from a query's
+ * config as from the client's; its types only know the client's.)
+ */
+export function backlogQuery(
+  ctx: Pick<PgContext, 'queryTimeoutMs'>, text: string, values: readonly unknown[], events: number, perEventMs: number,
+): pg.QueryConfig {
+  return { text, values: [...values], query_timeout: Math.max(ctx.queryTimeoutMs, events * perEventMs) } as pg.QueryConfig;
+}
+
 /** A work signal as a NOTIFY payload, and back. The client goes last: an IPv6 address has colons. */
 export function encodeSignal(s: WorkSignal): string {
   switch (s.kind) {
