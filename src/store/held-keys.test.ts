@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { advancePass, mergeCandidates, nextHeldKeys, reopenedKeys, runPasses, type HeldKey } from './held-keys.js';
+import { advancePass, marksBehind, mergeCandidates, nextHeldKeys, reopenedKeys, runPasses, type HeldKey } from './held-keys.js';
 import { createBudgetPlan, type BudgetUsage } from './run-budgets.js';
 
 const usage = (o: Partial<BudgetUsage> = {}): BudgetUsage => ({ started: 0, tokens: 0, running: 0, ...o });
@@ -30,6 +30,18 @@ describe('held keys', () => {
     assert.equal(changed.changed, true);
     assert.deepEqual([changed.rows[0]!.phase, changed.rows[0]!.cursor], ['unmarked', 0]);
     assert.deepEqual([changed.rows[1]!.phase, changed.rows[1]!.cursor], ['marked', 40]);
+  });
+
+  it('says marks are behind while a held key is unlisted or still marking its unmarked runs', () => {
+    const marked = (phase: HeldKey['phase']) => nextHeldKeys([], plan()).rows.map((k) => ({ ...k, phase }));
+    assert.equal(marksBehind([], plan()), true, 'held keys not listed yet');
+    assert.equal(marksBehind(marked('new'), plan()), true);
+    assert.equal(marksBehind(marked('unmarked'), plan()), true);
+    assert.equal(marksBehind(marked('marked'), plan()), false, 'rewriting marked runs leaves none unmarked');
+    assert.equal(marksBehind(marked(null), plan()), false);
+    assert.equal(marksBehind([held('agents', 'ops', null, null, 'marked')], null), false, 'a key let through clears marks');
+    assert.equal(marksBehind([held('agents', 'ops', 'old', null, 'new')], null), true);
+    assert.equal(marksBehind(marked(null).slice(1), plan()), true, 'one of the held keys is not listed');
   });
 
   it('keeps a key its budget lets through listed, with no reason, until its marked runs are cleared', () => {

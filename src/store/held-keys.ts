@@ -65,7 +65,7 @@ export const toHeldKey = (r: HeldKeyRow): HeldKey => ({
 export type KeysByScope = Record<BudgetScope, string[]>;
 
 /** Runs a claim's passes go through in all: a key held or let go with many runs queued is marked over several claims. */
-export const MARK_BATCH = 10_000;
+export const MARK_BATCH = 2_000;
 
 const SCOPES: readonly BudgetScope[] = ['agents', 'hooks'];
 
@@ -145,6 +145,24 @@ export function* runPasses(next: { rows: readonly HeldKey[]; changed: boolean },
     if (r !== null) rows.push(r);
   }
   return { rows, changed, left };
+}
+
+/**
+ * Whether runs a budget holds may still sit unmarked among the claimable ones: the plan holds a key
+ * not listed yet, or a listed key's pass is still marking its unmarked runs. A claim then reads only
+ * the oldest unmarked runs and the heads of a few sessions, not every queued run, which would wade
+ * through that backlog claim after claim; it announces more work instead, so the next claim comes
+ * at once and the passes go on, a batch a claim.
+ */
+export function marksBehind(rows: readonly HeldKey[], plan: BudgetPlan | null): boolean {
+  if (rows.some((k) => k.reason !== null && (k.phase === 'new' || k.phase === 'unmarked'))) return true;
+  if (plan === null) return false;
+  for (const scope of SCOPES) {
+    for (const key of plan.blocked[scope].keys()) {
+      if (!rows.some((k) => k.scope === scope && k.key === key && k.reason !== null)) return true;
+    }
+  }
+  return false;
 }
 
 /** Listed keys whose marked runs the plan lets through now (all of them without budgets): claim candidates. */

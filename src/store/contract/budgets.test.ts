@@ -1,10 +1,11 @@
 import { it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
 import { completion, newRun, source } from '../../../test/helpers/store-records.js';
 import type { RunBudgets } from '../run-budgets.js';
 import type { Store } from '../store.js';
-import type { ClaimedRun } from '../types.js';
+import type { ClaimedRun, WorkSignal } from '../types.js';
 
 const HOUR = 3_600_000;
 
@@ -217,6 +218,45 @@ describeEachDriver('store contract: run budgets', (driver) => {
       assert.equal((await s.readQueueStats()).heldRuns, 0);
       assert.deepEqual(await s.listRuns({ state: 'queued', limit: 100 }), []);
     } finally {
+      await small.dispose();
+    }
+  });
+
+  it('while a held backlog in many sessions is being marked, claims announce more work and reach the run behind it once marked', async () => {
+    const small = await createStoreFixture(driver, { heldMarkBatch: 4, claimScan: 2 });
+    const signals: WorkSignal[] = [];
+    const off = small.store.subscribe((s) => signals.push(s));
+    try {
+      const s = small.store;
+      const budgets: RunBudgets = { agents: {}, hooks: { flood: { runsPerHour: 1 } } };
+      for (let i = 0; i < 16; i++) await s.enqueueRun(newRun(`hook:f${i}`, { source: { ...source, hook: 'flood' }, createdAt: small.clock.now() }));
+      const other = newRun('hook:other', { source: { ...source, hook: 'mail' }, createdAt: small.clock.now() });
+      await s.enqueueRun(other);
+      const claimOn = async () => (await s.claimRuns({ owner: 'w', limit: 2, leaseMs: 10 * HOUR, budgets })).map((r) => r.source.hook);
+      /** Whether a claim announced queued runs (notifications from a database arrive asynchronously). */
+      const announced = async (): Promise<boolean> => {
+        for (let i = 0; i < 50 && !signals.some((x) => x.kind === 'runs'); i++) await sleep(10);
+        const yes = signals.some((x) => x.kind === 'runs');
+        signals.length = 0;
+        return yes;
+      };
+      assert.deepEqual(await claimOn(), ['flood'], 'the first flood run starts and holds the rest');
+      assert.equal(await announced(), true, 'the other 15 are not all marked yet: more work is announced');
+      const claimed: string[] = [];
+      let claims = 1;
+      while (!claimed.includes('mail') && claims < 10) {
+        claimed.push(...await claimOn());
+        claims++;
+      }
+      assert.deepEqual(claimed, ['mail'], 'only the run behind the held backlog, once its marks caught up');
+      assert.ok(claims <= 6, `15 held runs marked 4 a claim reach it by the fifth claim after the first (took ${claims - 1})`);
+      assert.equal((await s.readQueueStats()).heldRuns, 15);
+      signals.length = 0;
+      assert.deepEqual(await claimOn(), []);
+      await sleep(driver === 'postgres' ? 100 : 0);
+      assert.deepEqual(signals.filter((x) => x.kind === 'runs'), [], 'every held run marked: nothing more to announce');
+    } finally {
+      off();
       await small.dispose();
     }
   });

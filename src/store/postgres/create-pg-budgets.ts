@@ -13,9 +13,10 @@ export interface PgBudgets {
   /**
    * Marks the queued runs held as `plan` says (none held when `null`), starting from `held`: the
    * runs queued since the last marking, and a bounded batch of each pass in progress. Called under
-   * the budget lock, so the marks and the keys they are made for change together.
+   * the budget lock, so the marks and the keys they are made for change together. Resolves with the
+   * keys listed after it.
    */
-  mark(client: pg.ClientBase, plan: BudgetPlan | null, held: readonly HeldKey[]): Promise<void>;
+  mark(client: pg.ClientBase, plan: BudgetPlan | null, held: readonly HeldKey[]): Promise<HeldKey[]>;
 }
 
 /**
@@ -104,18 +105,20 @@ export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
         'SELECT (SELECT max(seq) FROM runs) AS max, (SELECT seq FROM held_watermark WHERE id = 1) AS after',
       );
       const { max, after } = rows[0] as { max: string | null; after: string | null };
-      if ((max ?? '0') === (after ?? '0')) return;
+      if ((max ?? '0') === (after ?? '0')) return keys;
       let upTo = max ?? '0';
       if (keys.some((k) => k.reason !== null)) {
-        if (left === 0) return;
+        if (left === 0) return keys;
+        // Only unmarked runs: a marked one is a listed key's, and that key's passes keep its mark right.
         const seqs = await markSelected(client, json,
-          "SELECT seq FROM runs WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > $5 ORDER BY seq LIMIT $6", [after ?? '0', left]);
+          "SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS NULL AND seq > $5 ORDER BY seq LIMIT $6", [after ?? '0', left]);
         if (seqs.length === left) upTo = String(seqs[seqs.length - 1]);
       }
       await client.query(
         'INSERT INTO held_watermark (id, seq) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq',
         [upTo],
       );
+      return keys;
     },
   };
 }

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { toRun, type RunRow } from '../rows.js';
 import { hasBudgets, type RunBudgets } from '../run-budgets.js';
 import { createPgBudgets, lockBudgets } from './create-pg-budgets.js';
-import { mergeCandidates, reopenedKeys, RESTART_MARK } from '../held-keys.js';
+import { marksBehind, mergeCandidates, reopenedKeys, RESTART_MARK } from '../held-keys.js';
 import type { RunQueue } from '../store.js';
 import type { ClaimedRun, WorkSignal } from '../types.js';
 import { claimCandidates } from './pg-claim-candidates.js';
@@ -54,7 +54,7 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
    * read into a plan, candidates selected with blocked keys left out (for a run started before, the
    * keys that block restarts) from the unmarked runs and the marked runs of keys let through again,
    * and a run whose start uses up its key's room blocks that key's later runs (selected again
-   * without them). The held marks follow.
+   * without them). The held marks follow; while they are behind, more work is announced.
    */
   const claimHeld = async (
     client: pg.PoolClient, { owner, limit, leaseMs, budgets }: { owner: string; limit: number; leaseMs: number; budgets: RunBudgets | null },
@@ -76,7 +76,9 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
           ORDER BY r.seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
         extra === undefined ? params : [...params, extra],
       )).rows as Candidate[];
-      const lists = [among === null ? await select(CLAIMABLE) : among.length === 0 ? [] : await select(CLAIMABLE_HEAD(7), among)];
+      // Many sessions: every unmarked run, unless held runs are still being marked (see marksBehind).
+      const lists = [among === null ? (marksBehind(held, plan) ? [] : await select(CLAIMABLE))
+        : among.length === 0 ? [] : await select(CLAIMABLE_HEAD(7), among)];
       const reopened = reopenedKeys(held, plan);
       for (const scope of ['agents', 'hooks'] as const) {
         const column = scope === 'agents' ? 'agent_id' : 'hook';
@@ -93,7 +95,7 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
       }
       if (taken.length === candidates.length || runs.length >= limit) break;
     }
-    await budgeting.mark(client, plan, held);
+    if (marksBehind(await budgeting.mark(client, plan, held), plan)) await notify(client, channel, [{ kind: 'runs' }]);
     return runs.sort((a, b) => a.createdAt - b.createdAt);
   };
 

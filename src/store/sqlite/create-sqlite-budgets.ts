@@ -12,9 +12,10 @@ export interface SqliteBudgets {
   heldKeys(): HeldKey[];
   /**
    * Marks the queued runs held as `plan` says (none held when `null`), starting from `held`: the
-   * runs queued since the last marking, and a bounded batch of each pass in progress.
+   * runs queued since the last marking, and a bounded batch of each pass in progress. Returns the
+   * keys listed after it.
    */
-  mark(plan: BudgetPlan | null, held: readonly HeldKey[]): void;
+  mark(plan: BudgetPlan | null, held: readonly HeldKey[]): HeldKey[];
 }
 
 const COLUMN: Record<BudgetScope, string> = { agents: 'agent_id', hooks: 'hook' };
@@ -58,15 +59,16 @@ export function createSqliteBudgets(db: Database, markBatch = MARK_BATCH): Sqlit
       // with nothing held there is nothing to mark.
       const after = (s.watermark.pluck().get() as number | undefined) ?? 0;
       const maxSeq = (s.maxSeq.pluck().get() as number | null) ?? 0;
-      if (maxSeq === after) return;
+      if (maxSeq === after) return rows;
       if (!rows.some((k) => k.reason !== null)) {
         s.setWatermark.run(maxSeq);
-        return;
+        return rows;
       }
       const seqs = left > 0 ? s.queuedSince.all({ after, limit: left }) as number[] : [];
       if (seqs.length > 0) s.markSeqs.run({ ...json, seqs: JSON.stringify(seqs) });
       if (seqs.length < left) s.setWatermark.run(maxSeq);
       else if (seqs.length > 0) s.setWatermark.run(seqs[seqs.length - 1]!);
+      return rows;
     },
   };
 }
@@ -101,8 +103,9 @@ function prepare(db: Database) {
     markSeqs: db.prepare(
       `UPDATE runs SET held_reason = ${reason} WHERE seq IN (SELECT value FROM json_each(@seqs)) AND held_reason IS NOT ${reason}`,
     ),
+    // Only unmarked runs: a marked one is a listed key's, and that key's passes keep its mark right.
     queuedSince: db.prepare(
-      "SELECT seq FROM runs WHERE state IN ('queued', 'running') AND state = 'queued' AND seq > @after ORDER BY seq LIMIT @limit",
+      "SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS NULL AND seq > @after ORDER BY seq LIMIT @limit",
     ).pluck(),
     maxSeq: db.prepare('SELECT max(seq) FROM runs'),
     watermark: db.prepare('SELECT seq FROM held_watermark WHERE id = 1'),

@@ -1,7 +1,7 @@
 import type { RunQueue } from '../store.js';
 import type { ClaimedRun } from '../types.js';
 import { toRun, type RunRow } from '../rows.js';
-import { mergeCandidates, reopenedKeys } from '../held-keys.js';
+import { marksBehind, mergeCandidates, reopenedKeys } from '../held-keys.js';
 import { hasBudgets } from '../run-budgets.js';
 import { createSqliteBudgets } from './create-sqlite-budgets.js';
 import type { SqliteContext } from './sqlite-context.js';
@@ -17,8 +17,9 @@ const CLAIM_SCAN = 1000;
 export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: SqliteContext, markBatch?: number, scan = CLAIM_SCAN): RunQueue {
   const budgeting = createSqliteBudgets(db, markBatch);
   return {
-    claimRuns({ owner, limit, leaseMs, budgets }) {
-      return write(() => {
+    async claimRuns({ owner, limit, leaseMs, budgets }) {
+      let behind = false;
+      const claimedRuns = await write(() => {
         const t = now();
         const runs: ClaimedRun[] = [];
         const claim = (row: RunRow): void => {
@@ -39,11 +40,11 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
           };
           let first = st.selectClaimable.all({ ...params, scan }) as ClaimableRow[];
           if (first.length < params.limit && st.moreClaimable.get({ scan }) !== undefined) {
-            // Few sessions (a flood queued behind one of them): their oldest runs; many: everything.
+            // Few sessions (a flood queued behind one of them): their oldest runs; many: everything,
+            // unless held runs are still being marked (see marksBehind).
             const sessions = st.openSessions.all({ max: scan + 1 }) as string[];
-            first = (sessions.length <= scan
-              ? st.selectSessionHeads.all({ ...params, keys: JSON.stringify(sessions) })
-              : st.selectClaimableAll.all(params)) as ClaimableRow[];
+            if (sessions.length <= scan) first = st.selectSessionHeads.all({ ...params, keys: JSON.stringify(sessions) }) as ClaimableRow[];
+            else if (!marksBehind(held, plan)) first = st.selectClaimableAll.all(params) as ClaimableRow[];
           }
           const lists = [first];
           const reopened = reopenedKeys(held, plan);
@@ -58,9 +59,11 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
           if (!skipped || runs.length >= limit) break;
         }
         // Without budgets, marks an earlier configuration left are cleared, a batch a claim.
-        if (plan !== null || held.length > 0) budgeting.mark(plan, held);
+        if (plan !== null || held.length > 0) behind = marksBehind(budgeting.mark(plan, held), plan);
         return runs;
       });
+      if (behind) emit({ kind: 'runs' });
+      return claimedRuns;
     },
     renewRuns(claims, leaseMs) {
       return write(() => {
