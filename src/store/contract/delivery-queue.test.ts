@@ -57,6 +57,23 @@ describeEachDriver('store contract: delivery queue', (driver) => {
     assert.deepEqual([again?.id, again?.attempts, again?.partsSent, again?.state], [d.id, 1, 1, 'pending']);
   });
 
+  it('claims new deliveries and due retries oldest first, the retry due soonest first among many, past a backlog not due', async () => {
+    const ds = Array.from({ length: 6 }, () => newDelivery());
+    for (const d of ds) await store.addDelivery(d);
+    const claimed = await claim({ limit: 6 });
+    // ds[0..3] wait for retries: ds[1] due first, then ds[0], ds[2]; ds[3] not for long. ds[4], ds[5] fail for good.
+    const due = [2000, 1000, 3000, 900_000];
+    for (const [i, at] of due.entries()) {
+      assert.equal(await store.recordDeliveryAttempt(attempt(claimed[i]!, { outcome: 'retry', error: 'down', nextAttemptAt: at })), true);
+    }
+    for (const c of claimed.slice(4)) assert.equal(await store.recordDeliveryAttempt(attempt(c, { outcome: 'failed', error: 'gone' })), true);
+    const fresh = newDelivery();
+    await store.addDelivery(fresh);
+    assert.deepEqual((await claim({ now: 500 })).map((d) => d.id), [fresh.id], 'no retry is due yet');
+    assert.deepEqual((await claim({ now: 5000, limit: 1, owner: 'w2' })).map((d) => d.id), [ds[1]!.id], 'of three due, the one due soonest');
+    assert.deepEqual((await claim({ now: 5000, owner: 'w3' })).map((d) => d.id), [ds[0]!.id, ds[2]!.id], 'then the rest, oldest first');
+  });
+
   it('refuses progress and attempts under a stale claim', async () => {
     const d = newDelivery();
     await store.addDelivery(d);

@@ -14,11 +14,18 @@ export function createPgDeliveryQueue(ctx: PgContext, group: PgGroupCommit): Del
     async claimDueDeliveries({ owner, now, limit, leaseMs }) {
       ctx.checkWritable();
       const { rows } = await pool.query(
+        // New deliveries oldest first, and retries due soonest first, by `deliveries_due`: the
+        // oldest of both. One condition for both would read every delivery waiting for its retry.
         `WITH n AS (SELECT ${nowSql(5)} AS now),
-          picked AS (
-            SELECT d.seq FROM deliveries d, n WHERE d.state = 'pending' AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= $1)
+          fresh AS (
+            SELECT d.seq FROM deliveries d, n WHERE d.state = 'pending' AND d.next_attempt_at IS NULL
               AND (d.lease_until IS NULL OR d.lease_until < n.now)
-            ORDER BY d.seq LIMIT $2 FOR UPDATE OF d SKIP LOCKED)
+            ORDER BY d.seq LIMIT $2 FOR UPDATE OF d SKIP LOCKED),
+          due AS (
+            SELECT d.seq FROM deliveries d, n WHERE d.state = 'pending' AND d.next_attempt_at <= $1
+              AND (d.lease_until IS NULL OR d.lease_until < n.now)
+            ORDER BY d.next_attempt_at, d.seq LIMIT $2 FOR UPDATE OF d SKIP LOCKED),
+          picked AS (SELECT seq FROM (SELECT seq FROM fresh UNION ALL SELECT seq FROM due) AS b ORDER BY seq LIMIT $2)
         UPDATE deliveries SET lease_owner = $3, lease_until = n.now + $4, claim_id = gen_random_uuid()::text
         FROM picked, n WHERE deliveries.seq = picked.seq RETURNING deliveries.*`,
         [now, limit, owner, leaseMs, ctx.clockParam()],

@@ -197,4 +197,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- Session listings read the sessions touched last without sorting them all.
   CREATE INDEX sessions_recent ON sessions (updated_at DESC, key);
   `,
+  `
+  -- Delivery claims read the deliveries due by their due time: a backlog waiting for its retries
+  -- (a chat service down for an hour) is not read through at every claim.
+  CREATE INDEX deliveries_due ON deliveries (next_attempt_at, seq) WHERE state = 'pending';
+  `,
 ];

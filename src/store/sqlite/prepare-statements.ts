@@ -167,9 +167,16 @@ export function prepareStatements(db: Database) {
     selectDelivery: db.prepare('SELECT * FROM deliveries WHERE id = ?'),
     selectRunDelivery: db.prepare('SELECT * FROM deliveries WHERE run_id = ? ORDER BY seq LIMIT 1'),
     selectAttempts: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq'),
+    // New deliveries oldest first, and retries due soonest first, by `deliveries_due`: the oldest of
+    // both. One condition for both would read every pending delivery waiting for its retry.
     selectDueDeliveries: db.prepare(
-      `SELECT * FROM deliveries WHERE state = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at <= @now)
-        AND (lease_until IS NULL OR lease_until < @now) ORDER BY seq LIMIT @limit`,
+      `SELECT * FROM (
+        SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at IS NULL
+          AND (lease_until IS NULL OR lease_until < @now) ORDER BY seq LIMIT @limit)
+        UNION ALL
+        SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now
+          AND (lease_until IS NULL OR lease_until < @now) ORDER BY next_attempt_at, seq LIMIT @limit))
+      ORDER BY seq LIMIT @limit`,
     ),
     leaseDelivery: db.prepare(
       `UPDATE deliveries SET lease_owner = @owner, lease_until = @until, claim_id = @claimId WHERE id = @id AND state = 'pending'
