@@ -1,7 +1,8 @@
 import { it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
-import { MAIN, newDelivery, newEvent, newRun } from '../../../test/helpers/store-records.js';
+import { completion, MAIN, newDelivery, newEvent, newRun } from '../../../test/helpers/store-records.js';
+import type { RunState } from '../types.js';
 import type { Store } from '../store.js';
 
 describeEachDriver('store contract: records and reads', (driver) => {
@@ -37,6 +38,41 @@ describeEachDriver('store contract: records and reads', (driver) => {
     assert.deepEqual((await store.listRuns({ state: 'queued', limit: 1 })).map((r) => r.id), [r2.id]);
     assert.deepEqual(await store.listRuns({ state: 'running' }), []);
     assert.equal(await store.getRun('nope'), null);
+  });
+
+  it('lists runs and deliveries of each state apart, newest first, and none of a state there is not', async () => {
+    const runs = Array.from({ length: 5 }, (_, i) => newRun(`hook:l${i}`));
+    for (const r of runs) await store.enqueueRun(r);
+    const claimed = await store.claimRuns({ owner: 'w', limit: 4, leaseMs: 60_000 });
+    const outcome: RunState[] = ['succeeded', 'failed', 'succeeded'];
+    for (const [i, state] of outcome.entries()) {
+      const c = claimed.find((r) => r.id === runs[i]!.id)!;
+      assert.equal(await store.completeRun(completion(c, { state: state as 'succeeded' | 'failed', delivery: null })), true);
+    }
+    const ids = async (state?: string) => (await store.listRuns(state === undefined ? {} : { state: state as RunState })).map((r) => r.id);
+    assert.deepEqual(await ids('succeeded'), [runs[2]!.id, runs[0]!.id]);
+    assert.deepEqual(await ids('failed'), [runs[1]!.id]);
+    assert.deepEqual(await ids('running'), [runs[3]!.id]);
+    assert.deepEqual(await ids('queued'), [runs[4]!.id]);
+    assert.deepEqual(await ids('timed_out'), []);
+    assert.deepEqual(await ids("queued' OR 1=1 --"), [], 'a state no run can have lists nothing');
+    assert.deepEqual(await ids(), [...runs].reverse().map((r) => r.id));
+
+    const ds = Array.from({ length: 3 }, () => newDelivery());
+    for (const d of ds) await store.addDelivery(d);
+    const [c0, c1] = await store.claimDueDeliveries({ owner: 'w', now: 1, limit: 2, leaseMs: 60_000 });
+    const done = (c: typeof c0, outcome: 'sent' | 'failed') => store.recordDeliveryAttempt({
+      claimId: c!.claimId, deliveryId: c!.id, attempt: 1, at: 20, status: null, error: null, outcome,
+      resolvedChannel: 'telegram', resolvedTo: '42', partsSent: 1, nextAttemptAt: null, lastRoute: null,
+    });
+    assert.equal(await done(c0, 'sent'), true);
+    assert.equal(await done(c1, 'failed'), true);
+    const dids = async (state: string) => (await store.listDeliveries({ state: state as 'sent' })).map((d) => d.id);
+    assert.deepEqual(await dids('sent'), [ds[0]!.id]);
+    assert.deepEqual(await dids('failed'), [ds[1]!.id]);
+    assert.deepEqual(await dids('pending'), [ds[2]!.id]);
+    assert.deepEqual(await dids('skipped'), []);
+    assert.deepEqual(await dids('lost'), []);
   });
 
   it('has committed a write by the time its promise resolves (another connection sees it)', async () => {

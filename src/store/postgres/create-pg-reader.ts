@@ -4,6 +4,7 @@ import {
 } from '../rows.js';
 import type { StoreReader } from '../store.js';
 import type { DeliveryWithAttempts } from '../types.js';
+import { listingSql, type ListedTable } from '../listing-sql.js';
 import { createPgDigest } from './create-pg-digest.js';
 import type { PgContext } from './pg-context.js';
 
@@ -36,14 +37,18 @@ export function createPgReader({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
     const attempts = await q<AttemptRow>('SELECT * FROM delivery_attempts WHERE delivery_id = ANY($1::text[]) ORDER BY seq', [rows.map((r) => r.id)]);
     return rows.map((r) => ({ ...toDelivery(r), attemptLog: attempts.filter((a) => a.delivery_id === r.id).map(toAttempt) }));
   };
+  /** A listing's rows (see listing-sql.ts). */
+  const listed = async <T>(table: ListedTable, o: { state?: string; limit?: number } | undefined): Promise<T[]> => {
+    const sql = listingSql(table, o?.state, '$1');
+    return sql === null ? [] : q<T>(sql, [o?.limit ?? DEFAULT_LIMIT]);
+  };
   return {
     ...createPgDigest({ pool, queryTimeoutMs }),
     async listSystemEvents(o) {
       return (await q<EventRow>('SELECT * FROM system_events ORDER BY seq DESC LIMIT $1', [o?.limit ?? DEFAULT_LIMIT])).map(toEvent);
     },
     async listRuns(o) {
-      return (await q<RunRow>('SELECT * FROM runs WHERE ($1::text IS NULL OR state = $1) ORDER BY seq DESC LIMIT $2',
-        [o?.state ?? null, o?.limit ?? DEFAULT_LIMIT])).map(toRun);
+      return (await listed<RunRow>('runs', o)).map(toRun);
     },
     async getRun(id) {
       const [row] = await q<RunRow>('SELECT * FROM runs WHERE id = $1', [id]);
@@ -98,8 +103,7 @@ export function createPgReader({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
       return row?.last_channel == null || row.last_to == null ? null : { channel: row.last_channel, to: row.last_to };
     },
     async listDeliveries(o) {
-      return withAttempts(await q<DeliveryRow>('SELECT * FROM deliveries WHERE ($1::text IS NULL OR state = $1) ORDER BY seq DESC LIMIT $2',
-        [o?.state ?? null, o?.limit ?? DEFAULT_LIMIT]));
+      return withAttempts(await listed<DeliveryRow>('deliveries', o));
     },
     async getDelivery(id) {
       const [row] = await withAttempts(await q<DeliveryRow>('SELECT * FROM deliveries WHERE id = $1', [id]));

@@ -4,6 +4,8 @@ import {
   DEFAULT_LIMIT, toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
   type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
 } from '../rows.js';
+import type { Statement } from 'better-sqlite3';
+import { listingSql, type ListedTable } from '../listing-sql.js';
 import type { FloodReads } from './create-flood-reads.js';
 import { createSqliteDigest } from './create-sqlite-digest.js';
 import { createSessionsReader } from './read-sessions.js';
@@ -13,6 +15,17 @@ const limitOf = (o: { limit?: number } | undefined): number => o?.limit ?? DEFAU
 
 export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>, path: string, floodReads: FloodReads): StoreReader {
   const sessions = createSessionsReader(db);
+  const listings = new Map<string, Statement | null>();
+  /** A listing's rows (see listing-sql.ts); its statement prepared on first use. */
+  const list = <T>(table: ListedTable, state: string | undefined, limit: number): T[] => {
+    const id = `${table}:${state ?? ''}`;
+    let stmt = listings.get(id);
+    if (stmt === undefined) {
+      const sql = listingSql(table, state, '?');
+      listings.set(id, (stmt = sql === null ? null : db.prepare(sql)));
+    }
+    return stmt === null ? [] : (stmt.all(limit) as T[]);
+  };
   const withAttempts = (row: DeliveryRow): DeliveryWithAttempts => ({
     ...toDelivery(row),
     attemptLog: (st.selectAttempts.all(row.id) as AttemptRow[]).map(toAttempt),
@@ -23,7 +36,7 @@ export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>,
       return (st.selectEvents.all(limitOf(o)) as EventRow[]).map(toEvent);
     },
     async listRuns(o) {
-      return (st.selectRuns.all({ state: o?.state ?? null, limit: limitOf(o) }) as RunRow[]).map(toRun);
+      return list<RunRow>('runs', o?.state, limitOf(o)).map(toRun);
     },
     async getRun(id) {
       const row = st.selectRun.get(id) as RunRow | undefined;
@@ -52,7 +65,7 @@ export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>,
       return row?.last_channel == null || row.last_to == null ? null : { channel: row.last_channel, to: row.last_to };
     },
     async listDeliveries(o) {
-      return (st.selectDeliveries.all({ state: o?.state ?? null, limit: limitOf(o) }) as DeliveryRow[]).map(withAttempts);
+      return list<DeliveryRow>('deliveries', o?.state, limitOf(o)).map(withAttempts);
     },
     async getRunDelivery(runId) {
       const row = st.selectRunDelivery.get(runId) as DeliveryRow | undefined;

@@ -247,4 +247,9 @@ export const MIGRATIONS: readonly string[] = [
   -- (a chat service down for an hour) is not read through at every claim.
   CREATE INDEX deliveries_due ON deliveries (next_attempt_at, seq) WHERE state = 'pending';
   `,
+  `
+  -- Listings of one state, newest first, read that state's rows only (see listing-sql.ts).
+  CREATE INDEX runs_finished ON runs (state, seq) WHERE state IN ('succeeded', 'failed', 'timed_out');
+  CREATE INDEX deliveries_done ON deliveries (state, seq) WHERE state IN ('sent', 'failed', 'skipped');
+  `,
 ];

@@ -82,7 +82,6 @@ export function prepareStatements(db: Database) {
     setIdempotencyBody: db.prepare('UPDATE idempotency_keys SET body = ? WHERE hook = ? AND key = ?'),
     selectIdempotencyKey: db.prepare('SELECT * FROM idempotency_keys WHERE hook = ? AND key = ? AND expires_at > ?'),
     selectEvents: db.prepare(`SELECT ${EVENT_COLUMNS('e')} FROM system_events e ORDER BY e.seq DESC LIMIT ?`),
-    selectRuns: db.prepare('SELECT * FROM runs WHERE @state IS NULL OR state = @state ORDER BY seq DESC LIMIT @limit'),
     selectRun: db.prepare('SELECT * FROM runs WHERE id = ?'),
     ...claimableStatements(db),
     claimRun: db.prepare(
@@ -163,7 +162,6 @@ export function prepareStatements(db: Database) {
       `INSERT INTO deliveries (id, state, agent_id, channel, recipient, text, run_id, created_at, updated_at)
         VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    selectDeliveries: db.prepare('SELECT * FROM deliveries WHERE @state IS NULL OR state = @state ORDER BY seq DESC LIMIT @limit'),
     selectDelivery: db.prepare('SELECT * FROM deliveries WHERE id = ?'),
     selectRunDelivery: db.prepare('SELECT * FROM deliveries WHERE run_id = ? ORDER BY seq LIMIT 1'),
     selectAttempts: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq'),
