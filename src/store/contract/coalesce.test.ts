@@ -84,6 +84,39 @@ describeEachDriver('store contract: coalesced runs', (driver) => {
     assert.equal((await store.listRuns()).length, 2);
   });
 
+  it('claims a run queued behind many runs in their windows at once, and each of those once its own window ends, in order', async () => {
+    const small = await createStoreFixture(driver, { claimScan: 2 });
+    try {
+      const s = small.store;
+      const waiting: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const run = newRun(`hook:w${i}`, { message: `w${i}`, createdAt: small.clock.now(), coalesce: { key: `k${i}`, windowMs: 60_000 } });
+        await s.enqueueRun(run);
+        waiting.push(run.id);
+        await small.clock.advance(1000);
+      }
+      const plain = newRun('hook:plain', { createdAt: small.clock.now() });
+      await s.enqueueRun(plain);
+      const claim = async () => (await s.claimRuns({ owner: 'w', limit: 10, leaseMs: 600_000 })).map((r) => r.id);
+      assert.deepEqual(await claim(), [plain.id], 'five runs in their windows before it, more than a scan of 2');
+      await small.clock.advance(55_000 - 1);
+      assert.deepEqual(await claim(), [], 'the first window ends in a millisecond');
+      await small.clock.advance(1);
+      assert.deepEqual(await claim(), [waiting[0]]);
+      const late = newRun('hook:w9', { message: 'late', createdAt: small.clock.now(), coalesce: { key: 'k1', windowMs: 60_000 } });
+      assert.deepEqual((await s.recordActions({ events: [], runs: [late], idempotency: null })).coalesced, { [late.id]: waiting[1] },
+        'k1 is still collecting');
+      const queued = await s.listRuns({ state: 'queued', limit: 10 });
+      assert.match(queued.find((r) => r.id === waiting[1])?.message ?? '', /w1[\s\S]*late/);
+      assert.equal(queued.length, 4);
+      await small.clock.advance(10_000);
+      const rest = await claim();
+      assert.deepEqual(rest, waiting.slice(1), 'every window has ended: oldest first');
+    } finally {
+      await small.dispose();
+    }
+  });
+
   it('never holds a run that does not coalesce', async () => {
     await store.enqueueRun(newRun('plain'));
     assert.equal((await store.claimRuns({ owner: 'w', limit: 5, leaseMs: 1000 })).length, 1);

@@ -45,7 +45,7 @@ export function createPgLockouts(ctx: PgContext): LockoutStore {
     },
     async listLockouts() {
       const { rows } = await ctx.pool.query(
-        `SELECT client, locked_until FROM auth_failures WHERE locked_until > ${nowSql(1)} ORDER BY client`,
+        `SELECT client, locked_until FROM auth_failures WHERE locked_until > (SELECT ${nowSql(1)}) ORDER BY client`,
         [ctx.clockParam()],
       );
       return (rows as Array<{ client: string; locked_until: number }>).map((r) => ({ client: r.client, lockedUntil: Number(r.locked_until) }));

@@ -34,7 +34,8 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
             [c.requests, limit],
           ),
           idempotencyKeys: await run(
-            `DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= ${nowSql(2)}
+            // The clock read once (a subquery): compared with the volatile clock itself, the expiry index is not used.
+            `DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= (SELECT ${nowSql(2)})
               LIMIT $1::int FOR UPDATE SKIP LOCKED)`,
             [limit, ctx.clockParam()],
           ),
@@ -48,7 +49,7 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
     async countPrunable(c) {
       const count = async (where: string, cutoff: number): Promise<number> =>
         Number(((await ctx.pool.query(`SELECT count(*) AS n ${where}`, [cutoff])).rows[0] as { n: number }).n);
-      const keys = await ctx.pool.query(`SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= ${nowSql(1)}`, [ctx.clockParam()]);
+      const keys = await ctx.pool.query(`SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= (SELECT ${nowSql(1)})`, [ctx.clockParam()]);
       return {
         events: await count(PRUNABLE.events, c.events),
         runs: await count(PRUNABLE.runs, c.runs),

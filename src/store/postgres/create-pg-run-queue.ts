@@ -6,18 +6,23 @@ import { marksBehind, mergeCandidates, reopenedKeys, RESTART_MARK } from '../hel
 import type { RunQueue } from '../store.js';
 import type { ClaimedRun, WorkSignal } from '../types.js';
 import { claimCandidates } from './pg-claim-candidates.js';
+import { ready } from '../ready-runs.js';
 import { notify, nowSql, type PgContext } from './pg-context.js';
 
 const claimed = (row: RunRow & { claim_id: string }): ClaimedRun => ({ ...toRun(row), claimId: row.claim_id });
 
 /** A queued run (aliased `r`) whose coalescing window is over (`$4` is the lease clock). */
 const WAITED = `r.state = 'queued' AND (r.coalesce_until IS NULL OR r.coalesce_until <= ${nowSql(4)})`;
-/** Queued runs a claim may take, marked held or not: the first open run of their session. */
-const READY = `${WAITED}
-  AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
+/** A run (`r`) that is the first open run of its session. */
+const SESSION_FIRST = `NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
     AND (o.state = 'running' OR o.seq < r.seq))`;
-/** The same, of the runs no budget marked held, read by the index that leaves marked runs out (see held-keys.ts). */
-const CLAIMABLE = `r.held_reason IS NULL AND ${READY}`;
+/** Queued runs a claim may take, marked held or not: the first open run of their session. */
+const READY = `${WAITED} AND ${SESSION_FIRST}`;
+/**
+ * The same, of the ready runs (no budget marked them held, no coalescing window holds them), read by
+ * the index that leaves the others out (see held-keys.ts, ready-runs.ts).
+ */
+const CLAIMABLE = `${ready('r')} AND ${READY}`;
 /**
  * The same among the queued first runs of their sessions `claimCandidates` found (`$n`): no need
  * to look for an earlier open run again, since a run becomes open only when queued (later `seq`s)

@@ -202,4 +202,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- (a chat service down for an hour) is not read through at every claim.
   CREATE INDEX deliveries_due ON deliveries (next_attempt_at, seq) WHERE state = 'pending';
   `,
+  `
+  -- Claims read ready runs only, and let in runs whose coalescing window ended by when it ended
+  -- (see ready-runs.ts).
+  CREATE INDEX runs_ready ON runs (seq) WHERE state = 'queued' AND held_reason IS NULL AND coalesce_until IS NULL;
+  CREATE INDEX runs_waiting ON runs (coalesce_until) WHERE state = 'queued' AND coalesce_until IS NOT NULL;
+  `,
 ];

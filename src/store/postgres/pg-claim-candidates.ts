@@ -1,16 +1,18 @@
 import type pg from 'pg';
+import { letInDue, READY_BATCH, ready } from '../ready-runs.js';
 import { nowSql } from './pg-context.js';
 
 /** Unmarked queued runs a claim reads by the plain scan; past that it looks session by session. */
 export const CLAIM_SCAN = 1000;
 
 /**
- * Where a claim looks for runs it may take (the `seq`s of queued runs no budget marked held, each
- * the first open run of its session when read): every claimable run is the oldest open run of its
+ * Where a claim looks for runs it may take (the `seq`s of ready runs: queued, no budget marked
+ * them held and no coalescing window holds them, each the first open run of its session when
+ * read), after letting in a batch of runs whose window ended: every claimable run is the oldest open run of its
  * session, so a long line queued behind one busy session (a mapping with a fixed `sessionKey`) would
  * cost a scan in `seq` order a probe per waiting run, 100,000 of them a claim. The claim reads the
- * first `scan` unmarked queued runs in order, up to `limit` of them first in their session and past
- * their coalescing window (no limit when budgets may leave some out); when that finds too few and
+ * first `scan` ready runs in order, up to `limit` of them first in their session (no limit when
+ * budgets may leave some out); when that finds too few and
  * more are queued, each session's oldest open run, skipping along the `runs_open_session` index, as
  * long as no more than `scan` sessions have open runs. `null`: more sessions than that, where the
  * plain scan in `seq` order finds claimable runs early.
@@ -24,18 +26,25 @@ export async function claimCandidates(
   q: pg.Pool | pg.PoolClient, o: { limit: number | null; clock: number | null; scan?: number | undefined },
 ): Promise<number[] | null> {
   const scan = o.scan ?? CLAIM_SCAN;
-  // One statement: the heads among the first runs in order, and whether more runs are queued.
-  const { rows: [first] } = await q.query(
-    `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM runs WHERE state = 'queued' AND held_reason IS NULL ORDER BY seq LIMIT $4) c) AS queued,
-      ARRAY(SELECT w.seq FROM (SELECT seq, session_key, coalesce_until FROM runs WHERE state = 'queued' AND held_reason IS NULL
-          ORDER BY seq LIMIT $1) w
-        WHERE (w.coalesce_until IS NULL OR w.coalesce_until <= ${nowSql(3)}) AND (SELECT o.seq FROM runs o
+  // One statement: the heads among the first ready runs in order, whether more are queued, and
+  // whether runs wait to be let in (their coalescing window ended; see ready-runs.ts).
+  const read = async (): Promise<{ queued: number; found: string[]; due: boolean }> => (await q.query(
+    `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM runs WHERE ${ready()} ORDER BY seq LIMIT $4) c) AS queued,
+      ARRAY(SELECT w.seq FROM (SELECT seq, session_key FROM runs WHERE ${ready()} ORDER BY seq LIMIT $1) w
+        WHERE (SELECT o.seq FROM runs o
           WHERE o.state IN ('queued', 'running') AND o.session_key >= w.session_key ORDER BY o.session_key, o.seq LIMIT 1) = w.seq
-        ORDER BY w.seq LIMIT $2)::text[] AS found`,
+        ORDER BY w.seq LIMIT $2)::text[] AS found,
+      EXISTS (SELECT 1 FROM runs WHERE state = 'queued' AND coalesce_until IS NOT NULL AND coalesce_until <= (SELECT ${nowSql(3)})) AS due`,
     [scan, o.limit, o.clock, scan + 1],
-  );
-  const queued = (first as { queued: number }).queued;
-  const found = (first as { found: string[] }).found.map(Number);
+  )).rows[0];
+  let first = await read();
+  if (first.due) {
+    // The clock read once (a subquery): compared with the volatile clock itself, the window's index is not used.
+    await q.query(letInDue(`(SELECT ${nowSql(1)})`, '$2', ' FOR UPDATE SKIP LOCKED'), [o.clock, READY_BATCH]);
+    first = await read();
+  }
+  const queued = first.queued;
+  const found = first.found.map(Number);
   if ((o.limit !== null && found.length >= o.limit) || queued <= scan) return found;
   // Each step reads the first open run of the next session in `(session_key, seq)` order, the
   // index's own: that run is the session's oldest.

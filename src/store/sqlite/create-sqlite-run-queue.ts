@@ -3,6 +3,7 @@ import type { ClaimedRun } from '../types.js';
 import { toRun, type RunRow } from '../rows.js';
 import { marksBehind, mergeCandidates, reopenedKeys } from '../held-keys.js';
 import { hasBudgets } from '../run-budgets.js';
+import { READY_BATCH } from '../ready-runs.js';
 import { createSqliteBudgets } from './create-sqlite-budgets.js';
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -28,6 +29,7 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
           runs.push(claimed({ ...row, state: 'running', attempts: row.attempts + 1, started_at: row.started_at ?? t,
             lease_owner: owner, lease_until: t + leaseMs, held_reason: null }, claimId));
         };
+        st.letInDue.run({ now: t, limit: READY_BATCH });
         const plan = hasBudgets(budgets) ? budgeting.plan(budgets, t) : null;
         const held = budgeting.heldKeys();
         // A run whose start uses up its key's room blocks that key's later runs: select again

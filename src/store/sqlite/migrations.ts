@@ -252,4 +252,10 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX runs_finished ON runs (state, seq) WHERE state IN ('succeeded', 'failed', 'timed_out');
   CREATE INDEX deliveries_done ON deliveries (state, seq) WHERE state IN ('sent', 'failed', 'skipped');
   `,
+  `
+  -- Claims read ready runs only, and let in runs whose coalescing window ended by when it ended
+  -- (see ready-runs.ts).
+  CREATE INDEX runs_ready ON runs (seq) WHERE state = 'queued' AND held_reason IS NULL AND coalesce_until IS NULL;
+  CREATE INDEX runs_waiting ON runs (coalesce_until) WHERE state = 'queued' AND coalesce_until IS NOT NULL;
+  `,
 ];

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { NewDelivery, NewRun, NewSystemEvent, TranscriptEntry } from '../types.js';
 import { RESTART_MARK } from '../held-keys.js';
+import { letInDue, ready } from '../ready-runs.js';
 import { EVENT_COLUMNS, PENDING } from './consumed-marks.js';
 
 /**
@@ -22,16 +23,16 @@ function claimableStatements(db: Database) {
       ORDER BY r.seq LIMIT @limit`,
   );
   return {
-    // The oldest `@scan` unmarked queued runs only: a claim must not read every run queued behind
-    // a busy session. When they hold too few, the claim looks session by session, or at everything.
+    /** Lets in a batch of the runs whose coalescing window ended (see ready-runs.ts). */
+    letInDue: db.prepare(letInDue('@now', '@limit')),
+    // The oldest `@scan` ready runs only: a claim must not read every run queued behind a busy
+    // session. When they hold too few, the claim looks session by session, or at everything.
     selectClaimable: db.prepare(
-      `SELECT r.* FROM (SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS NULL ORDER BY seq LIMIT @scan) AS p
+      `SELECT r.* FROM (SELECT seq FROM runs WHERE ${ready()} ORDER BY seq LIMIT @scan) AS p
         JOIN runs r ON r.seq = p.seq WHERE ${filters} ORDER BY r.seq LIMIT @limit`,
     ),
-    /** Whether more than `@scan` unmarked runs are queued. */
-    moreClaimable: db.prepare(
-      "SELECT 1 FROM runs WHERE state = 'queued' AND held_reason IS NULL ORDER BY seq LIMIT 1 OFFSET @scan",
-    ).pluck(),
+    /** Whether more than `@scan` ready runs are queued. */
+    moreClaimable: db.prepare(`SELECT 1 FROM runs WHERE ${ready()} ORDER BY seq LIMIT 1 OFFSET @scan`).pluck(),
     /** The sessions with open runs, at most `@max`, skipping along the session index (a lookup a session). */
     openSessions: db.prepare(
       `WITH RECURSIVE s (key) AS (
@@ -47,10 +48,8 @@ function claimableStatements(db: Database) {
         JOIN runs r ON r.seq = (SELECT min(o.seq) FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = k.value)
         WHERE r.state = 'queued' AND r.held_reason IS NULL AND ${filters} ORDER BY r.seq LIMIT @limit`,
     ),
-    /** Every unmarked queued run, read in `seq` order until enough are found. */
-    selectClaimableAll: db.prepare(
-      `SELECT r.* FROM runs r WHERE r.state = 'queued' AND r.held_reason IS NULL AND ${filters} ORDER BY r.seq LIMIT @limit`,
-    ),
+    /** Every ready run, read in `seq` order until enough are found. */
+    selectClaimableAll: db.prepare(`SELECT r.* FROM runs r WHERE ${ready('r')} AND ${filters} ORDER BY r.seq LIMIT @limit`),
     selectReopened: { agents: reopened('agent_id'), hooks: reopened('hook') },
   };
 }
