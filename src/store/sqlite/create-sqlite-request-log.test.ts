@@ -140,6 +140,22 @@ describe('createSqliteRequestLog', () => {
     assert.deepEqual(await log.listRequests(), []);
   });
 
+  it('makes a filtered listing of a long log on a read thread, and every other listing here', async () => {
+    const asked: unknown[] = [];
+    log = createSqliteRequestLog({ db, write: async <T>(fn: () => T) => db.transaction(fn)() }, async (o) => {
+      asked.push(o);
+      return [];
+    }, 3);
+    for (let i = 0; i < 3; i++) await batch(record({ status: 401 }));
+    assert.equal((await log.listRequests({ status: 401 })).length, 3, 'three batches: here');
+    await batch(record({ status: 401 }));
+    assert.equal((await log.listRequests()).length, 4, 'no filter: here, it stops at the newest batches');
+    assert.deepEqual(asked, []);
+    assert.deepEqual(await log.listRequests({ status: 401, limit: 2 }), [], 'the thread\'s answer');
+    assert.deepEqual(await log.listRequests({ hook: 'wake' }), []);
+    assert.deepEqual(asked, [{ status: 401, limit: 2 }, { hook: 'wake' }]);
+  });
+
   it('bounds an id lookup to the hour after the id was made', () => {
     const id = createIds(() => 1_700_000_000_000).next();
     const end = recordWindowEnd(id);

@@ -11,6 +11,7 @@ import { joinedAnswers } from '../joined-answers.js';
 import type { IdempotencyRecord, RecordedActions, RecordedGroup } from '../types.js';
 import { createConsumedMarker } from './consumed-marks.js';
 import { createFloodReads } from './create-flood-reads.js';
+import { runReadThread } from './run-read-thread.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createWalSync, type WalSync } from './create-wal-sync.js';
 import { createSqliteDeliveryQueue } from './create-sqlite-delivery-queue.js';
@@ -196,7 +197,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     newClaimId: randomUUID,
   };
 
-  const requestLog = createSqliteRequestLog(ctx);
+  const requestLog = createSqliteRequestLog(ctx, (o) => runReadThread(options.path, { kind: 'requests', options: o }));
   const floodReads = createFloodReads(db, options.path);
   // Stamps what digest turns consumed by a mark; a mark left by a crash is stamped from the start.
   const marker = createConsumedMarker(ctx, options.consumeStampBatch);

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { ListRequestsOptions, RequestRecord } from '../request-record.js';
 import type { QueueRow, SessionRow } from '../rows.js';
 import type { PendingDigest } from '../types.js';
 import type { DigestOptions } from './read-digest.js';
@@ -8,13 +9,15 @@ export type ReadRequest =
   | { kind: 'digest'; sessionKey: string; options: DigestOptions }
   | { kind: 'queue' }
   | { kind: 'sessions'; limit: number }
-  | { kind: 'session'; key: string };
+  | { kind: 'session'; key: string }
+  | { kind: 'requests'; options: ListRequestsOptions };
 
 /** What a read thread answers to `R`. */
 export type ReadAnswer<R extends ReadRequest> =
   R extends { kind: 'digest' } ? PendingDigest | null
   : R extends { kind: 'queue' } ? QueueRow
   : R extends { kind: 'sessions' } ? SessionRow[]
+  : R extends { kind: 'requests' } ? RequestRecord[]
   : SessionRow;
 
 /**
