@@ -83,6 +83,22 @@ describe('PostgreSQL lockouts', async () => {
     assert.deepEqual(await countRows(schema), ['locked', 'other', 'recent'], 'a failure inside the window keeps its row');
   });
 
+  it('deletes at most 100 stale rows a failure, those stale longest first', async () => {
+    const f = await fixture();
+    const schema = f.config.driver === 'postgres' ? f.config.schema : '';
+    for (let i = 0; i < 150; i++) {
+      await f.store.recordAuthFailure({ client: `s${String(i).padStart(3, '0')}`, ...rule });
+      await f.clock.advance(1);
+    }
+    await f.clock.advance(rule.windowMs);
+    await f.store.recordAuthFailure({ client: 'new1', ...rule });
+    const left = await countRows(schema);
+    assert.equal(left.length, 51);
+    assert.deepEqual(left.slice(0, 2), ['new1', 's100'], 'the 100 oldest went');
+    await f.store.recordAuthFailure({ client: 'new2', ...rule });
+    assert.deepEqual(await countRows(schema), ['new1', 'new2']);
+  });
+
   it('survives replicas pruning and counting the same stale clients at once', async () => {
     const f = await fixture();
     const b = await f.open();

@@ -1,6 +1,9 @@
 import type { LockoutStore } from '../store.js';
 import { nowSql, type PgContext } from './pg-context.js';
 
+/** Stale rows a failure deletes at most: far more than the one row it may add. */
+const PRUNE_BATCH = 100;
+
 /** The failures of the row being updated that are still inside the window ($2 ms before now). */
 const KEPT = 'FROM unnest(a.failures) AS f WHERE f > excluded.updated_at - $2::bigint';
 
@@ -9,15 +12,18 @@ const KEPT = 'FROM unnest(a.failures) AS f WHERE f > excluded.updated_at - $2::b
  * the upsert locks the client's row (replicas counting at once queue on it, none loses a count),
  * prunes its failures to the window, locks the client out at `maxFailures`, and announces a new
  * lockout in the same commit. Rows neither locked nor touched within the window are deleted on
- * the way (as SQLite does), so the table holds only clients that failed lately.
+ * the way (as SQLite does), so the table holds only clients that failed lately: up to
+ * `PRUNE_BATCH` a failure, the oldest first, found by the `auth_failures_expiry` index. Looking
+ * for them among every row made each failure of an attack from many addresses cost 12.9 ms of the
+ * database with 100,000 of them in the window, measured.
  */
 const RECORD = `
 WITH n AS (SELECT ${nowSql(5)} AS now),
 pruned AS (
   DELETE FROM auth_failures WHERE client IN (
-    SELECT p.client FROM auth_failures p, n
-    WHERE p.locked_until <= n.now AND p.updated_at <= n.now - $2::bigint AND p.client <> $1
-    FOR UPDATE OF p SKIP LOCKED)),
+    SELECT p.client FROM auth_failures p
+    WHERE greatest(p.locked_until, p.updated_at) <= (SELECT now FROM n) - $2::bigint AND p.client <> $1
+    ORDER BY greatest(p.locked_until, p.updated_at) LIMIT ${PRUNE_BATCH} FOR UPDATE OF p SKIP LOCKED)),
 up AS (
   INSERT INTO auth_failures AS a (client, failures, locked_until, updated_at)
   SELECT $1, CASE WHEN 1 >= $3::int THEN '{}'::bigint[] ELSE ARRAY[n.now] END,

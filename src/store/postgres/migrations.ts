@@ -208,4 +208,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX runs_ready ON runs (seq) WHERE state = 'queued' AND held_reason IS NULL AND coalesce_until IS NULL;
   CREATE INDEX runs_waiting ON runs (coalesce_until) WHERE state = 'queued' AND coalesce_until IS NOT NULL;
   `,
+  `
+  -- Stale auth failures by when they went stale: each failure deletes a few of the oldest.
+  CREATE INDEX auth_failures_expiry ON auth_failures ((greatest(locked_until, updated_at)));
+  `,
 ];

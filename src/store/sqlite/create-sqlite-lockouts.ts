@@ -12,7 +12,7 @@ export function createSqliteLockouts({ st, write, now, emit }: SqliteContext): L
         failures.push(t);
         const locked = failures.length >= maxFailures ? t + lockoutMs : 0;
         st.upsertAuthFailures.run({ client, failures: JSON.stringify(locked > 0 ? [] : failures), lockedUntil: locked, now: t });
-        st.pruneAuthFailures.run({ now: t, horizon: t - windowMs });
+        st.pruneAuthFailures.run({ horizon: t - windowMs });
         return { until: locked > 0 ? locked : null, fresh: locked > 0 };
       });
       if (lockedUntil.fresh && lockedUntil.until !== null) emit({ kind: 'lockout', client, lockedUntil: lockedUntil.until });

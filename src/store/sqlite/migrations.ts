@@ -258,4 +258,10 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX runs_ready ON runs (seq) WHERE state = 'queued' AND held_reason IS NULL AND coalesce_until IS NULL;
   CREATE INDEX runs_waiting ON runs (coalesce_until) WHERE state = 'queued' AND coalesce_until IS NOT NULL;
   `,
+  `
+  -- A run's delivery by its run: a client waiting for a run's reply looks it up every 500 ms.
+  CREATE INDEX deliveries_run ON deliveries (run_id) WHERE run_id IS NOT NULL;
+  -- Stale auth failures by when they went stale: each failure deletes a few of the oldest.
+  CREATE INDEX auth_failures_expiry ON auth_failures (max(locked_until, updated_at));
+  `,
 ];

@@ -140,7 +140,11 @@ export function prepareStatements(db: Database) {
         updated_at = excluded.updated_at`,
     ),
     selectLockouts: db.prepare('SELECT client, locked_until FROM auth_failures WHERE locked_until > ? ORDER BY client'),
-    pruneAuthFailures: db.prepare('DELETE FROM auth_failures WHERE locked_until <= @now AND updated_at < @horizon'),
+    // A few of the oldest stale rows a failure, by `auth_failures_expiry` (see create-pg-lockouts.ts).
+    pruneAuthFailures: db.prepare(
+      `DELETE FROM auth_failures WHERE client IN (SELECT client FROM auth_failures
+        WHERE max(locked_until, updated_at) < @horizon ORDER BY max(locked_until, updated_at) LIMIT 100)`,
+    ),
     insertTranscript: db.prepare(
       'INSERT INTO transcript (session_key, role, content, turn_id, created_at) VALUES (?, ?, ?, ?, ?)',
     ),
