@@ -2,20 +2,20 @@ import type pg from 'pg';
 import { letInDue, READY_BATCH, ready } from '../ready-runs.js';
 import { nowSql } from './pg-context.js';
 
-/** Unmarked queued runs a claim reads by the plain scan; past that it looks session by session. */
+/** Ready runs a claim reads in order; past that it looks session by session. */
 export const CLAIM_SCAN = 1000;
 
 /**
- * Where a claim looks for runs it may take (the `seq`s of ready runs: queued, no budget marked
- * them held and no coalescing window holds them, each the first open run of its session when
- * read), after letting in a batch of runs whose window ended: every claimable run is the oldest open run of its
- * session, so a long line queued behind one busy session (a mapping with a fixed `sessionKey`) would
- * cost a scan in `seq` order a probe per waiting run, 100,000 of them a claim. The claim reads the
- * first `scan` ready runs in order, up to `limit` of them first in their session (no limit when
- * budgets may leave some out); when that finds too few and
- * more are queued, each session's oldest open run, skipping along the `runs_open_session` index, as
- * long as no more than `scan` sessions have open runs. `null`: more sessions than that, where the
- * plain scan in `seq` order finds claimable runs early.
+ * Where a claim looks for runs it may take (the `seq`s of ready runs: queued, no budget marked them
+ * held and no coalescing window holds them, each the first open run of its session when read),
+ * after letting in a batch of runs whose window ended. Every claimable run is the oldest open run
+ * of its session, so a long line queued behind one busy session (a mapping with a fixed
+ * `sessionKey`) would cost a scan in `seq` order a probe per waiting run, 100,000 of them a claim.
+ * The claim reads the first `scan` ready runs in order, up to `limit` of them first in their
+ * session (no limit when budgets may leave some out); when that finds too few and more are queued,
+ * each session's oldest open run, skipping along the `runs_open_session` index, as long as no more
+ * than `scan` sessions have open runs. `null`: more sessions than that, where the plain scan in
+ * `seq` order finds claimable runs early.
  *
  * A session's oldest run is never looked up by its key alone (`session_key = $k ORDER BY seq LIMIT
  * 1`): the planner may walk `runs_open` in `seq` order for it instead, through every run of the busy
