@@ -51,7 +51,8 @@ export function createPgLockouts(ctx: PgContext): LockoutStore {
     },
     async listLockouts() {
       const { rows } = await ctx.pool.query(
-        `SELECT client, locked_until FROM auth_failures WHERE locked_until > (SELECT ${nowSql(1)}) ORDER BY client`,
+        // `locked_until > 0` names the partial index of locked clients: every replica reads them every second.
+        `SELECT client, locked_until FROM auth_failures WHERE locked_until > 0 AND locked_until > (SELECT ${nowSql(1)}) ORDER BY client`,
         [ctx.clockParam()],
       );
       return (rows as Array<{ client: string; locked_until: number }>).map((r) => ({ client: r.client, lockedUntil: Number(r.locked_until) }));

@@ -1,6 +1,7 @@
 import type { RetentionStore } from '../store.js';
-import type { PruneCounts } from '../types.js';
+import type { PruneCounts, PruneCutoffs } from '../types.js';
 import { nowSql, type PgContext } from './pg-context.js';
+import { pgSeqBound } from './pg-seq-bound.js';
 
 /** Which rows each kind may lose (`$1` is its cut-off): only finished work. */
 const PRUNABLE = {
@@ -12,21 +13,47 @@ const PRUNABLE = {
   sessions: "FROM sessions WHERE updated_at < $1::bigint AND last_channel IS NULL AND key NOT LIKE 'agent:%:main'",
 } as const;
 
-/** A batch: oldest first, skipping rows another replica's pruner holds. */
+/**
+ * A batch: oldest first, among the rows created before the cut-off (`$3`, see seq-bound.ts),
+ * skipping rows another replica's pruner holds.
+ */
 const batch = (table: string, where: string): string =>
-  `DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED)`;
+  `DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} AND seq <= $3::bigint ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED)`;
+
+type Bounds = Record<'events' | 'runs' | 'deliveries' | 'transcript', number>;
 
 export function createPgRetention(ctx: PgContext): RetentionStore {
+  /** The bounds of the pass under way: its batches share its cut-offs, and the rows before them do not move. */
+  let pass: { key: string; bounds: Bounds } | null = null;
+  const boundsOf = async (c: PruneCutoffs): Promise<Bounds> => {
+    const key = JSON.stringify([c.events, c.runs, c.deliveries, c.transcript]);
+    if (pass?.key !== key) {
+      pass = {
+        key,
+        bounds: {
+          events: await pgSeqBound(ctx.pool, 'system_events', c.events),
+          runs: await pgSeqBound(ctx.pool, 'runs', c.runs),
+          deliveries: await pgSeqBound(ctx.pool, 'deliveries', c.deliveries),
+          transcript: await pgSeqBound(ctx.pool, 'transcript', c.transcript),
+        },
+      };
+    }
+    return pass.bounds;
+  };
   return {
     async prune(c, limit) {
+      const b = await boundsOf(c);
       return ctx.tx(async (client): Promise<PruneCounts> => {
         const run = async (sql: string, values: unknown[]): Promise<number> => (await client.query(sql, values)).rowCount ?? 0;
-        await run(`DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id ${PRUNABLE.deliveries} ORDER BY seq LIMIT $2::int)`, [c.deliveries, limit]);
+        await run(
+          `DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id ${PRUNABLE.deliveries} AND seq <= $3::bigint ORDER BY seq LIMIT $2::int)`,
+          [c.deliveries, limit, b.deliveries],
+        );
         return {
-          events: await run(batch('system_events', PRUNABLE.events), [c.events, limit]),
-          runs: await run(batch('runs', PRUNABLE.runs), [c.runs, limit]),
-          deliveries: await run(batch('deliveries', PRUNABLE.deliveries), [c.deliveries, limit]),
-          transcript: await run(batch('transcript', PRUNABLE.transcript), [c.transcript, limit]),
+          events: await run(batch('system_events', PRUNABLE.events), [c.events, limit, b.events]),
+          runs: await run(batch('runs', PRUNABLE.runs), [c.runs, limit, b.runs]),
+          deliveries: await run(batch('deliveries', PRUNABLE.deliveries), [c.deliveries, limit, b.deliveries]),
+          transcript: await run(batch('transcript', PRUNABLE.transcript), [c.transcript, limit, b.transcript]),
           // The oldest `limit` records, of which those past the cut-off: a batch reads the table's head.
           requests: await run(
             `DELETE FROM requests WHERE seq IN (SELECT seq FROM (SELECT seq, at FROM requests ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED) o
@@ -35,8 +62,10 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
           ),
           idempotencyKeys: await run(
             // The clock read once (a subquery): compared with the volatile clock itself, the expiry index is not used.
+            // In expiry order, so the index is read even when no key has expired (the planner cannot
+            // tell from a clock it has not read).
             `DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= (SELECT ${nowSql(2)})
-              LIMIT $1::int FOR UPDATE SKIP LOCKED)`,
+              ORDER BY expires_at LIMIT $1::int FOR UPDATE SKIP LOCKED)`,
             [limit, ctx.clockParam()],
           ),
           sessions: await run(

@@ -51,15 +51,16 @@ export function createSqliteRetention({ db, write, now }: SqliteContext, request
   };
   const n = (row: unknown): number => (row as { n: number }).n;
   return {
-    prune(c: PruneCutoffs, limit: number) {
+    async prune(c: PruneCutoffs, limit: number) {
+      // Read before the batch's write: rows are only appended meanwhile, so the bounds still hold.
+      const seqs = {
+        eventsSeq: await bound.events(c.events),
+        runsSeq: await bound.runs(c.runs),
+        deliveriesSeq: await bound.deliveries(c.deliveries),
+        transcriptSeq: await bound.transcript(c.transcript),
+      };
       return write((): PruneCounts => {
-        const p = {
-          ...c, limit, now: now(),
-          eventsSeq: bound.events(c.events),
-          runsSeq: bound.runs(c.runs),
-          deliveriesSeq: bound.deliveries(c.deliveries),
-          transcriptSeq: bound.transcript(c.transcript),
-        };
+        const p = { ...c, limit, now: now(), ...seqs };
         st.attempts.run(p);
         return {
           events: st.events.run(p).changes,
