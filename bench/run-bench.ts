@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: the ingress part (gateway vs bare `node:http` on `POST /hooks/wake`), then the
  * runtime part (agent runs end to end, and the ingress while runs execute), the fleet and
- * retention parts, and the latency part (an open-loop rate on a database holding a million rows).
+ * retention parts, the latency part (an open-loop rate on a database holding a million rows), and
+ * the scale part (the store's claims and listings beside backlogs of that size).
  * Children are loopback child processes; the load comes from this process.
  *
- * Env: BENCH_PART (all | ingress | runtime | fleet | retention | latency), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
+ * Env: BENCH_PART (all | ingress | runtime | fleet | retention | latency | scale), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
  * the shipped `dist/bundle/main.js`, when built | src: `dist/src/main.js`), BENCH_SYNC (full;
  * `normal` to see what the per-commit fsync costs), BENCH_TMPDIR (os.tmpdir(); the SQLite files
  * live there, so put it on the disk you care about); each part reads its own (see ingress-bench.ts,
@@ -19,14 +20,16 @@ import { runRuntimeBench, runtimeBudgetS, runtimeSettings } from './run-runtime-
 import { fleetBudgetS, fleetSettings, runFleetBench } from './fleet-bench.js';
 import { retentionBudgetS, retentionSettings, runRetentionBench } from './retention-bench.js';
 import { latencyBudgetS, latencySettings, runLatencyBench } from './latency-bench.js';
+import { runScaleBench, scaleBudgetS, scaleSettings } from './scale-bench.js';
 
 async function main(): Promise<number> {
-  const part = envChoice('BENCH_PART', ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency'] as const, 'all');
+  const part = envChoice('BENCH_PART', ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency', 'scale'] as const, 'all');
   const ingress = part === 'all' || part === 'ingress' ? ingressSettings() : null;
   const runtime = part === 'all' || part === 'runtime' ? runtimeSettings() : null;
   const fleet = part === 'all' || part === 'fleet' ? fleetSettings() : null;
   const retention = part === 'all' || part === 'retention' ? retentionSettings() : null;
   const latency = part === 'all' || part === 'latency' ? latencySettings() : null;
+  const scale = part === 'all' || part === 'scale' ? scaleSettings() : null;
   const entry = gatewayEntry();
   const ctx: BenchContext = {
     entry: entry.kind,
@@ -37,7 +40,8 @@ async function main(): Promise<number> {
     sync: envChoice('BENCH_SYNC', ['full', 'normal'] as const, 'full'),
   };
   startWatchdog((ingress === null ? 0 : ingressBudgetS(ingress)) + (runtime === null ? 0 : runtimeBudgetS(runtime)) + (fleet === null ? 0 : fleetBudgetS(fleet))
-    + (retention === null ? 0 : retentionBudgetS(retention)) + (latency === null ? 0 : latencyBudgetS(latency)));
+    + (retention === null ? 0 : retentionBudgetS(retention)) + (latency === null ? 0 : latencyBudgetS(latency))
+    + (scale === null ? 0 : scaleBudgetS(scale)));
   log(`hookgate bench: part=${part} loader=${ctx.loader} sync=${ctx.sync} gateway=${entry.kind} (${entry.path}), state under ${ctx.root}`);
   let ok = true;
   if (ingress !== null) ok = (await runIngressBench(ctx, ingress)) && ok;
@@ -56,6 +60,10 @@ async function main(): Promise<number> {
   if (latency !== null) {
     log('');
     ok = (await runLatencyBench(ctx, latency)) && ok;
+  }
+  if (scale !== null) {
+    log('');
+    ok = (await runScaleBench(ctx, scale)) && ok;
   }
   return ok ? 0 : 1;
 }
