@@ -25,7 +25,7 @@ export interface CreateStoreOptions {
   observer?: StoreObserver;
   /** Runs a claim's held-mark passes go through in all (tests). @default MARK_BATCH (held-keys.ts) */
   heldMarkBatch?: number;
-  /** Unmarked queued runs a claim reads in order (SQLite), or past which it looks session by session (PostgreSQL) (tests). @default 1000 */
+  /** Ready runs a claim reads in order (SQLite), or past which it looks session by session (PostgreSQL) (tests). @default 1000 */
   claimScan?: number;
   /** Events a batch stamps after a digest turn consumed them by a mark (tests; SQLite). @default 1000 */
   consumeStampBatch?: number;

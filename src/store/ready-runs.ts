@@ -20,10 +20,13 @@ export const ready = (r?: string): string => {
   return `${c}state = 'queued' AND ${c}held_reason IS NULL AND ${c}coalesce_until IS NULL`;
 };
 
+/** SQL (either store): a queued run (`runs`, unaliased) whose window ended by `now` (an SQL expression), by `runs_waiting`. */
+export const windowEnded = (now: string): string => `state = 'queued' AND coalesce_until IS NOT NULL AND coalesce_until <= ${now}`;
+
 /**
- * SQL (either store): lets in the runs whose window ended by `now` (an SQL expression), at most
- * `limit`; `lock` is PostgreSQL's row-lock clause for the batch.
+ * SQL (either store): lets in the runs whose window ended by `now`, at most `limit`, oldest window
+ * first; `lock` is PostgreSQL's row-lock clause for the batch.
  */
 export const letInDue = (now: string, limit: string, lock = ''): string =>
   `UPDATE runs SET coalesce_until = NULL WHERE seq IN (SELECT seq FROM runs
-    WHERE state = 'queued' AND coalesce_until IS NOT NULL AND coalesce_until <= ${now} ORDER BY coalesce_until LIMIT ${limit}${lock})`;
+    WHERE ${windowEnded(now)} ORDER BY coalesce_until LIMIT ${limit}${lock})`;

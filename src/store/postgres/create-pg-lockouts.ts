@@ -1,5 +1,5 @@
 import type { LockoutStore } from '../store.js';
-import { nowSql, type PgContext } from './pg-context.js';
+import { nowOnceSql, nowSql, type PgContext } from './pg-context.js';
 
 /** Stale rows a failure deletes at most: far more than the one row it may add. */
 const PRUNE_BATCH = 100;
@@ -52,7 +52,7 @@ export function createPgLockouts(ctx: PgContext): LockoutStore {
     async listLockouts() {
       const { rows } = await ctx.pool.query(
         // `locked_until > 0` names the partial index of locked clients: every replica reads them every second.
-        `SELECT client, locked_until FROM auth_failures WHERE locked_until > 0 AND locked_until > (SELECT ${nowSql(1)}) ORDER BY client`,
+        `SELECT client, locked_until FROM auth_failures WHERE locked_until > 0 AND locked_until > ${nowOnceSql(1)} ORDER BY client`,
         [ctx.clockParam()],
       );
       return (rows as Array<{ client: string; locked_until: number }>).map((r) => ({ client: r.client, lockedUntil: Number(r.locked_until) }));

@@ -1,6 +1,6 @@
 import type { RetentionStore } from '../store.js';
 import type { PruneCounts, PruneCutoffs } from '../types.js';
-import { nowSql, type PgContext } from './pg-context.js';
+import { nowOnceSql, type PgContext } from './pg-context.js';
 import { pgSeqBound } from './pg-seq-bound.js';
 
 /** Which rows each kind may lose (`$1` is its cut-off): only finished work. */
@@ -61,10 +61,9 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
             [c.requests, limit],
           ),
           idempotencyKeys: await run(
-            // The clock read once (a subquery): compared with the volatile clock itself, the expiry index is not used.
             // In expiry order, so the index is read even when no key has expired (the planner cannot
             // tell from a clock it has not read).
-            `DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= (SELECT ${nowSql(2)})
+            `DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= ${nowOnceSql(2)}
               ORDER BY expires_at LIMIT $1::int FOR UPDATE SKIP LOCKED)`,
             [limit, ctx.clockParam()],
           ),
@@ -78,7 +77,7 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
     async countPrunable(c) {
       const count = async (where: string, cutoff: number): Promise<number> =>
         Number(((await ctx.pool.query(`SELECT count(*) AS n ${where}`, [cutoff])).rows[0] as { n: number }).n);
-      const keys = await ctx.pool.query(`SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= (SELECT ${nowSql(1)})`, [ctx.clockParam()]);
+      const keys = await ctx.pool.query(`SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= ${nowOnceSql(1)}`, [ctx.clockParam()]);
       return {
         events: await count(PRUNABLE.events, c.events),
         runs: await count(PRUNABLE.runs, c.runs),

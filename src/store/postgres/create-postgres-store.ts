@@ -41,7 +41,7 @@ export interface PostgresStoreOptions {
   queryTimeoutMs?: number;
   /** Runs a claim's held-mark passes go through in all (tests). @default MARK_BATCH (held-keys.ts) */
   heldMarkBatch?: number;
-  /** Unmarked queued runs past which a claim looks session by session (tests). @default CLAIM_SCAN (pg-claim-candidates.ts) */
+  /** Ready runs past which a claim looks session by session (tests). @default CLAIM_SCAN (pg-claim-candidates.ts) */
   claimScan?: number;
 }
 

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { letInDue, READY_BATCH, ready } from '../ready-runs.js';
-import { nowSql } from './pg-context.js';
+import { letInDue, READY_BATCH, ready, windowEnded } from '../ready-runs.js';
+import { nowOnceSql } from './pg-context.js';
 
 /** Ready runs a claim reads in order; past that it looks session by session. */
 export const CLAIM_SCAN = 1000;
@@ -34,13 +34,12 @@ export async function claimCandidates(
         WHERE (SELECT o.seq FROM runs o
           WHERE o.state IN ('queued', 'running') AND o.session_key >= w.session_key ORDER BY o.session_key, o.seq LIMIT 1) = w.seq
         ORDER BY w.seq LIMIT $2)::text[] AS found,
-      EXISTS (SELECT 1 FROM runs WHERE state = 'queued' AND coalesce_until IS NOT NULL AND coalesce_until <= (SELECT ${nowSql(3)})) AS due`,
+      EXISTS (SELECT 1 FROM runs WHERE ${windowEnded(nowOnceSql(3))}) AS due`,
     [scan, o.limit, o.clock, scan + 1],
   )).rows[0];
   let first = await read();
   if (first.due) {
-    // The clock read once (a subquery): compared with the volatile clock itself, the window's index is not used.
-    await q.query(letInDue(`(SELECT ${nowSql(1)})`, '$2', ' FOR UPDATE SKIP LOCKED'), [o.clock, READY_BATCH]);
+    await q.query(letInDue(nowOnceSql(1), '$2', ' FOR UPDATE SKIP LOCKED'), [o.clock, READY_BATCH]);
     first = await read();
   }
   const queued = first.queued;

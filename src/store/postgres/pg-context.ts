@@ -41,6 +41,12 @@ export function channelFor(schema: string): string {
 export const nowSql = (n: number): string => `COALESCE($${n}::bigint, hookgate_now_ms())`;
 
 /**
+ * The lease clock read once per statement (a subquery), for comparisons an index should serve: the
+ * clock function is volatile, and a comparison with it is evaluated row by row, never by an index.
+ */
+export const nowOnceSql = (n: number): string => `(SELECT ${nowSql(n)})`;
+
+/**
  * A statement over a backlog of `events` that may take longer than the pool's query timeout:
  * `perEventMs` for each, never less than the pool's. (`pg` reads `query_timeout` from a query's
  * config as from the client's; its types only know the client's.)

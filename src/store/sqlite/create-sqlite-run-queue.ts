@@ -12,7 +12,7 @@ type ClaimableRow = RunRow & { seq: number };
 /** Blocked keys as the claim statements take them: a JSON array. */
 const keys = (m: ReadonlyMap<string, string> | undefined): string => JSON.stringify(m === undefined ? [] : [...m.keys()]);
 
-/** Unmarked queued runs a claim reads in `seq` order before it looks further; and the most sessions it looks at one by one. */
+/** Ready runs (see ready-runs.ts) a claim reads in `seq` order before it looks further; and the most sessions it looks at one by one. */
 const CLAIM_SCAN = 1000;
 
 export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: SqliteContext, markBatch?: number, scan = CLAIM_SCAN): RunQueue {

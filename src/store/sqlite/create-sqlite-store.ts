@@ -48,7 +48,7 @@ export interface SqliteStoreOptions {
   observer?: StoreObserver;
   /** Runs a claim's held-mark passes go through in all (tests). @default MARK_BATCH (held-keys.ts) */
   heldMarkBatch?: number;
-  /** Unmarked queued runs a claim reads in order before it looks further (tests; SQLite). @default 1000 */
+  /** Ready runs a claim reads in order before it looks further (tests). @default 1000 */
   claimScan?: number;
   /** Events a batch stamps after a digest turn consumed them by a mark (tests). @default STAMP_BATCH (consumed-marks.ts) */
   consumeStampBatch?: number;
