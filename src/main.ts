@@ -15,7 +15,7 @@ import { createSecretScrubber } from './common/scrub-secrets.js';
 import { CHANNEL_NAMES, listConfigSecrets, readRunBudgets, restartOnlyChanges, type LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import {
-  createClientAddressResolver, createHttpServer, createMetricsRoute, createReadinessRoute, createRequestHandler, type IngressSettings,
+  createClientAddressResolver, createHttpServer, createPeerGrouper, createMetricsRoute, createReadinessRoute, createRequestHandler, type IngressSettings,
 } from './http/index.js';
 import {
   createHookLabeler, createMetrics, createReadiness, observeAuthLimiter, observeModelRegistry, observeStore, type ReadinessDeps,
@@ -168,7 +168,14 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     ]),
     onAnswered: (hook, status) => metrics.recordRequest(hookLabel(hook), status),
   });
-  const http = createHttpServer(handler, { bodyTimeoutMs: config.gateway.bodyTimeoutMs, maxConnections: config.gateway.maxConnections, log, now: clock.now });
+  const http = createHttpServer(handler, {
+    bodyTimeoutMs: config.gateway.bodyTimeoutMs,
+    maxConnections: config.gateway.maxConnections,
+    maxConnectionsPerClient: config.gateway.maxConnectionsPerClient,
+    peerGroup: createPeerGrouper(config.gateway.trustedProxies),
+    log,
+    now: clock.now,
+  });
   let port: number;
   let unsubscribe = (): void => undefined;
   try {

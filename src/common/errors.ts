@@ -43,6 +43,10 @@ export const ERROR_CATALOG = {
   internal_error: { status: 500, message: 'Internal error.' },
   unavailable: { status: 503, message: 'The gateway is shutting down or not ready.' },
   over_capacity: { status: 503, message: 'The gateway is at its connection limit; retry after the delay.' },
+  too_many_connections: {
+    status: 429,
+    message: 'Too many connections from this address are open at once; retry after the delay.',
+  },
   store_unavailable: { status: 503, message: 'The gateway cannot record requests right now; retry after the delay.' },
   admin_unauthorized: { status: 401, message: 'Missing or invalid gateway token (gateway.auth.token).' },
   admin_disabled: { status: 404, message: 'The admin API is off: set gateway.auth.token to turn it on.' },

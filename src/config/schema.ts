@@ -145,6 +145,12 @@ export const GatewaySchema = z.strictObject({
    * or the open-file limit minus 64 when that is lower (resolved at startup).
    */
   maxConnections: z.number().int().min(1).max(1_000_000).optional(),
+  /**
+   * Open connections from one client address (an IPv6 /64), loopback peers and trusted proxies
+   * aside; the excess is answered 429 `too_many_connections` and closed. Default: a quarter of
+   * `maxConnections`.
+   */
+  maxConnectionsPerClient: z.number().int().min(1).max(1_000_000).optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Keep each hook request's body in its request record (for the admin API's replay). */
   recordPayloads: z.boolean().default(false),

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { createLog } from '../common/log.js';
 import { createHttpServer } from './create-http-server.js';
 
@@ -56,6 +56,90 @@ describe('createHttpServer', () => {
     } finally {
       await server.close();
     }
+  });
+
+  describe('connections per client', () => {
+    /** Opens a connection from `from` and waits until it is established. */
+    const open = async (port: number, from: string, sockets: Socket[]): Promise<Socket> => {
+      const s = connect({ host: '127.0.0.1', port, localAddress: from });
+      s.on('error', () => undefined);
+      await new Promise<void>((resolve, reject) => s.once('connect', resolve).once('error', reject));
+      sockets.push(s);
+      return s;
+    };
+    /** Sends one request on `s` and reads what comes back until the server closes it or the answer is whole. */
+    const exchange = (s: Socket): Promise<string> => new Promise((resolve) => {
+      let text = '';
+      s.on('data', (c: Buffer) => {
+        text += c.toString();
+        if (/\r\n\r\n[\s\S]*(ok|\})$/.test(text)) resolve(text);
+      });
+      s.on('close', () => resolve(text));
+      s.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+    /** Runs `body` against a server counting every peer (loopback is uncapped in the gateway itself), then closes all. */
+    const withServer = async (max: number, perClient: number, body: (port: number, sockets: Socket[]) => Promise<void>): Promise<void> => {
+      const server = createHttpServer((_req, res) => res.end('ok'), {
+        bodyTimeoutMs: 1000, maxConnections: max, maxConnectionsPerClient: perClient, peerGroup: (peer) => peer ?? null,
+      });
+      const port = await server.listen(0, '127.0.0.1');
+      const sockets: Socket[] = [];
+      try {
+        await body(port, sockets);
+      } finally {
+        for (const s of sockets) s.destroy();
+        await server.close();
+      }
+    };
+    /**
+     * The answer on a new connection from `from`, tried until one is let in: the server learns of
+     * a closed socket asynchronously, so a connection racing it may still be refused.
+     */
+    const servedAgain = async (port: number, from: string, sockets: Socket[]): Promise<string> => {
+      let answer = '';
+      for (let i = 0; i < 50 && !answer.startsWith('HTTP/1.1 200'); i++) answer = await exchange(await open(port, from, sockets));
+      return answer;
+    };
+
+    it('answers a client past its share 429 too_many_connections and closes it, while another client is served', async () => {
+      await withServer(10, 2, async (port, sockets) => {
+        await open(port, '127.0.0.1', sockets);
+        await open(port, '127.0.0.1', sockets);
+        const third = await open(port, '127.0.0.1', sockets);
+        const closed = new Promise<void>((resolve) => third.once('close', () => resolve()));
+        const refused = await exchange(third);
+        assert.match(refused, /^HTTP\/1\.1 429 /);
+        assert.match(refused, /\r\nretry-after: 1\r\n/i);
+        assert.match(refused, /\r\nconnection: close\r\n/i);
+        assert.match(refused, /"code":"too_many_connections"/);
+        await closed;
+        assert.match(await exchange(await open(port, '127.0.0.2', sockets)), /^HTTP\/1\.1 200 [\s\S]*ok$/);
+        // The client's own connections within its share keep working.
+        assert.match(await exchange(sockets[0]!), /^HTTP\/1\.1 200 [\s\S]*ok$/);
+      });
+    });
+
+    it('lets the client in again once one of its connections is gone', async () => {
+      await withServer(10, 1, async (port, sockets) => {
+        const first = await open(port, '127.0.0.1', sockets);
+        assert.match(await exchange(await open(port, '127.0.0.1', sockets)), /^HTTP\/1\.1 429 /);
+        first.destroy();
+        assert.match(await servedAgain(port, '127.0.0.1', sockets), /^HTTP\/1\.1 200 /);
+      });
+    });
+
+    it('counts only the connections let in against the limit: a freed place is taken at once, with a refused one still held', async () => {
+      await withServer(2, 10, async (port, sockets) => {
+        const first = await open(port, '127.0.0.1', sockets);
+        await open(port, '127.0.0.2', sockets);
+        // Past the limit: held until its grace ends, answered 503 if it speaks.
+        await open(port, '127.0.0.3', sockets);
+        assert.match(await exchange(await open(port, '127.0.0.4', sockets)), /^HTTP\/1\.1 503 [\s\S]*"code":"over_capacity"/);
+        first.destroy();
+        assert.match(await servedAgain(port, '127.0.0.5', sockets), /^HTTP\/1\.1 200 /,
+          'a new connection takes the freed place though a connection past the limit is still held');
+      });
+    });
   });
 
   it('still rejects listen when the port is taken', async () => {

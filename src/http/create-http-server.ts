@@ -4,14 +4,18 @@ import { createThrottledLog } from '../common/create-throttled-log.js';
 import { RequestError } from '../common/errors.js';
 import type { Log } from '../common/log.js';
 import type { RequestHandler } from './create-request-handler.js';
-import { OVER_CAPACITY_HELD, readOpenFileLimit, resolveMaxConnections } from './resolve-max-connections.js';
+import { createPeerGrouper } from './create-peer-grouper.js';
+import { OVER_CAPACITY_HELD, readOpenFileLimit, resolveMaxConnections, resolveMaxConnectionsPerClient } from './resolve-max-connections.js';
 import { errorJson, sendError } from './send-response.js';
 
 /** How long `close()` waits for in-flight requests before cutting their connections. */
 const CLOSE_GRACE_MS = 10_000;
-/** How long a connection over the limit may take to send the request it is answered 503 to. */
+/** How long a connection turned away may take to send the request it is answered 503 or 429 to. */
 const OVER_CAPACITY_GRACE_MS = 2_000;
 const OVER_CAPACITY_RETRY_AFTER_SECONDS = 1;
+
+/** Why a connection is turned away: the gateway's limit, or its client's share of it. */
+type Refusal = 'over_capacity' | 'too_many_connections';
 /**
  * How long a new connection may stay silent before its first request. Node's `headersTimeout`
  * starts only with the first byte, so without this a connection that sends nothing would hold its
@@ -31,6 +35,13 @@ export interface HttpServerOptions {
   bodyTimeoutMs: number;
   /** `gateway.maxConnections`; unset: 1000, or the open-file limit minus a margin when lower. */
   maxConnections?: number | undefined;
+  /** `gateway.maxConnectionsPerClient`; unset: a quarter of `maxConnections`, at least 1. */
+  maxConnectionsPerClient?: number | undefined;
+  /**
+   * The group a connection's peer is counted in under `maxConnectionsPerClient`, `null` for a peer
+   * that is not capped. @default createPeerGrouper([]) (loopback peers uncapped, no trusted proxies)
+   */
+  peerGroup?: (peer: string | undefined) => string | null;
   /** For accept failures (out of file descriptors), logged once per interval. */
   log?: Log;
   /** @default Date.now */
@@ -43,48 +54,70 @@ export interface HttpServerOptions {
  * Binds a request handler to `node:http`, with bounded header and request times and a bounded
  * number of open connections: a connection past the limit gets its first request answered 503
  * `over_capacity` with `Retry-After`, then is closed (or is closed after a short grace when it
- * sends nothing), so the excess costs a descriptor for moments, not for as long as it likes. At
- * most `OVER_CAPACITY_HELD` of them are held at once: a newer one closes the oldest, so idle
- * connections past the limit cannot take the descriptors a client that sends its request needs.
+ * sends nothing), so the excess costs a descriptor for moments, not for as long as it likes. One
+ * client (an address; an IPv6 /64) may hold at most `maxConnectionsPerClient` of the connections;
+ * its next is turned away the same way, answered 429 `too_many_connections`, so one sender cannot
+ * take every connection from the rest. At most `OVER_CAPACITY_HELD` connections turned away are
+ * held at once: a newer one closes the oldest, so idle connections past the limits cannot take the
+ * descriptors a client that sends its request needs.
  */
 export function createHttpServer(handler: RequestHandler, options: HttpServerOptions): HttpServer {
   const maxConnections = resolveMaxConnections(options.maxConnections, readOpenFileLimit());
+  const perClient = resolveMaxConnectionsPerClient(options.maxConnectionsPerClient, maxConnections);
+  const peerGroup = options.peerGroup ?? createPeerGrouper([]);
   const firstRequestMs = options.firstRequestTimeoutMs ?? FIRST_REQUEST_TIMEOUT_MS;
-  /** Connections past the limit still held, oldest first. */
-  const overCapacity = new Set<Socket>();
-  let open = 0;
+  /** Connections turned away and still held, oldest first, with why. */
+  const turnedAway = new Map<Socket, Refusal>();
+  /** Connections let in, in all and by peer group (a group leaves the map with its last connection). */
+  let admitted = 0;
+  const byGroup = new Map<string, number>();
   const admit = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], expectsContinue: boolean): void => {
     // The first request has come: from here Node's own timeouts (body, keep-alive) apply, and a
     // caller waiting in silence for its answer (`waitForCompletion`) must not be cut off.
     if (req.socket.timeout === firstRequestMs) req.socket.setTimeout(0);
-    if (!overCapacity.has(req.socket)) {
+    const refusal = turnedAway.get(req.socket);
+    if (refusal === undefined) {
       handler(req, res, expectsContinue);
       return;
     }
-    const error = new RequestError('over_capacity', { retryAfterSeconds: OVER_CAPACITY_RETRY_AFTER_SECONDS });
+    const error = new RequestError(refusal, { retryAfterSeconds: OVER_CAPACITY_RETRY_AFTER_SECONDS });
     sendError(req, res, error, { bodyWithheld: expectsContinue, close: true });
   };
-  const server = createServer((req, res) => admit(req, res, false));
-  // Answer `Expect: 100-continue` ourselves, so a body we would refuse is never invited.
-  server.on('checkContinue', (req, res) => admit(req, res, true));
-  server.on('connection', (socket: Socket) => {
-    open++;
-    socket.once('close', () => open--);
-    // Node's server destroys a socket whose timeout fires when nothing else listens for it.
-    socket.setTimeout(firstRequestMs);
-    if (open <= maxConnections) return;
-    overCapacity.add(socket);
-    if (overCapacity.size > OVER_CAPACITY_HELD) {
-      const oldest = overCapacity.values().next().value as Socket;
-      overCapacity.delete(oldest);
+  const letIn = (socket: Socket, group: string | null): void => {
+    admitted++;
+    if (group !== null) byGroup.set(group, (byGroup.get(group) ?? 0) + 1);
+    socket.once('close', () => {
+      admitted--;
+      if (group === null) return;
+      const left = byGroup.get(group)! - 1;
+      if (left === 0) byGroup.delete(group);
+      else byGroup.set(group, left);
+    });
+  };
+  const turnAway = (socket: Socket, refusal: Refusal): void => {
+    turnedAway.set(socket, refusal);
+    if (turnedAway.size > OVER_CAPACITY_HELD) {
+      const oldest = turnedAway.keys().next().value as Socket;
+      turnedAway.delete(oldest);
       oldest.destroy();
     }
     const timer = setTimeout(() => socket.destroy(), OVER_CAPACITY_GRACE_MS);
     timer.unref();
     socket.once('close', () => {
       clearTimeout(timer);
-      overCapacity.delete(socket);
+      turnedAway.delete(socket);
     });
+  };
+  const server = createServer((req, res) => admit(req, res, false));
+  // Answer `Expect: 100-continue` ourselves, so a body we would refuse is never invited.
+  server.on('checkContinue', (req, res) => admit(req, res, true));
+  server.on('connection', (socket: Socket) => {
+    // Node's server destroys a socket whose timeout fires when nothing else listens for it.
+    socket.setTimeout(firstRequestMs);
+    const group = peerGroup(socket.remoteAddress);
+    if (group !== null && (byGroup.get(group) ?? 0) >= perClient) turnAway(socket, 'too_many_connections');
+    else if (admitted >= maxConnections) turnAway(socket, 'over_capacity');
+    else letIn(socket, group);
   });
   // An accept that fails (EMFILE: out of file descriptors) is emitted on the server; unhandled,
   // it would end the process. The client sees a reset; the gateway lives on.

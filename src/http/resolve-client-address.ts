@@ -8,6 +8,25 @@ export function foldAddress(address: string): string {
 }
 
 /**
+ * Whether a peer address is one of `trustedProxies` (addresses or CIDR ranges, checked at config
+ * load); never, when there are none.
+ */
+export function createTrustedProxyCheck(trustedProxies: readonly string[]): (address: string) => boolean {
+  if (trustedProxies.length === 0) return () => false;
+  const list = new BlockList();
+  for (const entry of trustedProxies) {
+    const [addr, bits] = entry.split('/') as [string, string | undefined];
+    const type = isIP(addr) === 6 ? 'ipv6' : 'ipv4';
+    if (bits === undefined) list.addAddress(addr, type);
+    else list.addSubnet(addr, Number(bits), type);
+  }
+  return (address) => {
+    const family = isIP(address);
+    return family !== 0 && list.check(address, family === 6 ? 'ipv6' : 'ipv4');
+  };
+}
+
+/**
  * Returns a resolver of the client address a request is accounted to: the socket address, or,
  * when the socket peer is a trusted proxy, the right-most `X-Forwarded-For` hop that is not
  * itself a trusted proxy (hops to the left of it could have been written by the client).
@@ -16,17 +35,7 @@ export function createClientAddressResolver(
   trustedProxies: readonly string[],
 ): (socketAddress: string | undefined, forwardedFor: string | string[] | undefined) => string {
   if (trustedProxies.length === 0) return (socket) => foldAddress(socket ?? 'unknown');
-  const list = new BlockList();
-  for (const entry of trustedProxies) {
-    const [addr, bits] = entry.split('/') as [string, string | undefined];
-    const type = isIP(addr) === 6 ? 'ipv6' : 'ipv4';
-    if (bits === undefined) list.addAddress(addr, type);
-    else list.addSubnet(addr, Number(bits), type);
-  }
-  const trusted = (address: string): boolean => {
-    const family = isIP(address);
-    return family !== 0 && list.check(address, family === 6 ? 'ipv6' : 'ipv4');
-  };
+  const trusted = createTrustedProxyCheck(trustedProxies);
   return (socketAddress, forwardedFor) => {
     const socket = foldAddress(socketAddress ?? 'unknown');
     if (!trusted(socket) || forwardedFor === undefined) return socket;

@@ -2,11 +2,14 @@
  * Ingress bounds end to end: deep JSON is a 400 on every route (the mapped-hook case used to be a
  * 500 from a JSON.stringify overflow), and connections past `gateway.maxConnections` are answered
  * 503 `over_capacity` and closed while the connections within the limit keep working; idle ones past
- * it are held only a few at a time, so a client that sends its request is still answered.
+ * it are held only a few at a time, so a client that sends its request is still answered. One client
+ * address past `gateway.maxConnectionsPerClient` is answered 429 `too_many_connections`; loopback
+ * peers and trusted proxies are not capped.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { assertError } from '../helpers/assert-response.js';
 import { post, rawExchange } from '../helpers/http-client.js';
 import { startTestGateway, type TestGateway } from '../helpers/in-process-gateway.js';
@@ -130,5 +133,63 @@ describe('ingress: idle connections past gateway.maxConnections', () => {
       for (const s of sockets) s.destroy();
       await gw.stop();
     }
+  });
+});
+
+describe('ingress: gateway.maxConnectionsPerClient', () => {
+  /** An IPv4 address of this machine that is not loopback: a peer the cap applies to. */
+  const outside = Object.values(networkInterfaces()).flatMap((l) => l ?? []).find((i) => i.family === 'IPv4' && !i.internal)?.address;
+
+  /** Opens a connection to `host` and sends one wake on it: the status it is answered, or 0 when closed unanswered. */
+  const wakeOn = async (host: string, port: number, sockets: Socket[]): Promise<number> => {
+    const s = connect({ host, port });
+    sockets.push(s);
+    s.on('error', () => undefined);
+    await new Promise<void>((resolve, reject) => s.once('connect', resolve).once('error', reject));
+    const body = JSON.stringify({ text: 'one of many', mode: 'next-heartbeat' });
+    return new Promise((resolve) => {
+      let text = '';
+      s.on('data', (c: Buffer) => {
+        text += c.toString();
+        if (text.includes('}')) resolve(Number(text.slice(9, 12)));
+      });
+      s.on('close', () => resolve(text === '' ? 0 : Number(text.slice(9, 12))));
+      s.write(`POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    });
+  };
+  const statuses = async (host: string, port: number, n: number, sockets: Socket[]): Promise<number[]> => {
+    const out: number[] = [];
+    // One at a time, each connection left open, so each new one finds the earlier ones counted.
+    for (let i = 0; i < n; i++) out.push(await wakeOn(host, port, sockets));
+    return out;
+  };
+  const withGateway = async (gateway: Record<string, unknown>, body: (port: number, sockets: Socket[]) => Promise<void>): Promise<void> => {
+    const gw = await startTestGateway(baseConfig({ gateway: { port: 0, logLevel: 'warn', ...gateway } }));
+    const sockets: Socket[] = [];
+    try {
+      await body(gw.port, sockets);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await gw.stop();
+    }
+  };
+
+  it('does not cap loopback peers (a local reverse proxy or tunnel carries many clients)', async () => {
+    await withGateway({ bind: '127.0.0.1', maxConnectionsPerClient: 1 }, async (port, sockets) => {
+      assert.deepEqual(await statuses('127.0.0.1', port, 4, sockets), [200, 200, 200, 200]);
+    });
+  });
+
+  it('answers one address past its share 429 too_many_connections', { skip: outside === undefined && 'this machine has no IPv4 address but loopback to connect from' }, async () => {
+    await withGateway({ bind: outside!, maxConnectionsPerClient: 2 }, async (port, sockets) => {
+      assert.deepEqual(await statuses(outside!, port, 4, sockets), [200, 200, 429, 429]);
+    });
+  });
+
+  it('does not cap a trusted proxy', { skip: outside === undefined && 'this machine has no IPv4 address but loopback to connect from' }, async () => {
+    await withGateway({ bind: outside!, maxConnectionsPerClient: 2, trustedProxies: [`${outside!}/32`] }, async (port, sockets) => {
+      assert.deepEqual(await statuses(outside!, port, 4, sockets), [200, 200, 200, 200]);
+    });
   });
 });

@@ -15,16 +15,20 @@ const limitOf = (o: { limit?: number } | undefined): number => o?.limit ?? DEFAU
 
 export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>, path: string, floodReads: FloodReads): StoreReader {
   const sessions = createSessionsReader(db);
-  const listings = new Map<string, Statement | null>();
-  /** A listing's rows (see listing-sql.ts); its statement prepared on first use. */
+  const listings = new Map<string, Statement>();
+  /**
+   * A listing's rows (see listing-sql.ts); its statement prepared on first use. Only the states a
+   * table has are kept, so callers naming others cannot grow the map.
+   */
   const list = <T>(table: ListedTable, state: string | undefined, limit: number): T[] => {
     const id = `${table}:${state ?? ''}`;
     let stmt = listings.get(id);
     if (stmt === undefined) {
       const sql = listingSql(table, state, '?');
-      listings.set(id, (stmt = sql === null ? null : db.prepare(sql)));
+      if (sql === null) return [];
+      listings.set(id, (stmt = db.prepare(sql)));
     }
-    return stmt === null ? [] : (stmt.all(limit) as T[]);
+    return stmt.all(limit) as T[];
   };
   const withAttempts = (row: DeliveryRow): DeliveryWithAttempts => ({
     ...toDelivery(row),
