@@ -76,6 +76,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const metrics = createMetrics({
     now: clock.now,
     sample: async () => ({ queues: await store.readQueueStats(), size: await store.readStoreSize() }),
+    // Read at scrape time, once the server below exists.
+    openConnections: () => http.openConnections(),
     onSampleError: (err) => log.warn('reading queue depths for /metrics failed', { err }),
   });
   // The store first: a second gateway on the same SQLite database is refused here, before it
@@ -173,6 +175,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     maxConnections: config.gateway.maxConnections,
     maxConnectionsPerClient: config.gateway.maxConnectionsPerClient,
     peerGroup: createPeerGrouper(config.gateway.trustedProxies),
+    onTurnedAway: (reason) => metrics.connectionTurnedAway(reason),
     log,
     now: clock.now,
   });

@@ -15,7 +15,7 @@ const OVER_CAPACITY_GRACE_MS = 2_000;
 const OVER_CAPACITY_RETRY_AFTER_SECONDS = 1;
 
 /** Why a connection is turned away: the gateway's limit, or its client's share of it. */
-type Refusal = 'over_capacity' | 'too_many_connections';
+export type ConnectionRefusal = 'over_capacity' | 'too_many_connections';
 /**
  * How long a new connection may stay silent before its first request. Node's `headersTimeout`
  * starts only with the first byte, so without this a connection that sends nothing would hold its
@@ -28,6 +28,8 @@ export interface HttpServer {
   listen(port: number, host: string): Promise<number>;
   /** Stops accepting, lets in-flight requests finish, closes idle keep-alive sockets. */
   close(): Promise<void>;
+  /** Connections let in and open now (not those turned away). */
+  openConnections(): number;
   readonly server: Server;
 }
 
@@ -46,6 +48,8 @@ export interface HttpServerOptions {
   log?: Log;
   /** @default Date.now */
   now?: () => number;
+  /** Told of each connection turned away (metrics). */
+  onTurnedAway?: (refusal: ConnectionRefusal) => void;
   /** A connection that sends nothing for this long after connecting is closed. @default 20000 */
   firstRequestTimeoutMs?: number;
 }
@@ -67,7 +71,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   const peerGroup = options.peerGroup ?? createPeerGrouper([]);
   const firstRequestMs = options.firstRequestTimeoutMs ?? FIRST_REQUEST_TIMEOUT_MS;
   /** Connections turned away and still held, oldest first, with why. */
-  const turnedAway = new Map<Socket, Refusal>();
+  const turnedAway = new Map<Socket, ConnectionRefusal>();
   /** Connections let in, in all and by peer group (a group leaves the map with its last connection). */
   let admitted = 0;
   const byGroup = new Map<string, number>();
@@ -94,7 +98,8 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       else byGroup.set(group, left);
     });
   };
-  const turnAway = (socket: Socket, refusal: Refusal): void => {
+  const turnAway = (socket: Socket, refusal: ConnectionRefusal): void => {
+    options.onTurnedAway?.(refusal);
     turnedAway.set(socket, refusal);
     if (turnedAway.size > OVER_CAPACITY_HELD) {
       const oldest = turnedAway.keys().next().value as Socket;
@@ -147,6 +152,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   });
   return {
     server,
+    openConnections: () => admitted,
     listen(port, host) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);

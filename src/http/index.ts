@@ -2,7 +2,7 @@
 export { createRequestHandler } from './create-request-handler.js';
 export type { IngressSettings, RequestHandler, RequestHandlerDeps } from './create-request-handler.js';
 export { createHttpServer } from './create-http-server.js';
-export type { HttpServer } from './create-http-server.js';
+export type { ConnectionRefusal, HttpServer } from './create-http-server.js';
 export { createClientAddressResolver, foldAddress } from './resolve-client-address.js';
 export { createPeerGrouper } from './create-peer-grouper.js';
 export type { ObservedRequest, RequestObserver } from './request-observer.js';

@@ -54,6 +54,21 @@ describe('createMetrics', () => {
     assert.equal(errors.length, 1);
   });
 
+  it('counts connections turned away by reason, and reads the open connections at render time', async () => {
+    let open = 12;
+    const m = createMetrics({ now: () => 0, sample: async () => ({ queues: queues(), size }), openConnections: () => open });
+    m.connectionTurnedAway('too_many_connections');
+    m.connectionTurnedAway('too_many_connections');
+    m.connectionTurnedAway('over_capacity');
+    let s = parseMetrics(await m.render());
+    assert.equal(metricValue(s, 'hookgate_connections_refused_total', { reason: 'too_many_connections' }), 2);
+    assert.equal(metricValue(s, 'hookgate_connections_refused_total', { reason: 'over_capacity' }), 1);
+    assert.equal(metricValue(s, 'hookgate_connections_open'), 12);
+    open = 3;
+    s = parseMetrics(await m.render());
+    assert.equal(metricValue(s, 'hookgate_connections_open'), 3);
+  });
+
   it('bounds the model label: past 50 distinct models the rest count as _other', async () => {
     const m = createMetrics({ now: () => 0, sample: async () => ({ queues: queues(), size }) });
     for (let i = 0; i < 60; i++) m.modelCall('openai', `model-${i}`, 'ok', { inputTokens: 1, outputTokens: 2 });

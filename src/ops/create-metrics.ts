@@ -16,6 +16,8 @@ export interface GatewayMetrics {
   recordRequest(hook: string, status: number | null): void;
   authFailure(): void;
   lockout(): void;
+  /** A connection turned away: past `gateway.maxConnections`, or past its client's share of them. */
+  connectionTurnedAway(reason: 'over_capacity' | 'too_many_connections'): void;
   /** Sees the store's group commits. */
   readonly store: StoreObserver;
   /** A run reached a terminal state; `seconds` from its claim, when known. */
@@ -33,6 +35,8 @@ export interface MetricsDeps {
   now: () => number;
   /** How long a sample serves scrapes. @default 2000 */
   cacheMs?: number;
+  /** Connections open now, read at scrape time. */
+  openConnections?: () => number;
   /** Called when sampling fails (the previous values stay). */
   onSampleError?: (error: unknown) => void;
 }
@@ -84,6 +88,17 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
   };
   const authFailures = new Counter({ name: 'hookgate_auth_failures_total', help: 'Failed authentication attempts (hooks, signatures, gateway token).', registers });
   const lockouts = new Counter({ name: 'hookgate_auth_lockouts_total', help: 'Client addresses locked out after repeated authentication failures.', registers });
+  const turnedAway = new Counter({
+    name: 'hookgate_connections_refused_total', help: 'Connections turned away: over_capacity (gateway.maxConnections) or too_many_connections (gateway.maxConnectionsPerClient).',
+    labelNames: ['reason'], registers,
+  });
+  const openConnections = deps.openConnections;
+  new Gauge({
+    name: 'hookgate_connections_open', help: 'Client connections open now (those turned away not counted).', registers,
+    collect() {
+      this.set(openConnections?.() ?? 0);
+    },
+  });
   const commitSize = new Histogram({
     name: 'hookgate_store_commit_batch_size', help: 'Writes per group commit.', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers,
   });
@@ -144,6 +159,7 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     recordRequest: countAnswered,
     authFailure: () => authFailures.inc(),
     lockout: () => lockouts.inc(),
+    connectionTurnedAway: (reason) => turnedAway.inc({ reason }),
     store: {
       onCommit(c) {
         commitSize.observe(c.writes);

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { assertError } from '../helpers/assert-response.js';
+import { metricValue, parseMetrics } from '../helpers/read-metrics.js';
 import { post, rawExchange } from '../helpers/http-client.js';
 import { startTestGateway, type TestGateway } from '../helpers/in-process-gateway.js';
 import { OVER_CAPACITY_HELD } from '../../src/http/resolve-max-connections.js';
@@ -61,7 +62,7 @@ describe('ingress: gateway.maxConnections', () => {
   let gw: TestGateway;
   const idle: Socket[] = [];
   before(async () => {
-    gw = await startTestGateway(baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', maxConnections: 3 } }));
+    gw = await startTestGateway(baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', maxConnections: 3, metrics: { public: true } } }));
   });
   after(async () => {
     for (const s of idle) s.destroy();
@@ -105,6 +106,18 @@ describe('ingress: gateway.maxConnections', () => {
     });
     s.write(wake());
     assert.match(await answer, /^HTTP\/1\.1 200 /);
+  });
+
+  it('counts the connections turned away and those open in /metrics', async () => {
+    let res = await rawExchange(gw.port, 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    // Connections of the earlier tests may still be closing as the server sees it.
+    for (let i = 0; i < 50 && res.status === 503; i++) res = await rawExchange(gw.port, 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    assert.equal(res.status, 200, res.text);
+    const samples = parseMetrics(res.text);
+    assert.ok((metricValue(samples, 'hookgate_connections_refused_total', { reason: 'over_capacity' }) ?? 0) >= 1);
+    assert.equal(metricValue(samples, 'hookgate_connections_refused_total', { reason: 'too_many_connections' }) ?? 0, 0);
+    // The two idle connections left and the scrape's own.
+    assert.equal(metricValue(samples, 'hookgate_connections_open'), 3);
   });
 });
 
