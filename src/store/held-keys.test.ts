@@ -32,6 +32,20 @@ describe('held keys', () => {
     assert.deepEqual([changed.rows[1]!.phase, changed.rows[1]!.cursor], ['marked', 40]);
   });
 
+  it('takes a key\'s new text without a pass when only the usage it reports moved, and keeps a pass in progress', () => {
+    const mail = (tokens: number, tokensPerDay = 10) => createBudgetPlan(
+      { agents: {}, hooks: { mail: { tokensPerDay } } }, { agents: new Map(), hooks: new Map([['mail', usage({ tokens })]]) },
+    );
+    const rested = { ...nextHeldKeys([], mail(20)).rows[0]!, phase: null, cursor: 0 };
+    const moved = nextHeldKeys([], mail(15)).rows[0]!;
+    assert.match(moved.reason!, /15 tokens spent/);
+    assert.deepEqual(nextHeldKeys([rested], mail(15)), { rows: [{ ...rested, reason: moved.reason, restartReason: moved.restartReason }], changed: true });
+    const midPass = { ...rested, phase: 'marked' as const, cursor: 77 };
+    assert.deepEqual(nextHeldKeys([midPass], mail(15)).rows.map((k) => [k.phase, k.cursor]), [['marked', 77]]);
+    // Another limit (a reload lowered it) is a new pass.
+    assert.deepEqual(nextHeldKeys([rested], mail(15, 12)).rows.map((k) => [k.phase, k.cursor]), [['unmarked', 0]]);
+  });
+
   it('says marks are behind while a held key is unlisted or still marking its unmarked runs', () => {
     const marked = (phase: HeldKey['phase']) => nextHeldKeys([], plan()).rows.map((k) => ({ ...k, phase }));
     assert.equal(marksBehind([], plan()), true, 'held keys not listed yet');

@@ -1,4 +1,4 @@
-import type { BudgetPlan, BudgetScope } from './run-budgets.js';
+import { sameLimit, type BudgetPlan, type BudgetScope } from './run-budgets.js';
 
 /**
  * How the stores keep a held backlog out of every claim's way. A queued run that a budget holds is
@@ -15,7 +15,7 @@ import type { BudgetPlan, BudgetScope } from './run-budgets.js';
 
 /**
  * Which runs of its key a pass is going through: a key newly held marks its unmarked runs; a key
- * whose reasons changed marks its unmarked runs and then rewrites its marked ones; a key let
+ * held by another limit marks its unmarked runs and then rewrites its marked ones; a key let
  * through clears its marked ones.
  */
 export type PassPhase = 'new' | 'unmarked' | 'marked';
@@ -74,7 +74,8 @@ const idOf = (k: { scope: BudgetScope; key: string }): string => `${k.scope}\u00
 /**
  * The held keys after a claim whose plan ended as `plan` (none held without budgets): each key the
  * plan holds, with its reasons; a listed key the plan lets through, with none. A key whose reasons
- * changed starts a new pass (see `PassPhase`).
+ * changed starts a new pass (see `PassPhase`), unless they name the same limits as before and only
+ * the usage they report moved: its marked runs keep their text.
  * `changed` says whether anything differs from `rows`.
  */
 export function nextHeldKeys(rows: readonly HeldKey[], plan: BudgetPlan | null): { rows: HeldKey[]; changed: boolean } {
@@ -98,6 +99,13 @@ export function nextHeldKeys(rows: readonly HeldKey[], plan: BudgetPlan | null):
       continue;
     }
     changed = true;
+    if (reason !== null && sameLimit(row.reason, reason) && sameLimit(row.restartReason, restartReason)) {
+      // Only the usage the text reports moved (tokens spent aging out of the window while the key
+      // stays held, say): new marks say it; marked runs keep the count they were marked with, not
+      // rewritten a batch a claim each time it moves, and a pass in progress goes on.
+      out.push({ ...row, reason, restartReason });
+      continue;
+    }
     out.push({ ...row, reason, restartReason, phase: reason === null ? 'marked' : 'unmarked', cursor: 0 });
   }
   for (const [id, w] of wanted) {

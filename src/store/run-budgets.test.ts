@@ -1,11 +1,23 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBudgetPlan, hasBudgets, heldReason, type BudgetUsage } from './run-budgets.js';
+import { createBudgetPlan, hasBudgets, heldReason, sameLimit, type BudgetUsage } from './run-budgets.js';
 
 const usage = (o: Partial<BudgetUsage> = {}): BudgetUsage => ({ started: 0, tokens: 0, running: 0, ...o });
 const none = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
 
 describe('run budgets', () => {
+  it('tells reasons naming the same limit apart from reasons naming another', () => {
+    const tokens = (n: number, limit = 1000) => heldReason('hooks', 'gh', { tokensPerDay: limit }, usage({ tokens: n }));
+    const runs = (n: number) => heldReason('hooks', 'gh', { runsPerHour: 1, tokensPerDay: 1000 }, usage({ started: n, tokens: 5000 }));
+    assert.equal(sameLimit(tokens(1200), tokens(1100)), true);
+    assert.equal(sameLimit(runs(1), runs(2)), true, '"1 run" and "2 runs" name the same limit');
+    assert.equal(sameLimit(tokens(1200), tokens(1200, 900)), false, 'the limit changed');
+    assert.equal(sameLimit(runs(1), tokens(5000)), false, 'another limit of the key');
+    assert.equal(sameLimit(null, null), true);
+    assert.equal(sameLimit(tokens(1200), null), false);
+    assert.equal(sameLimit(null, tokens(1200)), false);
+  });
+
   it('names the first limit a key is at, or none', () => {
     assert.equal(heldReason('agents', 'main', { runsPerHour: 3 }, usage({ started: 2 })), null);
     assert.equal(heldReason('agents', 'main', { runsPerHour: 3 }, usage({ started: 3 })), 'agent "main": 3 runs started in the last hour (runsPerHour 3)');

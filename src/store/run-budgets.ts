@@ -67,6 +67,16 @@ export function heldReason(scope: BudgetScope, key: string, budget: RunBudget, u
   return null;
 }
 
+/**
+ * Whether two reasons of one key name the same limit (the `(runsPerHour 20)` each ends with): they
+ * then differ at most in the usage they report, such as tokens spent that age out of the window
+ * while the key stays held. Two absent reasons agree; an absent and a present one do not.
+ */
+export function sameLimit(a: string | null, b: string | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.slice(a.lastIndexOf(' (')) === b.slice(b.lastIndexOf(' ('));
+}
+
 type KeyReasons = Readonly<Record<BudgetScope, ReadonlyMap<string, string>>>;
 
 /** Blocked keys and reasons as JSON objects (`{key: reason}`), for new starts and for restarts. */

@@ -144,6 +144,31 @@ describeEachDriver('store contract: run budgets', (driver) => {
     assert.equal((await claim(budgets)).length, 1, 'the spending left the window');
   });
 
+  it('keeps the count a held run was marked with while its key stays held by the same limit; runs queued after say the new count', async () => {
+    const budgets: RunBudgets = { agents: {}, hooks: { mail: { tokensPerDay: 1000 } } };
+    await enqueue({ hook: 'mail' });
+    await enqueue({ hook: 'mail' });
+    const [spent, late] = await claim(budgets);
+    await finish(spent!, 1200);
+    const early = [await enqueue({ hook: 'mail' }), await enqueue({ hook: 'mail' })];
+    assert.deepEqual(await claim(budgets), []);
+    const reasonOf = async (id: string): Promise<string> => (await store.getRun(id))!.heldReason ?? '';
+    for (const id of early) assert.match(await reasonOf(id), /mapping "mail": 1,200 tokens spent in the last 24 h \(tokensPerDay 1,000\)/);
+    // The run that started before the key was held reports its tokens: the count moves, the limit stays.
+    await finish(late!, 300);
+    const after = await enqueue({ hook: 'mail' });
+    assert.deepEqual(await claim(budgets), []);
+    assert.deepEqual(await claim(budgets), []);
+    assert.match(await reasonOf(after), /mapping "mail": 1,500 tokens spent in the last 24 h \(tokensPerDay 1,000\)/);
+    for (const id of early) assert.match(await reasonOf(id), /mapping "mail": 1,200 tokens spent/, 'marked runs are not rewritten for a new count');
+    // Held by another limit (a reload lowering it): every marked run is rewritten.
+    const lowered: RunBudgets = { agents: {}, hooks: { mail: { tokensPerDay: 900 } } };
+    for (let i = 0; i < 3; i++) assert.deepEqual(await claim(lowered), []);
+    for (const id of [...early, after]) assert.match(await reasonOf(id), /mapping "mail": 1,500 tokens spent in the last 24 h \(tokensPerDay 900\)/);
+    await f.clock.advance(24 * HOUR);
+    assert.equal((await claim(lowered)).length, 3, 'once the tokens are a day old, all three run');
+  });
+
   it('holds a run when either its agent or its mapping is out of budget', async () => {
     const budgets: RunBudgets = { agents: { main: { runsPerHour: 5 } }, hooks: { github: { runsPerHour: 1 } } };
     await enqueue({ hook: 'github' });
