@@ -173,6 +173,20 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
       log(`  ${driver}: a budget holding ${s.runs.toLocaleString('en-US')} queued runs: marked over ${claims.length} claims, median ${f1(median(claims.map((c) => c.ms)))} ms, longest ${f1(Math.max(...claims.map((c) => c.ms)))} ms; longest stop ${f1(Math.max(...claims.map((c) => c.stopMs)))} ms`);
     });
     await withStore(driver, async (store) => {
+      await enqueueMany(store, s.runs, (i) => run(`hook:r${i}`, 'flood', Date.now()));
+      const series = async (count: number, budgets?: Parameters<typeof claim>[1]): Promise<number> => {
+        const claims: Timed<unknown>[] = [];
+        for (let k = 0; k < count; k++) claims.push(await timed(() => claim(store, budgets)));
+        return median(claims.map((c) => c.ms));
+      };
+      const plain = await series(20);
+      const budgets = { agents: {}, hooks: { other: { maxConcurrentRuns: 1 } } };
+      // The first claims under budgets mark the runs queued since the last marking, 2,000 a claim.
+      const marking = await series(Math.ceil(s.runs / 2000) + 5, budgets);
+      const budgeted = await series(20, budgets);
+      log(`  ${driver}: ${s.runs.toLocaleString('en-US')} runs ready in as many sessions: a claim of 4 ${f1(plain)} ms without budgets, ${f1(budgeted)} ms with a budget on another mapping (medians of 20; the claims before, which mark the runs queued since the last: ${f1(marking)} ms)`);
+    });
+    await withStore(driver, async (store) => {
       await enqueueMany(store, s.runs, (i) => run(`hook:c${i}`, 'burst', Date.now(), { key: `k${i}`, windowMs: HOUR }));
       await store.enqueueRun(run('hook:plain', 'plain', Date.now()));
       const claims: Timed<unknown>[] = [];

@@ -169,6 +169,25 @@ describeEachDriver('store contract: run budgets', (driver) => {
     assert.equal((await claim(lowered)).length, 3, 'once the tokens are a day old, all three run');
   });
 
+  it('claims the oldest claimable run first when the first ready runs hold none and a key let through has a newer one', async () => {
+    const budgets: RunBudgets = { agents: {}, hooks: { gh: { maxConcurrentRuns: 1 } } };
+    // A line of 40 runs in one session: once its first runs, the rest are ready but not claimable.
+    for (let i = 0; i < 40; i++) await store.enqueueRun(newRun('hook:one', { createdAt: f.clock.now() }));
+    assert.equal((await claim(budgets, 1)).length, 1);
+    // Older than the held run below, but waiting in its coalescing window while that run is marked.
+    const older = newRun('hook:older', { createdAt: f.clock.now(), coalesce: { key: 'older', windowMs: 60_000 } });
+    await store.recordActions({ events: [], runs: [older], idempotency: null });
+    await enqueue({ hook: 'gh' });
+    const newer = await enqueue({ hook: 'gh' });
+    const [gh] = await claim(budgets, 1);
+    assert.equal(gh!.source.hook, 'gh');
+    assert.match((await store.getRun(newer))!.heldReason ?? '', /maxConcurrentRuns 1/);
+    await finish(gh!);
+    await f.clock.advance(60_001);
+    assert.deepEqual((await claim(budgets, 1)).map((r) => r.id), [older.id], 'the older run, not the newer one its key lets through');
+    assert.deepEqual((await claim(budgets, 1)).map((r) => r.id), [newer]);
+  });
+
   it('holds a run when either its agent or its mapping is out of budget', async () => {
     const budgets: RunBudgets = { agents: { main: { runsPerHour: 5 } }, hooks: { github: { runsPerHour: 1 } } };
     await enqueue({ hook: 'github' });

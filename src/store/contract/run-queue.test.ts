@@ -52,6 +52,17 @@ describeEachDriver('store contract: run queue', (driver) => {
     }
   });
 
+  it('claims the runs past the first few ready ones when those are queued behind a busy session, oldest first', async () => {
+    const busy = Array.from({ length: 40 }, () => newRun('busy'));
+    for (const r of busy) await store.enqueueRun(r);
+    assert.deepEqual((await claim(1)).map((r) => r.id), [busy[0]!.id]);
+    const others = [newRun('x'), newRun('y'), newRun('z')];
+    for (const r of others) await store.enqueueRun(r);
+    assert.deepEqual((await claim(2)).map((r) => r.id), [others[0]!.id, others[1]!.id]);
+    assert.deepEqual((await claim(2)).map((r) => r.id), [others[2]!.id]);
+    assert.deepEqual(await claim(2), []);
+  });
+
   it('claims at most limit runs', async () => {
     for (const k of ['a', 'b', 'c']) await store.enqueueRun(newRun(k));
     assert.equal((await claim(2)).length, 2);

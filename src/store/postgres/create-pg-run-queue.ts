@@ -5,7 +5,7 @@ import { createPgBudgets, lockBudgets } from './create-pg-budgets.js';
 import { marksBehind, mergeCandidates, reopenedKeys, RESTART_MARK } from '../held-keys.js';
 import type { RunQueue } from '../store.js';
 import type { ClaimedRun, WorkSignal } from '../types.js';
-import { claimCandidates } from './pg-claim-candidates.js';
+import { claimCandidates, firstCandidates } from './pg-claim-candidates.js';
 import { ready } from '../ready-runs.js';
 import { notify, nowSql, type PgContext } from './pg-context.js';
 
@@ -68,38 +68,44 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
     const { rows: [n] } = await client.query(`SELECT ${nowSql(1)} AS now`, [ctx.clockParam()]);
     const plan = budgets === null ? null : await budgeting.plan(client, budgets, Number((n as { now: string }).now));
     const held = await budgeting.heldKeys(client);
-    const among = await claimCandidates(client, { limit: null, clock: ctx.clockParam(), scan: claimScan });
     const runs: ClaimedRun[] = [];
     const keys = (m: ReadonlyMap<string, string> | undefined): string[] => (m === undefined ? [] : [...m.keys()]);
-    for (;;) {
-      const params = [
-        limit - runs.length, keys(plan?.blocked.agents), keys(plan?.blocked.hooks), ctx.clockParam(),
-        keys(plan?.blockedRestarts.agents), keys(plan?.blockedRestarts.hooks),
-      ];
-      const select = async (where: string, extra?: string | number[]): Promise<Candidate[]> => (await client.query(
-        `SELECT r.id, r.seq, r.agent_id, r.hook, r.started_at FROM runs r WHERE ${where} AND ${NOT_BLOCKED}
-          ORDER BY r.seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        extra === undefined ? params : [...params, extra],
-      )).rows as Candidate[];
-      // Many sessions: every unmarked run, unless held runs are still being marked (see marksBehind).
-      const lists = [among === null ? (marksBehind(held, plan) ? [] : await select(CLAIMABLE))
-        : among.length === 0 ? [] : await select(CLAIMABLE_HEAD(7), among)];
-      const reopened = reopenedKeys(held, plan);
-      for (const scope of ['agents', 'hooks'] as const) {
-        const column = scope === 'agents' ? 'agent_id' : 'hook';
-        for (const key of reopened[scope]) lists.push(await select(`r.${column} = $7 AND r.held_reason IS NOT NULL AND ${READY}`, key));
+    /** Claims from `among` (see claimCandidates) and the marked runs of keys let through again, none past `through`. */
+    const claimFrom = async (among: number[] | null, through: number): Promise<void> => {
+      for (;;) {
+        const params = [
+          limit - runs.length, keys(plan?.blocked.agents), keys(plan?.blocked.hooks), ctx.clockParam(),
+          keys(plan?.blockedRestarts.agents), keys(plan?.blockedRestarts.hooks),
+        ];
+        const select = async (where: string, extra?: string | number[]): Promise<Candidate[]> => (await client.query(
+          `SELECT r.id, r.seq, r.agent_id, r.hook, r.started_at FROM runs r WHERE ${where} AND ${NOT_BLOCKED}
+            ORDER BY r.seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
+          extra === undefined ? params : [...params, extra],
+        )).rows as Candidate[];
+        // Many sessions: every unmarked run, unless held runs are still being marked (see marksBehind).
+        const lists = [among === null ? (marksBehind(held, plan) ? [] : await select(CLAIMABLE))
+          : among.length === 0 ? [] : await select(CLAIMABLE_HEAD(7), among)];
+        const reopened = reopenedKeys(held, plan);
+        for (const scope of ['agents', 'hooks'] as const) {
+          const column = scope === 'agents' ? 'agent_id' : 'hook';
+          for (const key of reopened[scope]) lists.push(await select(`r.${column} = $7 AND r.held_reason IS NOT NULL AND ${READY}`, key));
+        }
+        const candidates = mergeCandidates(lists, limit - runs.length).filter((r) => Number(r.seq) <= through);
+        const taken = candidates.filter((r) => plan === null || plan.take(r.agent_id, r.hook, r.started_at !== null)).map((r) => r.seq);
+        if (taken.length > 0) {
+          const res = await client.query(
+            `WITH n AS (SELECT ${nowSql(4)} AS now), picked AS (SELECT unnest($1::bigint[]) AS seq) ${CLAIM_PICKED}`,
+            [taken, owner, leaseMs, ctx.clockParam()],
+          );
+          runs.push(...sortClaimed(res.rows));
+        }
+        if (taken.length === candidates.length || runs.length >= limit) break;
       }
-      const candidates = mergeCandidates(lists, limit - runs.length);
-      const taken = candidates.filter((r) => plan === null || plan.take(r.agent_id, r.hook, r.started_at !== null)).map((r) => r.seq);
-      if (taken.length > 0) {
-        const res = await client.query(
-          `WITH n AS (SELECT ${nowSql(4)} AS now), picked AS (SELECT unnest($1::bigint[]) AS seq) ${CLAIM_PICKED}`,
-          [taken, owner, leaseMs, ctx.clockParam()],
-        );
-        runs.push(...sortClaimed(res.rows));
-      }
-      if (taken.length === candidates.length || runs.length >= limit) break;
-    }
+    };
+    // The first few ready runs, then, when they held too few for the claim, the full read.
+    const first = await firstCandidates(client, { limit: null, clock: ctx.clockParam(), scan: claimScan });
+    await claimFrom(first.found, first.whole ? Infinity : first.through);
+    if (runs.length < limit && !first.whole) await claimFrom(await claimCandidates(client, { limit: null, clock: ctx.clockParam(), scan: claimScan }), Infinity);
     if (marksBehind(await budgeting.mark(client, plan, held), plan)) await notify(client, channel, [{ kind: 'runs' }]);
     return runs.sort((a, b) => a.createdAt - b.createdAt);
   };
@@ -114,7 +120,10 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
       // SKIP LOCKED: replicas claiming at once take different runs. A run is claimable only when no
       // run of its session is running or queued before it; the redundant `state IN (…)` terms let
       // the partial indexes on open runs serve the query.
-      const among = await claimCandidates(pool, { limit, clock: ctx.clockParam(), scan: claimScan });
+      // The first few ready runs, then, when they hold too few, the full read.
+      const first = await firstCandidates(pool, { limit, clock: ctx.clockParam(), scan: claimScan });
+      const among = first.whole || first.found.length >= limit ? first.found
+        : await claimCandidates(pool, { limit, clock: ctx.clockParam(), scan: claimScan });
       if (among?.length === 0) return [];
       const { rows } = await pool.query(
         `WITH n AS (SELECT ${nowSql(4)} AS now),

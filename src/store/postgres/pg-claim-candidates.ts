@@ -4,6 +4,61 @@ import { nowOnceSql } from './pg-context.js';
 
 /** Ready runs a claim reads in order; past that it looks session by session. */
 export const CLAIM_SCAN = 1000;
+/**
+ * Ready runs a claim reads first (`firstCandidates`): most claims find what they need among them,
+ * for a fraction of the cost of reading `CLAIM_SCAN` (with 100,000 runs ready, the heads among a
+ * thousand cost 14 ms a claim under budgets, and the session walk that followed 11 ms).
+ */
+export const FIRST_SCAN = 32;
+
+/** Candidates among the first `FIRST_SCAN` ready runs (see `firstCandidates`). */
+export interface FirstCandidates {
+  /** The first open run of its session among them, in `seq` order, at most `limit`. */
+  found: number[];
+  /** No more runs are ready: `found` is every candidate. */
+  whole: boolean;
+  /** The `seq` of the last ready run read: a candidate from elsewhere past it may come only after the full read. */
+  through: number;
+}
+
+/**
+ * The cheap first look of a claim: the heads among the first few ready runs, after letting in the
+ * runs whose window ended. A claim that finds what it needs here, taking nothing past `through`,
+ * takes what `claimCandidates` would have given it; otherwise it reads that too.
+ */
+export async function firstCandidates(
+  q: pg.Pool | pg.PoolClient, o: { limit: number | null; clock: number | null; scan?: number | undefined },
+): Promise<FirstCandidates> {
+  const scan = Math.min(o.scan ?? CLAIM_SCAN, FIRST_SCAN);
+  const { queued, found, through } = await readHeads(q, o, scan);
+  return { found, whole: queued <= scan, through };
+}
+
+/**
+ * One statement: the heads among the first `scan` ready runs in order (at most `limit`), how many
+ * are ready (up to `scan + 1`), the `seq` of the last of them read, and whether runs wait to be let
+ * in (their coalescing window ended; see ready-runs.ts), which are let in and read again.
+ */
+async function readHeads(
+  q: pg.Pool | pg.PoolClient, o: { limit: number | null; clock: number | null }, scan: number,
+): Promise<{ queued: number; found: number[]; through: number }> {
+  const read = async (): Promise<{ queued: number; found: string[]; through: string | null; due: boolean }> => (await q.query(
+    `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM runs WHERE ${ready()} ORDER BY seq LIMIT $4) c) AS queued,
+      ARRAY(SELECT w.seq FROM (SELECT seq, session_key FROM runs WHERE ${ready()} ORDER BY seq LIMIT $1) w
+        WHERE (SELECT o.seq FROM runs o
+          WHERE o.state IN ('queued', 'running') AND o.session_key >= w.session_key ORDER BY o.session_key, o.seq LIMIT 1) = w.seq
+        ORDER BY w.seq LIMIT $2)::text[] AS found,
+      (SELECT max(seq) FROM (SELECT seq FROM runs WHERE ${ready()} ORDER BY seq LIMIT $1) l) AS through,
+      EXISTS (SELECT 1 FROM runs WHERE ${windowEnded(nowOnceSql(3))}) AS due`,
+    [scan, o.limit, o.clock, scan + 1],
+  )).rows[0];
+  let first = await read();
+  if (first.due) {
+    await q.query(letInDue(nowOnceSql(1), '$2', ' FOR UPDATE SKIP LOCKED'), [o.clock, READY_BATCH]);
+    first = await read();
+  }
+  return { queued: first.queued, found: first.found.map(Number), through: Number(first.through ?? 0) };
+}
 
 /**
  * Where a claim looks for runs it may take (the `seq`s of ready runs: queued, no budget marked them
@@ -26,24 +81,7 @@ export async function claimCandidates(
   q: pg.Pool | pg.PoolClient, o: { limit: number | null; clock: number | null; scan?: number | undefined },
 ): Promise<number[] | null> {
   const scan = o.scan ?? CLAIM_SCAN;
-  // One statement: the heads among the first ready runs in order, whether more are queued, and
-  // whether runs wait to be let in (their coalescing window ended; see ready-runs.ts).
-  const read = async (): Promise<{ queued: number; found: string[]; due: boolean }> => (await q.query(
-    `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM runs WHERE ${ready()} ORDER BY seq LIMIT $4) c) AS queued,
-      ARRAY(SELECT w.seq FROM (SELECT seq, session_key FROM runs WHERE ${ready()} ORDER BY seq LIMIT $1) w
-        WHERE (SELECT o.seq FROM runs o
-          WHERE o.state IN ('queued', 'running') AND o.session_key >= w.session_key ORDER BY o.session_key, o.seq LIMIT 1) = w.seq
-        ORDER BY w.seq LIMIT $2)::text[] AS found,
-      EXISTS (SELECT 1 FROM runs WHERE ${windowEnded(nowOnceSql(3))}) AS due`,
-    [scan, o.limit, o.clock, scan + 1],
-  )).rows[0];
-  let first = await read();
-  if (first.due) {
-    await q.query(letInDue(nowOnceSql(1), '$2', ' FOR UPDATE SKIP LOCKED'), [o.clock, READY_BATCH]);
-    first = await read();
-  }
-  const queued = first.queued;
-  const found = first.found.map(Number);
+  const { queued, found } = await readHeads(q, o, scan);
   if ((o.limit !== null && found.length >= o.limit) || queued <= scan) return found;
   // Each step reads the first open run of the next session in `(session_key, seq)` order, the
   // index's own: that run is the session's oldest.

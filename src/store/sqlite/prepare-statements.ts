@@ -27,9 +27,12 @@ function claimableStatements(db: Database) {
     letInDue: db.prepare(letInDue('@now', '@limit')),
     // The oldest `@scan` ready runs only: a claim must not read every run queued behind a busy
     // session. When they hold too few, the claim looks session by session, or at everything.
+    // Ordered by `p.seq`, the order the ready runs are read in, so the claim stops at `@limit`
+    // runs; ordered by `r.seq` (the same value), SQLite sorted all `@scan` of them first (3 ms a
+    // claim with a thousand runs ready).
     selectClaimable: db.prepare(
       `SELECT r.* FROM (SELECT seq FROM runs WHERE ${ready()} ORDER BY seq LIMIT @scan) AS p
-        JOIN runs r ON r.seq = p.seq WHERE ${filters} ORDER BY r.seq LIMIT @limit`,
+        JOIN runs r ON r.seq = p.seq WHERE ${filters} ORDER BY p.seq LIMIT @limit`,
     ),
     /** Whether more than `@scan` ready runs are queued. */
     moreClaimable: db.prepare(`SELECT 1 FROM runs WHERE ${ready()} ORDER BY seq LIMIT 1 OFFSET @scan`).pluck(),
