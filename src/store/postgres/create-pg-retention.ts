@@ -1,6 +1,7 @@
 import type { RetentionStore } from '../store.js';
 import type { PruneCounts, PruneCutoffs } from '../types.js';
 import { nowOnceSql, type PgContext } from './pg-context.js';
+import { createPassBounds } from '../seq-bound.js';
 import { pgSeqBound } from './pg-seq-bound.js';
 
 /** Which rows each kind may lose (`$1` is its cut-off): only finished work. */
@@ -20,26 +21,13 @@ const PRUNABLE = {
 const batch = (table: string, where: string): string =>
   `DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} AND seq <= $3::bigint ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED)`;
 
-type Bounds = Record<'events' | 'runs' | 'deliveries' | 'transcript', number>;
-
 export function createPgRetention(ctx: PgContext): RetentionStore {
-  /** The bounds of the pass under way: its batches share its cut-offs, and the rows before them do not move. */
-  let pass: { key: string; bounds: Bounds } | null = null;
-  const boundsOf = async (c: PruneCutoffs): Promise<Bounds> => {
-    const key = JSON.stringify([c.events, c.runs, c.deliveries, c.transcript]);
-    if (pass?.key !== key) {
-      pass = {
-        key,
-        bounds: {
-          events: await pgSeqBound(ctx.pool, 'system_events', c.events),
-          runs: await pgSeqBound(ctx.pool, 'runs', c.runs),
-          deliveries: await pgSeqBound(ctx.pool, 'deliveries', c.deliveries),
-          transcript: await pgSeqBound(ctx.pool, 'transcript', c.transcript),
-        },
-      };
-    }
-    return pass.bounds;
-  };
+  const boundsOf = createPassBounds({
+    events: (cutoff) => pgSeqBound(ctx.pool, 'system_events', cutoff),
+    runs: (cutoff) => pgSeqBound(ctx.pool, 'runs', cutoff),
+    deliveries: (cutoff) => pgSeqBound(ctx.pool, 'deliveries', cutoff),
+    transcript: (cutoff) => pgSeqBound(ctx.pool, 'transcript', cutoff),
+  });
   return {
     async prune(c, limit) {
       const b = await boundsOf(c);

@@ -1,5 +1,6 @@
 import type { RetentionStore } from '../store.js';
 import type { PruneCounts, PruneCutoffs } from '../types.js';
+import { createPassBounds } from '../seq-bound.js';
 import { createSeqBound } from './create-seq-bound.js';
 import type { SqliteContext } from './sqlite-context.js';
 import type { SqliteRequestLog } from './create-sqlite-request-log.js';
@@ -11,8 +12,11 @@ import type { SqliteRequestLog } from './create-sqlite-request-log.js';
  */
 const PRUNABLE = {
   events: 'FROM system_events WHERE consumed_at IS NOT NULL AND consumed_at < @events',
-  runs: "FROM runs WHERE state IN ('succeeded', 'failed', 'timed_out') AND finished_at < @runs",
-  deliveries: "FROM deliveries WHERE state IN ('sent', 'failed', 'skipped') AND updated_at < @deliveries",
+  // NOT INDEXED: read in `seq` order from the start of the table, a batch stops at its limit. By the
+  // index of finished runs (or done deliveries) SQLite read every due row of the three states and
+  // sorted them for each batch: 5 ms a batch of 100 with 100,000 due, ten times that at a million.
+  runs: "FROM runs NOT INDEXED WHERE state IN ('succeeded', 'failed', 'timed_out') AND finished_at < @runs",
+  deliveries: "FROM deliveries NOT INDEXED WHERE state IN ('sent', 'failed', 'skipped') AND updated_at < @deliveries",
   transcript: 'FROM transcript WHERE created_at < @transcript',
   // Idle past the transcript's window, so its transcript is gone too; main sessions stay.
   sessions: "FROM sessions WHERE updated_at < @transcript AND last_channel IS NULL AND key NOT GLOB 'agent:*:main'",
@@ -43,22 +47,18 @@ export function createSqliteRetention({ db, write, now }: SqliteContext, request
     countSessions: count(PRUNABLE.sessions),
     countKeys: db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= @now'),
   };
-  const bound = {
+  const boundsOf = createPassBounds({
     events: createSeqBound(db, 'system_events'),
     runs: createSeqBound(db, 'runs'),
     deliveries: createSeqBound(db, 'deliveries'),
     transcript: createSeqBound(db, 'transcript'),
-  };
+  });
   const n = (row: unknown): number => (row as { n: number }).n;
   return {
     async prune(c: PruneCutoffs, limit: number) {
       // Read before the batch's write: rows are only appended meanwhile, so the bounds still hold.
-      const seqs = {
-        eventsSeq: await bound.events(c.events),
-        runsSeq: await bound.runs(c.runs),
-        deliveriesSeq: await bound.deliveries(c.deliveries),
-        transcriptSeq: await bound.transcript(c.transcript),
-      };
+      const b = await boundsOf(c);
+      const seqs = { eventsSeq: b.events, runsSeq: b.runs, deliveriesSeq: b.deliveries, transcriptSeq: b.transcript };
       return write((): PruneCounts => {
         const p = { ...c, limit, now: now(), ...seqs };
         st.attempts.run(p);
