@@ -128,7 +128,9 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     signatures: createSignatureGate(l.config.hooks.mappings),
     waitForRun: (runId, timeoutMs) => waitForRun({ store, clock }, runId, timeoutMs),
     handleHook: createHookHandler({
-      policy: createPolicy({ config: l.config, ids, clock }),
+      // Agents and models as the runtime has them (read at startup): a reload that adds a model or
+      // an agent must not let the ingress accept runs the runtime cannot make until a restart.
+      policy: createPolicy({ config: { ...l.config, agents: config.agents, models: config.models }, ids, clock }),
       store,
       clock,
       mappings: compileMappings(l.config.hooks, loaded.transformsDir),

@@ -15,7 +15,8 @@ export function checkConfigWarnings(config: Config): Issue[] {
     });
   }
   config.hooks.mappings.forEach((m, i) => {
-    if (m.budget !== undefined && m.action !== 'agent' && m.transform === undefined) {
+    // A mapping makes agent runs unless it says `action: "wake"` (a transform may switch it either way).
+    if (m.budget !== undefined && m.action === 'wake' && m.transform === undefined) {
       warnings.push({
         path: `hooks.mappings[${i}].budget`,
         message: 'limits agent runs, and this mapping makes wakes (set action: "agent", or drop the budget)',

@@ -95,8 +95,8 @@ export function checkMappingRules(config: Config, transformsDir: string): { issu
     if (path !== undefined && RESERVED_HOOK_NAMES.has(path)) {
       issues.push({ path: `${at}.match.path`, message: `"${path}" is a built-in endpoint and cannot be mapped` });
     }
-    for (const key of TEMPLATED) {
-      const value = m[key];
+    const templates: Array<[string, string | undefined]> = [...TEMPLATED.map((k) => [k, m[k]] as [string, string | undefined]), ['coalesce.key', m.coalesce?.key]];
+    for (const [key, value] of templates) {
       if (value === undefined) continue;
       for (const expr of findInvalidExpressions(value)) {
         issues.push({ path: `${at}.${key}`, message: `"{{${expr}}}" is not a path such as payload.a.b or messages[0].id` });

@@ -71,6 +71,8 @@ describe('safeParseConfig', () => {
     ['a mapping routed to a channel that is not configured', { hooks: { ...valid.hooks, mappings: [{ channel: 'telegram' }] } }, 'hooks.mappings[0].channel'],
     ['a session-key template whose fixed start no prefix allows', { hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:'], mappings: [{ sessionKey: 'gh:{{repo}}' }] } }, 'hooks.mappings[0].sessionKey'],
     ['a session-key template longer than a prefix yet outside it', { hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:gh:'], mappings: [{ sessionKey: 'hook:gl:{{id}}' }] } }, 'hooks.mappings[0].sessionKey'],
+    ['a message template expression that is not a path', { hooks: { ...valid.hooks, mappings: [{ messageTemplate: 'Got {{payload.a + 1}}' }] } }, 'hooks.mappings[0].messageTemplate'],
+    ['a coalesce key expression that is not a path', { hooks: { ...valid.hooks, mappings: [{ coalesce: { key: '{{payload.pr number}}', windowSeconds: 60 } }] } }, 'hooks.mappings[0].coalesce.key'],
     ['a verify block of an unknown kind', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'gitlab', secret: 'x' } }] } }, 'hooks.mappings[0].verify.kind'],
     ['a github verify without a secret', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'github' } }] } }, 'hooks.mappings[0].verify.secret'],
     ['an empty secret list', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'slack', secret: [] } }] } }, 'hooks.mappings[0].verify.secret'],
@@ -99,8 +101,10 @@ describe('safeParseConfig', () => {
   it('warns about a budget on a mapping that makes wakes, not runs', () => {
     const hooks = { enabled: true, token: 'x'.repeat(24) };
     const r = safeParseConfig({ ...valid, hooks: { ...hooks, mappings: [
-      { match: { path: 'w' }, budget: { runsPerHour: 1 } },
+      { match: { path: 'w' }, action: 'wake', budget: { runsPerHour: 1 } },
       { match: { path: 'a' }, action: 'agent', budget: { runsPerHour: 1 } },
+      // No action: it makes agent runs, the default.
+      { match: { path: 'd' }, budget: { runsPerHour: 1 } },
     ] } }, { path, env });
     assert.ok(r.ok);
     assert.deepEqual(r.loaded.warnings.map((w) => w.path), ['hooks.mappings[0].budget']);

@@ -142,7 +142,7 @@ export const GatewaySchema = z.strictObject({
   bodyTimeoutMs: z.number().int().min(1).default(30_000),
   /**
    * Open client connections; the excess is answered 503 `over_capacity` and closed. Default: 1000,
-   * or the open-file limit minus 64 when that is lower (resolved at startup).
+   * or the open-file limit minus 96 when that is lower (resolved at startup).
    */
   maxConnections: z.number().int().min(1).max(1_000_000).optional(),
   /**
