@@ -90,10 +90,11 @@ function slackChallenge(signedBy: SignedBy | undefined, payload: Payload): strin
 }
 
 /**
- * The ingress, in the order of DESIGN §3: method (405), token in query (400), lockout (429),
- * token (401), bodies in flight from this client (429), body cap and deadline (413/408), signature
- * when the token is absent or wrong and a mapping for this name declares `verify` (401), JSON or
- * form and its depth (400), hook (400/404), durable record (503 when the store cannot write), answer.
+ * The ingress, in the order of the README's status table: method (405), token in query (400),
+ * lockout (429), token (401), readiness (503), bodies in flight from this client (429), body cap and
+ * deadline (413/408), signature when the token is absent or wrong and a mapping for this name
+ * declares `verify` (401), JSON or form and its depth (400), hook (400/404/500), durable record (503
+ * when the store cannot write), answer.
  */
 export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   /** Bodies being read per client address; an address leaves the map when its count is back to 0. */

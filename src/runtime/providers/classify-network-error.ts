@@ -1,6 +1,6 @@
 /**
  * What kind of failure a request to a model API met before any HTTP answer: the retry policy
- * treats each kind differently (DESIGN: fail fast on what will not heal).
+ * treats each kind differently (fail fast on what will not heal).
  * - `dns`: the host name does not resolve (a typo, a dead domain): a couple of quick tries.
  * - `refused`: nothing listens, or the host is unreachable: a few quick tries.
  * - `tls`: certificate or protocol failure (expired, self-signed, HTTP spoken to an HTTPS URL):
