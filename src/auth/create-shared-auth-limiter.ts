@@ -5,9 +5,6 @@ import type { AuthRateLimitConfig } from '../config/index.js';
 import type { LockoutStore, WorkSignals } from '../store/index.js';
 import type { AuthLimiter, LimiterState } from './create-auth-limiter.js';
 
-/** Locked clients remembered from the store at most; beyond it the oldest lockouts are dropped first. */
-const MAX_SHARED_LOCKS = 100_000;
-
 export interface SharedAuthLimiter extends AuthLimiter {
   /** Loads the current lockouts and starts refreshing them. */
   start(): Promise<void>;
@@ -37,12 +34,14 @@ export function createSharedAuthLimiter(deps: {
   const remember = (client: string, until: number): void => {
     locks.delete(client);
     locks.set(client, until);
-    if (locks.size > MAX_SHARED_LOCKS) locks.delete(locks.keys().next().value!);
+    // As many as the local limiter keeps locked (`maxClients`); beyond it the oldest lockout goes first.
+    if (locks.size > options.maxClients) locks.delete(locks.keys().next().value!);
   };
   const refresh = async (): Promise<void> => {
     try {
       const next = new Map<string, number>();
-      for (const l of await store.listLockouts()) next.set(l.client, l.lockedUntil);
+      // Ending last first: kept in the map in the order they end, oldest first, as `remember` keeps them.
+      for (const l of (await store.listLockouts(options.maxClients)).reverse()) next.set(l.client, l.lockedUntil);
       locks = next;
     } catch (error) {
       log.error('refreshing shared lockouts failed', { err: error });

@@ -7,6 +7,9 @@ import { parseDurationMs } from '../common/parse-duration.js';
 import { FALLBACK_MODEL, resolveModel } from './resolve-model.js';
 import type { Config } from './schema.js';
 
+/** The longest delay a Node timer keeps (2^31 - 1 ms, about 24.8 days); a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** Prefix every generated session key starts with (`hook:<uuid>`). */
 export const GENERATED_SESSION_PREFIX = 'hook:';
 
@@ -91,8 +94,12 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
   if (agents.list.filter((a) => a.default === true).length > 1) {
     issues.push({ path: 'agents.list', message: 'at most one agent may set default: true' });
   }
-  if (parseDurationMs(agents.defaults.heartbeat.every) === null) {
+  const every = parseDurationMs(agents.defaults.heartbeat.every);
+  if (every === null) {
     issues.push({ path: 'agents.defaults.heartbeat.every', message: 'must be a duration such as "30m", "1h" or 0 (off)' });
+  } else if (every > MAX_TIMER_MS) {
+    // Node runs a longer timer after 1 ms: the heartbeat would tick without pause.
+    issues.push({ path: 'agents.defaults.heartbeat.every', message: 'must be at most 24 days ("24d")' });
   }
   const aliases = new Map<string, string>();
   for (const [ref, entry] of Object.entries(agents.defaults.models ?? {})) {

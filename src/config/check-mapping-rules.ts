@@ -90,6 +90,11 @@ export function checkMappingRules(config: Config, transformsDir: string): { issu
     if (m.id !== undefined) {
       if (ids.has(m.id)) issues.push({ path: `${at}.id`, message: `duplicate mapping id "${m.id}"` });
       ids.add(m.id);
+      // Runs are recorded, budgeted and counted by hook id: sharing one with a built-in endpoint or
+      // an enabled preset would count their runs as this mapping's.
+      if (RESERVED_HOOK_NAMES.has(m.id) || (hooks.presets as readonly string[]).includes(m.id)) {
+        issues.push({ path: `${at}.id`, message: `"${m.id}" is the id of ${RESERVED_HOOK_NAMES.has(m.id) ? 'a built-in endpoint' : 'an enabled preset'}; choose another` });
+      }
     }
     const path = m.match?.path === undefined ? undefined : trimSlashes(m.match.path);
     if (path !== undefined && RESERVED_HOOK_NAMES.has(path)) {

@@ -73,6 +73,11 @@ describe('safeParseConfig', () => {
     ['a session-key template longer than a prefix yet outside it', { hooks: { ...valid.hooks, allowedSessionKeyPrefixes: ['hook:gh:'], mappings: [{ sessionKey: 'hook:gl:{{id}}' }] } }, 'hooks.mappings[0].sessionKey'],
     ['a message template expression that is not a path', { hooks: { ...valid.hooks, mappings: [{ messageTemplate: 'Got {{payload.a + 1}}' }] } }, 'hooks.mappings[0].messageTemplate'],
     ['a coalesce key expression that is not a path', { hooks: { ...valid.hooks, mappings: [{ coalesce: { key: '{{payload.pr number}}', windowSeconds: 60 } }] } }, 'hooks.mappings[0].coalesce.key'],
+    ['a heartbeat period past what a timer can wait', { agents: { defaults: { heartbeat: { every: '30d' } } } }, 'agents.defaults.heartbeat.every'],
+    ['a body deadline over an hour', { gateway: { bodyTimeoutMs: 3_600_001 } }, 'gateway.bodyTimeoutMs'],
+    ['a channel call timeout over ten minutes', { channels: { telegram: { botToken: '1:x', timeoutMs: 600_001 } } }, 'channels.telegram.timeoutMs'],
+    ['a mapping id of a built-in endpoint', { hooks: { ...valid.hooks, mappings: [{ id: 'agent', match: { path: 'runs' } }] } }, 'hooks.mappings[0].id'],
+    ['a mapping id of an enabled preset', { hooks: { ...valid.hooks, presets: ['gmail'], mappings: [{ id: 'gmail', match: { path: 'mail' } }] } }, 'hooks.mappings[0].id'],
     ['a verify block of an unknown kind', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'gitlab', secret: 'x' } }] } }, 'hooks.mappings[0].verify.kind'],
     ['a github verify without a secret', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'github' } }] } }, 'hooks.mappings[0].verify.secret'],
     ['an empty secret list', { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'slack', secret: [] } }] } }, 'hooks.mappings[0].verify.secret'],
@@ -108,6 +113,16 @@ describe('safeParseConfig', () => {
     ] } }, { path, env });
     assert.ok(r.ok);
     assert.deepEqual(r.loaded.warnings.map((w) => w.path), ['hooks.mappings[0].budget']);
+  });
+
+  it('warns about keys of agent runs on a mapping that makes wakes, unless a transform may switch it', () => {
+    const hooks = { enabled: true, token: 'x'.repeat(24) };
+    const r = safeParseConfig({ ...valid, hooks: { ...hooks, mappings: [
+      { match: { path: 'w' }, action: 'wake', agentId: 'ops', textTemplate: '{{payload.t}}', wakeMode: 'now' },
+      { match: { path: 'a' }, agentId: 'ops', deliver: false },
+    ] } }, { path, env });
+    assert.ok(r.ok);
+    assert.deepEqual(r.loaded.warnings.map((w) => w.path), ['hooks.mappings[0].agentId']);
   });
 
   it('accepts every verify kind with its documented keys', () => {

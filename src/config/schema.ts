@@ -139,7 +139,7 @@ export const GatewaySchema = z.strictObject({
   /** Addresses or CIDR ranges whose `X-Forwarded-For` is believed. */
   trustedProxies: z.array(nonEmpty).default([]),
   /** Time allowed to receive a request body before 408. */
-  bodyTimeoutMs: z.number().int().min(1).default(30_000),
+  bodyTimeoutMs: z.number().int().min(1).max(3_600_000).default(30_000),
   /**
    * Open client connections; the excess is answered 503 `over_capacity` and closed. Default: 1000,
    * or the open-file limit minus 96 when that is lower (resolved at startup).
@@ -209,7 +209,7 @@ export const ModelsSchema = z.strictObject({
     .default({}),
 });
 
-const channelCommon = { defaultTo: nonEmpty.optional(), timeoutMs: z.number().int().min(1).optional() };
+const channelCommon = { defaultTo: nonEmpty.optional(), timeoutMs: z.number().int().min(1).max(600_000).optional() };
 const optionalUrl = z.url().optional();
 
 export const ChannelsSchema = z.strictObject({

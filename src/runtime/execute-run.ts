@@ -90,8 +90,10 @@ export async function finishRun(
   const { config, clock, log } = deps;
   const { state, reply, error, category, modelUsed, tokens, content, started } = outcome;
   const at = clock.now();
-  const deliver = state === 'succeeded' && run.deliver && reply !== null
-    && !isHeartbeatAck(reply, config.agents.defaults.heartbeat.ackMaxChars);
+  // A run's reply is held back only when it is the acknowledgement alone: `heartbeat.ackMaxChars`
+  // (the text a heartbeat turn's acknowledgement may carry) is the heartbeat's, and a run's answer
+  // that mentions HEARTBEAT_OK beside real text is delivered.
+  const deliver = state === 'succeeded' && run.deliver && reply !== null && !isHeartbeatAck(reply, 0);
   const delivery = deliver
     ? toNewDelivery({ agentId: run.agentId, channel: run.channel, to: run.to, text: reply!, runId: run.id }, deps.ids.next(), at)
     : null;

@@ -160,8 +160,12 @@ export interface LockoutStore {
    * is now under (database clock), or `null`.
    */
   recordAuthFailure(failure: AuthFailure): Promise<number | null>;
-  /** Clients locked out now, with when their lockout ends. */
-  listLockouts(): Promise<Array<{ client: string; lockedUntil: number }>>;
+  /**
+   * Clients locked out now, with when their lockout ends: at most `limit`, the lockouts that end
+   * last first (every replica reads them every second, so an attack from many addresses must not
+   * make that read grow without bound).
+   */
+  listLockouts(limit: number): Promise<Array<{ client: string; lockedUntil: number }>>;
 }
 
 /** Retention: finished work deleted after its window, in small batches. */

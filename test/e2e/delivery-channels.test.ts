@@ -112,6 +112,13 @@ describe('delivery: an agent hook reaches every channel', () => {
     });
   }
 
+  it('delivers a run\'s reply that mentions HEARTBEAT_OK beside other text (heartbeat.ackMaxChars is for heartbeat turns)', async () => {
+    const before = telegram.messages.length;
+    const d = await deliveryOf(await hook({ message: 'HEARTBEAT_OK, and the nightly build is green', channel: 'telegram', to: '777' }));
+    assert.equal(d.state, 'sent', d.error ?? '');
+    assert.match(telegram.messages.slice(before)[0]!.text, /HEARTBEAT_OK, and the nightly build is green/);
+  });
+
   it('sends channel "last" to the chat of the last explicit delivery', async () => {
     await deliveryOf(await hook({ message: 'explicit', channel: 'telegram', to: '777' }));
     const before = telegram.messages.length;

@@ -32,7 +32,7 @@ interface TransformRunnerOptions {
 }
 
 /**
- * Runs transforms in a pool of worker threads, one per `spec.key` (one per mapping), started on
+ * Runs transforms in a pool of worker threads, one per `spec.key` (one per mapping) and cap, started on
  * first use and ended when idle: a mapping whose transform is stuck, loops or allocates without
  * bound fails only its own calls, while every other mapping keeps answering. A call that does not
  * settle within its `timeoutMs` fails and its worker is replaced. Each worker's heap is capped at
@@ -76,20 +76,23 @@ export function createTransformRunner(transformsDir: string, options: TransformR
   };
 
   const send = async (spec: TransformSpec, input: TransformInput | null): Promise<unknown> => {
-    let worker = workers.get(spec.key);
+    // A worker is started with its mapping's cap, so a reload that changes the cap gets a new worker;
+    // the one with the old cap finishes its calls and ends once idle.
+    const key = `${spec.key}\u0000${spec.maxMemoryMb}`;
+    let worker = workers.get(key);
     if (worker === undefined || !worker.alive) {
       worker = startTransformWorker({
         transformsDir,
         maxMemoryMb: spec.maxMemoryMb,
         rss,
         onGone: (gone) => {
-          if (workers.get(spec.key) === gone) workers.delete(spec.key);
+          if (workers.get(key) === gone) workers.delete(key);
         },
       });
-      workers.set(spec.key, worker);
+      workers.set(key, worker);
     }
-    clearTimeout(idleTimers.get(spec.key));
-    idleTimers.delete(spec.key);
+    clearTimeout(idleTimers.get(key));
+    idleTimers.delete(key);
     if (watchdog === undefined) {
       lookedAt = performance.now();
       watchdog = setInterval(watch, watchdogMs);
@@ -99,7 +102,7 @@ export function createTransformRunner(transformsDir: string, options: TransformR
     try {
       return await current.call(spec, input);
     } finally {
-      settled(spec.key, current);
+      settled(key, current);
     }
   };
   const run = ((spec: TransformSpec, input: TransformInput): Promise<unknown> => send(spec, input)) as WorkerTransformRunner;

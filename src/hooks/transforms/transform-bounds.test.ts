@@ -80,6 +80,11 @@ describe('transform memory caps', () => {
     await refused(run(spec('async-hog', 'buffers-async.js', { maxMemoryMb: 32 }), INPUT), /MB of buffers, over its 32 MB cap/);
   });
 
+  it('applies a mapping\'s new memory cap (a reload) though its worker is alive and busy with calls', async () => {
+    assert.deepEqual(await run(spec('recapped', 'fast.js', { maxMemoryMb: 256 }), INPUT), { message: 'fast' });
+    await refused(run(spec('recapped', 'buffers-async.js', { maxMemoryMb: 32 }), INPUT), /MB of buffers, over its 32 MB cap/);
+  });
+
   it('does not take a worker for stuck when the event loop, not the worker, held up its reports', async () => {
     write('waits.js', 'export default async () => { await new Promise((r) => setTimeout(r, 400)); return { waited: true }; };');
     const MB = 1024 * 1024;

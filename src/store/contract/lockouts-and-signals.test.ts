@@ -36,10 +36,24 @@ describeEachDriver('store contract: lockouts and work signals', (driver) => {
     assert.equal(await failure('5.6.7.8'), null, 'clients are counted apart');
     const until = await failure('1.2.3.4');
     assert.equal(until, f.clock.now() + 300_000);
-    assert.deepEqual(await store.listLockouts(), [{ client: '1.2.3.4', lockedUntil: until }]);
+    assert.deepEqual(await store.listLockouts(100), [{ client: '1.2.3.4', lockedUntil: until }]);
     await f.clock.advance(300_001);
-    assert.deepEqual(await store.listLockouts(), []);
+    assert.deepEqual(await store.listLockouts(100), []);
     assert.equal(await failure('1.2.3.4'), null, 'a clean window after the lockout');
+  });
+
+  it('lists at most the lockouts asked for, those that end last first', async () => {
+    const lock = async (client: string): Promise<number> => {
+      await failure(client);
+      await failure(client);
+      const until = (await failure(client))!;
+      await f.clock.advance(1000);
+      return until;
+    };
+    const [a, b, c] = [await lock('10.0.0.1'), await lock('10.0.0.2'), await lock('10.0.0.3')];
+    assert.ok(a < b && b < c);
+    assert.deepEqual(await store.listLockouts(2), [{ client: '10.0.0.3', lockedUntil: c }, { client: '10.0.0.2', lockedUntil: b }]);
+    assert.equal((await store.listLockouts(100)).length, 3);
   });
 
   it('forgets failures that slid out of the window', async () => {
@@ -57,7 +71,7 @@ describeEachDriver('store contract: lockouts and work signals', (driver) => {
     await failure('9.9.9.9');
     await replica.recordAuthFailure({ client: '9.9.9.9', windowMs: 60_000, maxFailures: 3, lockoutMs: 300_000 });
     assert.notEqual(await failure('9.9.9.9'), null);
-    assert.deepEqual((await replica.listLockouts()).map((l) => l.client), ['9.9.9.9']);
+    assert.deepEqual((await replica.listLockouts(100)).map((l) => l.client), ['9.9.9.9']);
   });
 
   it('announces new runs, deliveries, heartbeats asked for now and lockouts after they commit', async () => {

@@ -42,10 +42,10 @@ describe('PostgreSQL lockouts', async () => {
       Array.from({ length: rule.maxFailures - 1 }, (_, i) => (i % 2 === 0 ? f.store : b).recordAuthFailure({ client: '203.0.113.9', ...rule })),
     );
     assert.deepEqual(burst, Array.from({ length: rule.maxFailures - 1 }, () => null), 'one short of the limit: not locked');
-    assert.deepEqual(await b.listLockouts(), []);
+    assert.deepEqual(await b.listLockouts(100), []);
     const until = await b.recordAuthFailure({ client: '203.0.113.9', ...rule });
     assert.equal(until, f.clock.now() + rule.lockoutMs);
-    assert.deepEqual(await f.store.listLockouts(), [{ client: '203.0.113.9', lockedUntil: until }]);
+    assert.deepEqual(await f.store.listLockouts(100), [{ client: '203.0.113.9', lockedUntil: until }]);
   });
 
   it('announces a lockout to the other replica, and only when it starts', async () => {
@@ -107,7 +107,7 @@ describe('PostgreSQL lockouts', async () => {
     await f.clock.advance(rule.windowMs);
     const results = await Promise.all(clients.flatMap((c) => [f.store, b, f.store].map((s) => s.recordAuthFailure({ client: c, ...rule, maxFailures: 3 }))));
     assert.equal(results.filter((r) => r !== null).length, clients.length, 'each client locked by its third fresh failure, the stale one not counted');
-    assert.deepEqual((await b.listLockouts()).map((l) => l.client).sort(), [...clients].sort());
+    assert.deepEqual((await b.listLockouts(100)).map((l) => l.client).sort(), [...clients].sort());
   });
 
   it('counts only failures inside the window, none made while locked out', async () => {
@@ -124,7 +124,7 @@ describe('PostgreSQL lockouts', async () => {
     assert.equal(await f.store.recordAuthFailure({ client: 'c', ...r }), until);
     assert.equal(await f.store.recordAuthFailure({ client: 'c', ...r }), until);
     await f.clock.advance(r.lockoutMs - 1000);
-    assert.deepEqual(await f.store.listLockouts(), [], 'the lockout ended on the store clock');
+    assert.deepEqual(await f.store.listLockouts(100), [], 'the lockout ended on the store clock');
     assert.equal(await f.store.recordAuthFailure({ client: 'c', ...r }), null, 'failures during the lockout were not counted');
   });
 });

@@ -49,11 +49,12 @@ export function createPgLockouts(ctx: PgContext): LockoutStore {
       const lockedUntil = Number((rows[0] as { locked_until: number }).locked_until);
       return lockedUntil > 0 ? lockedUntil : null;
     },
-    async listLockouts() {
+    async listLockouts(limit) {
       const { rows } = await ctx.pool.query(
         // `locked_until > 0` names the partial index of locked clients: every replica reads them every second.
-        `SELECT client, locked_until FROM auth_failures WHERE locked_until > 0 AND locked_until > ${nowOnceSql(1)} ORDER BY client`,
-        [ctx.clockParam()],
+        `SELECT client, locked_until FROM auth_failures WHERE locked_until > 0 AND locked_until > ${nowOnceSql(1)}
+          ORDER BY locked_until DESC LIMIT $2`,
+        [ctx.clockParam(), limit],
       );
       return (rows as Array<{ client: string; locked_until: number }>).map((r) => ({ client: r.client, lockedUntil: Number(r.locked_until) }));
     },

@@ -18,8 +18,8 @@ export function createSqliteLockouts({ st, write, now, emit }: SqliteContext): L
       if (lockedUntil.fresh && lockedUntil.until !== null) emit({ kind: 'lockout', client, lockedUntil: lockedUntil.until });
       return lockedUntil.until;
     },
-    async listLockouts() {
-      const rows = st.selectLockouts.all(now()) as Array<{ client: string; locked_until: number }>;
+    async listLockouts(limit) {
+      const rows = st.selectLockouts.all(now(), limit) as Array<{ client: string; locked_until: number }>;
       return rows.map((r) => ({ client: r.client, lockedUntil: r.locked_until }));
     },
   };

@@ -143,7 +143,7 @@ export function prepareStatements(db: Database) {
         updated_at = excluded.updated_at`,
     ),
     // `locked_until > 0` names the partial index of locked clients, which a bare comparison does not.
-    selectLockouts: db.prepare('SELECT client, locked_until FROM auth_failures WHERE locked_until > 0 AND locked_until > ? ORDER BY client'),
+    selectLockouts: db.prepare('SELECT client, locked_until FROM auth_failures WHERE locked_until > 0 AND locked_until > ? ORDER BY locked_until DESC LIMIT ?'),
     // A few of the oldest stale rows a failure, by `auth_failures_expiry` (see create-pg-lockouts.ts).
     pruneAuthFailures: db.prepare(
       `DELETE FROM auth_failures WHERE client IN (SELECT client FROM auth_failures
