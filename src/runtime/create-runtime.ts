@@ -4,7 +4,7 @@ import { parseDurationMs } from '../common/parse-duration.js';
 import { repeatEvery } from '../common/repeat-every.js';
 import { mainSessionKey, resolveDefaultAgentId } from '../policy/index.js';
 import { resolveRunBudgets } from '../config/index.js';
-import type { ClaimedRun, RunBudgets } from '../store/index.js';
+import { DAY_MS, type ClaimedRun, type RunBudgets } from '../store/index.js';
 import { createHeartbeatScheduler, type HeartbeatScheduler } from './create-heartbeat-scheduler.js';
 import { executeRun, finishRun } from './execute-run.js';
 import { runHeartbeatTurn } from './run-heartbeat-turn.js';
@@ -52,6 +52,23 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
   const shutdown = new AbortController();
   const halt = new AbortController();
 
+  /** Agents whose `now` wakes wait for the periodic heartbeat, their `tokensPerDay` spent. */
+  const waiting = new Set<string>();
+  /**
+   * Whether an agent's requested turn waits: its `tokensPerDay` is spent (by runs and turns) and a
+   * periodic heartbeat will take its events. Logged once as the agent starts waiting.
+   */
+  const overTokens = async (agentId: string): Promise<boolean> => {
+    const limit = readBudgets()?.agents[agentId]?.tokensPerDay;
+    const over = everyMs > 0 && limit !== undefined && (await store.readAgentSpend(agentId, clock.now() - DAY_MS)) >= limit;
+    if (over && !waiting.has(agentId)) {
+      log.warn('agent over its tokensPerDay: its now wakes wait for the periodic heartbeat', { agentId, tokensPerDay: limit });
+    }
+    if (over) waiting.add(agentId);
+    else waiting.delete(agentId);
+    return over;
+  };
+
   const schedulerFor = (agentId: string): HeartbeatScheduler => {
     let s = schedulers.get(agentId);
     if (s === undefined) {
@@ -60,6 +77,7 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
         coalesceMs: options.coalesceMs ?? 250,
         runTurn: async (trigger) => {
           try {
+            if (trigger === 'request' && (await overTokens(agentId))) return;
             // Another process holding the agent's lease runs the turn (it hears the same signal).
             // A periodic tick skips an agent another replica gave a turn within half a period.
             const minIntervalMs = trigger === 'periodic' ? Math.floor(everyMs / 2) : undefined;

@@ -49,7 +49,7 @@ export async function runHeartbeatTurn(
   if (events.some((e) => e.source.external && looksLikeInjection(e.text))) {
     log.warn('hook content in a heartbeat looks like a prompt-injection attempt', { agentId, events: events.length });
   }
-  const { text: reply } = await callModelTurn(deps, {
+  const { text: reply, usage } = await callModelTurn(deps, {
     profile,
     model: deps.models.resolve(profile.model),
     sessionKey,
@@ -74,6 +74,7 @@ export async function runHeartbeatTurn(
     ],
     delivery,
     at,
+    tokens: usage === undefined ? null : usage.inputTokens + usage.outputTokens,
   });
   if (!recorded) {
     log.warn('heartbeat turn discarded: its lease was lost or its events were consumed by another turn', { agentId, turnId });

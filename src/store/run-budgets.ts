@@ -6,6 +6,8 @@
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
+/** How long a heartbeat turn's spend is kept: the `tokensPerDay` window, with a day to spare for replicas' clocks. */
+export const SPEND_KEPT_MS = 2 * DAY_MS;
 
 export interface RunBudget {
   /** Runs that may start in any rolling hour. */
@@ -33,6 +35,15 @@ export interface BudgetUsage {
 }
 
 export type BudgetScope = 'agents' | 'hooks';
+
+/**
+ * SQL (either store): the tokens an agent's heartbeat turns spent after `since` (`key` and `since`
+ * are the statement's parameters). Heartbeat turns are not held by budgets, but what they spend
+ * counts against the agent's `tokensPerDay`, so its runs are held once turns and runs together
+ * spent it, and its `now` wakes wait for the periodic heartbeat.
+ */
+export const SPENT_BY_TURNS = (key: string, since: string): string =>
+  `(SELECT coalesce(sum(h.tokens), 0) FROM heartbeat_spend h WHERE h.agent_id = ${key} AND h.at > ${since})`;
 
 /** Whether any budget is set, i.e. whether a claim must count usage at all. */
 export function hasBudgets(budgets: RunBudgets | undefined): budgets is RunBudgets {

@@ -199,6 +199,8 @@ export interface HeartbeatTurn {
   transcript: readonly TranscriptEntry[];
   delivery: NewDelivery | null;
   at: number;
+  /** Tokens the provider reported for the turn, counted against the agent's `tokensPerDay` (none: `null` or absent). */
+  tokens?: number | null;
 }
 
 /** How to claim work: who claims, how much, and for how long (the lease, on the database's clock). */

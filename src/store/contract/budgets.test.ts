@@ -2,7 +2,7 @@ import { it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
-import { completion, newRun, source } from '../../../test/helpers/store-records.js';
+import { completion, MAIN, newRun, source, turn } from '../../../test/helpers/store-records.js';
 import type { RunBudgets } from '../run-budgets.js';
 import type { Store } from '../store.js';
 import type { ClaimedRun, WorkSignal } from '../types.js';
@@ -186,6 +186,34 @@ describeEachDriver('store contract: run budgets', (driver) => {
     await f.clock.advance(60_001);
     assert.deepEqual((await claim(budgets, 1)).map((r) => r.id), [older.id], 'the older run, not the newer one its key lets through');
     assert.deepEqual((await claim(budgets, 1)).map((r) => r.id), [newer]);
+  });
+
+  it('counts the tokens of the agent\'s heartbeat turns against its tokensPerDay, beside its runs\'', async () => {
+    const beat = async (tokens: number | null): Promise<void> => {
+      const lease = await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: HOUR });
+      const at = f.clock.now();
+      assert.equal(await store.recordHeartbeatTurn({
+        claimId: lease!.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [], transcript: turn(MAIN, `t${at}`, at),
+        delivery: null, at, tokens,
+      }), true);
+      await store.releaseHeartbeat(lease!);
+    };
+    const day = () => f.clock.now() - 24 * HOUR;
+    await beat(null);
+    assert.equal(await store.readAgentSpend('main', day()), 0, 'a turn that reported no usage counts nothing');
+    await beat(700);
+    await f.clock.advance(1000);
+    await beat(500);
+    assert.equal(await store.readAgentSpend('main', day()), 1200);
+    assert.equal(await store.readAgentSpend('ops', day()), 0, 'per agent');
+    const budgets: RunBudgets = { agents: { main: { tokensPerDay: 1000 } }, hooks: {} };
+    const held = await enqueue();
+    assert.deepEqual(await claim(budgets), []);
+    assert.match((await store.getRun(held))!.heldReason ?? '', /agent "main": 1,200 tokens spent in the last 24 h \(tokensPerDay 1,000\)/);
+    await f.clock.advance(24 * HOUR - 999);
+    assert.equal(await store.readAgentSpend('main', day()), 500, 'the first turn left the window');
+    assert.deepEqual((await claim(budgets)).map((r) => r.id), [held], 'under the budget again');
+    assert.equal(await store.readAgentSpend('main', day()), 500);
   });
 
   it('holds a run when either its agent or its mapping is out of budget', async () => {

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { MARK_BATCH, nextHeldKeys, runPasses, SELECT_HELD_KEYS, toHeldKey, type HeldKey, type HeldKeyRow } from '../held-keys.js';
 import {
-  createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
+  SPENT_BY_TURNS, createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
 } from '../run-budgets.js';
 
 /** Budget reads and the held marks for the PostgreSQL run queue (see held-keys.ts). */
@@ -58,7 +58,8 @@ export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
         if (entries.length === 0) continue;
         const column = COLUMN[scope];
         const { rows } = await client.query(
-          `SELECT k.key, w.started, w.tokens, c.running FROM unnest($1::text[], $2::bigint[]) AS k (key, since)
+          `SELECT k.key, w.started, w.tokens ${scope === 'agents' ? `+ ${SPENT_BY_TURNS('k.key', 'k.since')}` : ''} AS tokens, c.running
+            FROM unnest($1::text[], $2::bigint[]) AS k (key, since)
             CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE started_at > $3) AS started, coalesce(sum(tokens), 0) AS tokens
               FROM runs WHERE ${column} = k.key AND started_at > k.since) w
             CROSS JOIN LATERAL (SELECT count(*) AS running FROM runs

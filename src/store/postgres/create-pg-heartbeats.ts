@@ -1,3 +1,4 @@
+import { SPEND_KEPT_MS, SPENT_BY_TURNS } from '../run-budgets.js';
 import type { HeartbeatQueue } from '../store.js';
 import { insertDelivery, insertTranscript } from './create-pg-run-queue.js';
 import { backlogQuery, notify, nowSql, type PgContext } from './pg-context.js';
@@ -69,6 +70,10 @@ export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
             if (rowCount !== through.count) throw new Refused();
           }
           await insertTranscript(client, t.agentId, t.transcript, t.at);
+          if (t.tokens !== undefined && t.tokens !== null && t.tokens > 0) {
+            await client.query('DELETE FROM heartbeat_spend WHERE agent_id = $1 AND at < $2', [t.agentId, t.at - SPEND_KEPT_MS]);
+            await client.query('INSERT INTO heartbeat_spend (agent_id, at, tokens) VALUES ($1, $2, $3)', [t.agentId, t.at, t.tokens]);
+          }
           await client.query(
             `INSERT INTO heartbeat_turns (agent_id, last_turn_at) VALUES ($1, ${nowSql(2)})
               ON CONFLICT (agent_id) DO UPDATE SET last_turn_at = excluded.last_turn_at`,
@@ -84,6 +89,13 @@ export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
         if (error instanceof Refused) return false;
         throw error;
       }
+    },
+    async readAgentSpend(agentId, since) {
+      const { rows } = await pool.query(
+        `SELECT coalesce(sum(tokens), 0) + ${SPENT_BY_TURNS('$1', '$2::bigint')} AS spent FROM runs WHERE agent_id = $1 AND started_at > $2`,
+        [agentId, since],
+      );
+      return Number((rows[0] as { spent: string }).spent);
     },
     async recoverExpiredHeartbeats() {
       ctx.checkWritable();

@@ -212,4 +212,15 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- Stale auth failures by when they went stale: each failure deletes a few of the oldest.
   CREATE INDEX auth_failures_expiry ON auth_failures ((greatest(locked_until, updated_at)));
   `,
+  `
+  -- The tokens each heartbeat turn spent, counted against its agent's tokensPerDay beside its runs'
+  -- (see run-budgets.ts); a turn deletes its agent's rows older than a day.
+  CREATE TABLE heartbeat_spend (
+    seq bigserial PRIMARY KEY,
+    agent_id text NOT NULL,
+    at bigint NOT NULL,
+    tokens bigint NOT NULL
+  );
+  CREATE INDEX heartbeat_spend_agent ON heartbeat_spend (agent_id, at);
+  `,
 ];

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { MARK_BATCH, nextHeldKeys, runPasses, SELECT_HELD_KEYS, toHeldKey, type HeldKey, type HeldKeyRow } from '../held-keys.js';
 import {
+  SPENT_BY_TURNS,
   createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
 } from '../run-budgets.js';
 
@@ -74,8 +75,9 @@ export function createSqliteBudgets(db: Database, markBatch = MARK_BATCH): Sqlit
 }
 
 function prepare(db: Database) {
-  const window = (column: string) => db.prepare(
-    `SELECT coalesce(sum(started_at > @hourAgo), 0) AS started, coalesce(sum(tokens), 0) AS tokens
+  // An agent's tokens are its runs' and its heartbeat turns' (see SPENT_BY_TURNS).
+  const window = (column: string, turns: string) => db.prepare(
+    `SELECT coalesce(sum(started_at > @hourAgo), 0) AS started, coalesce(sum(tokens), 0) ${turns} AS tokens
       FROM runs WHERE ${column} = @key AND started_at > @since`,
   );
   const running = (column: string) => db.prepare(
@@ -94,7 +96,7 @@ function prepare(db: Database) {
   ).pluck();
   const unmarked = { agents: passBatch(COLUMN.agents, false), hooks: passBatch(COLUMN.hooks, false) };
   return {
-    window: { agents: window(COLUMN.agents), hooks: window(COLUMN.hooks) },
+    window: { agents: window(COLUMN.agents, `+ ${SPENT_BY_TURNS('@key', '@since')}`), hooks: window(COLUMN.hooks, '') },
     running: { agents: running(COLUMN.agents), hooks: running(COLUMN.hooks) },
     heldKeys: db.prepare(SELECT_HELD_KEYS),
     clearKeys: db.prepare('DELETE FROM held_keys'),

@@ -1,3 +1,4 @@
+import { SPEND_KEPT_MS } from '../run-budgets.js';
 import type { HeartbeatQueue } from '../store.js';
 import type { ConsumedMarker } from './consumed-marks.js';
 import { StaleClaim, type SqliteContext } from './sqlite-context.js';
@@ -21,6 +22,10 @@ export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }:
     }
     st.addTranscript(t.agentId, t.transcript, t.at);
     if (t.delivery !== null) st.addDelivery(t.delivery);
+    if (t.tokens !== undefined && t.tokens !== null && t.tokens > 0) {
+      st.pruneHeartbeatSpend.run({ agentId: t.agentId, before: t.at - SPEND_KEPT_MS });
+      st.addHeartbeatSpend.run({ agentId: t.agentId, at: t.at, tokens: t.tokens });
+    }
     st.noteHeartbeatTurn.run(t.agentId, now());
   });
 
@@ -41,6 +46,9 @@ export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }:
       return write(() => {
         st.releaseHeartbeat.run(claim.agentId, claim.claimId);
       });
+    },
+    async readAgentSpend(agentId, since) {
+      return st.agentSpend.get({ key: agentId, since }) as number;
     },
     async recordHeartbeatTurn(t) {
       const recorded = await write(() => {
