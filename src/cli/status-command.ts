@@ -1,4 +1,5 @@
-import type { QueueStats, RunCounts, StoreSize } from '../store/index.js';
+import { resolveRunBudgets } from '../config/index.js';
+import type { BudgetReport, QueueStats, RunBudgets, RunCounts, StoreSize } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
 import { iso } from './format.js';
 import { loadOrReport } from './load-or-report.js';
@@ -31,8 +32,33 @@ function queueLine(name: string, count: number, oldestAt: number | null, now: nu
   return `  ${name.padEnd(19)}${String(count).padStart(7)}${oldest}`;
 }
 
+const n = (v: number): string => v.toLocaleString('en-US');
+
+/**
+ * One line a budgeted key: each limit it has beside what it used, for example
+ * `agent "main"  runs this hour 3 / 60, tokens in 24 h 1,200 / 2,000,000`.
+ */
+export function formatBudgets(budgets: RunBudgets, used: BudgetReport): string[] {
+  const lines: string[] = [];
+  for (const [scope, label] of [['agents', 'agent'], ['hooks', 'mapping']] as const) {
+    for (const [key, b] of Object.entries(budgets[scope])) {
+      const u = used[scope][key] ?? { started: 0, tokens: 0, running: 0 };
+      const parts = [
+        b.runsPerHour === undefined ? null : `runs this hour ${n(u.started)} / ${n(b.runsPerHour)}`,
+        b.tokensPerDay === undefined ? null : `tokens in 24 h ${n(u.tokens)} / ${n(b.tokensPerDay)}`,
+        b.maxConcurrentRuns === undefined ? null : `running ${n(u.running)} / ${n(b.maxConcurrentRuns)}`,
+      ].filter((p) => p !== null);
+      lines.push(`  ${`${label} "${key}"`.padEnd(19)}${parts.join(', ')}`);
+    }
+  }
+  return lines;
+}
+
 /** The report `hookgate status` prints. */
-export function formatStatus(s: { where: string; queues: QueueStats; runs: RunCounts; size: StoreSize }, now: number): string {
+export function formatStatus(
+  s: { where: string; queues: QueueStats; runs: RunCounts; size: StoreSize; budgets?: { set: RunBudgets; used: BudgetReport } },
+  now: number,
+): string {
   const q = s.queues;
   const parts = s.size.parts.map((p) => `${p.name} ${formatBytes(p.bytes)}`).join(', ');
   return [
@@ -43,6 +69,7 @@ export function formatStatus(s: { where: string; queues: QueueStats; runs: RunCo
     queueLine('events pending', q.pendingEvents, q.oldestPendingEventAt, now),
     queueLine('deliveries pending', q.pendingDeliveries, q.oldestPendingDeliveryAt, now),
     runCountsLine(s.runs),
+    ...(s.budgets === undefined ? [] : ['Budgets (used / limit):', ...formatBudgets(s.budgets.set, s.budgets.used)]),
     `Store: ${s.where}, ${formatBytes(s.size.totalBytes)} (${parts})`,
     '',
   ].join('\n');
@@ -62,7 +89,11 @@ export async function statusCommand(configPath: string, options: { json: boolean
   }
   try {
     const now = deps.now?.() ?? Date.now();
-    const report = { where, queues: await store.readQueueStats(), runs: await store.countRuns(), size: await store.readStoreSize() };
+    const set = resolveRunBudgets(loaded.config);
+    const report = {
+      where, queues: await store.readQueueStats(), runs: await store.countRuns(), size: await store.readStoreSize(),
+      ...(set === undefined ? {} : { budgets: { set, used: await store.readBudgetUsage(set) } }),
+    };
     deps.stdout(options.json ? `${JSON.stringify({ at: now, ...report }, null, 2)}\n` : formatStatus(report, now));
   } finally {
     await store.close();

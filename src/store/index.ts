@@ -14,4 +14,4 @@ export { DuplicateRequestError } from './duplicate-request-error.js';
 export { isStoreUnavailable } from './is-store-unavailable.js';
 export { createPruner, pruneCutoffs, type Pruner } from './create-pruner.js';
 export { DAY_MS } from './run-budgets.js';
-export type { BudgetUsage, RunBudget, RunBudgets } from './run-budgets.js';
+export type { BudgetReport, BudgetUsage, RunBudget, RunBudgets } from './run-budgets.js';

@@ -36,6 +36,15 @@ export interface BudgetUsage {
 
 export type BudgetScope = 'agents' | 'hooks';
 
+/** What each budgeted key used now, by scope and key, as `hookgate status` reports it. */
+export type BudgetReport = Record<BudgetScope, Record<string, BudgetUsage>>;
+
+/** A usage read as a report. */
+export const toBudgetReport = (u: UsageByKey): BudgetReport => ({ agents: Object.fromEntries(u.agents), hooks: Object.fromEntries(u.hooks) });
+
+/** What each budgeted key used, by scope and key (see `BudgetUsage`). */
+export type UsageByKey = Record<BudgetScope, Map<string, BudgetUsage>>;
+
 /**
  * SQL (either store): the tokens an agent's heartbeat turns spent after `since` (`key` and `since`
  * are the statement's parameters). Heartbeat turns are not held by budgets, but what they spend

@@ -5,7 +5,7 @@ import type {
 } from './types.js';
 import type { ListRequestsOptions, RequestRecord, RunCancellation } from './request-record.js';
 import type { QueueStats, RunCounts, StoreSize } from './store-stats.js';
-import type { RunBudgets } from './run-budgets.js';
+import type { BudgetReport, RunBudgets } from './run-budgets.js';
 
 /**
  * What the ingress writes. Every write resolves only once it is committed, so the caller may
@@ -198,6 +198,11 @@ export interface StoreStats {
   /** Every run counted by state; scans the runs, so for the CLI rather than every scrape. */
   countRuns(): Promise<RunCounts>;
   readStoreSize(): Promise<StoreSize>;
+  /**
+   * What each key of `budgets` used now: runs started in the last hour, tokens of the last 24 h
+   * (an agent's heartbeat turns included), runs running (for keys with `maxConcurrentRuns`).
+   */
+  readBudgetUsage(budgets: RunBudgets): Promise<BudgetReport>;
   /** Makes one small durable write (a readiness probe); rejects with the driver's error when the store cannot write. */
   probeWrite(): Promise<void>;
 }

@@ -19,7 +19,8 @@ const out = (r: CliResult): string => `exit ${r.code}\nstdout:\n${r.stdout}\nstd
 /** A gateway with one succeeded run (echo), one failed run (a provider refusing its key) and a pending wake. */
 async function startWithTraffic(store: ConfigDoc['store'], openai: FakeServer): Promise<{ g: TestGateway; succeeded: string; failed: string }> {
   const config = baseConfig({
-    agents: { defaults: { model: 'echo/echo', heartbeat: { every: 0 } }, list: [{ id: 'main', default: true }] },
+    // Budgets large enough to hold nothing: status reports what each key used.
+    agents: { defaults: { model: 'echo/echo', heartbeat: { every: 0 } }, list: [{ id: 'main', default: true, budget: { runsPerHour: 60, tokensPerDay: 1000 } }] },
     // The fake knows another key: every call is a 401, which fails the run at once.
     models: { providers: { bad: { api: 'openai', baseUrl: `${openai.url}/v1`, apiKey: 'sk-revoked' } } },
   });
@@ -58,6 +59,7 @@ describe('hookgate status and runs --state beside a running gateway (SQLite)', (
     assert.match(r.stdout, /^ {2}events pending +3 {2}oldest \d+s \(since \d{4}-\d\d-\d\dT/m);
     assert.match(r.stdout, /^ {2}deliveries pending +0$/m);
     assert.match(r.stdout, /^Runs by state: queued 0, running 0, succeeded 1, failed 1, timed_out 0 \(2 in all\)$/m);
+    assert.match(r.stdout, /^Budgets \(used \/ limit\):\n {2}agent "main" +runs this hour 2 \/ 60, tokens in 24 h 0 \/ 1,000$/m);
     assert.match(r.stdout, new RegExp(`^Store: sqlite ${g.temp.storePath.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}, [\\d.]+ KiB \\(database [\\d.]+ KiB, wal [\\d.]+ (KiB|MiB|B)\\)$`, 'm'));
   });
 
@@ -69,6 +71,8 @@ describe('hookgate status and runs --state beside a running gateway (SQLite)', (
     assert.ok(s.queues.oldestPendingEventAt > 0);
     assert.deepEqual(s.runs, { queued: 0, running: 0, succeeded: 1, failed: 1, timed_out: 0 });
     assert.ok(s.size.totalBytes > 0);
+    const b = (JSON.parse(r.stdout) as { budgets: { set: unknown; used: unknown } }).budgets;
+    assert.deepEqual(b, { set: { agents: { main: { runsPerHour: 60, tokensPerDay: 1000 } }, hooks: {} }, used: { agents: { main: { started: 2, tokens: 0, running: 0 } }, hooks: {} } });
   });
 
   it('runs --state failed lists only failed runs, then the count per state', async () => {
@@ -136,6 +140,7 @@ describe('hookgate status beside a running gateway (PostgreSQL)', async () => {
     assert.equal(r.code, 0, out(r));
     assert.match(r.stdout, /^Runs by state: queued 0, running 0, succeeded 1, failed 1, timed_out 0 \(2 in all\)$/m);
     assert.match(r.stdout, /^ {2}events pending +3 {2}oldest/m);
+    assert.match(r.stdout, /^ {2}agent "main" +runs this hour 2 \/ 60, tokens in 24 h 0 \/ 1,000$/m);
     assert.match(r.stdout, new RegExp(`^Store: postgres schema ${schema}, [\\d.]+ (KiB|MiB) \\(.*runs [\\d.]+ KiB.*system_events [\\d.]+ KiB`, 'm'));
   });
 });

@@ -1,11 +1,13 @@
 import type pg from 'pg';
 import { MARK_BATCH, nextHeldKeys, runPasses, SELECT_HELD_KEYS, toHeldKey, type HeldKey, type HeldKeyRow } from '../held-keys.js';
 import {
-  SPENT_BY_TURNS, createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
+  SPENT_BY_TURNS, createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets, type UsageByKey,
 } from '../run-budgets.js';
 
 /** Budget reads and the held marks for the PostgreSQL run queue (see held-keys.ts). */
 export interface PgBudgets {
+  /** Each budgeted key's usage at `now` (database clock). */
+  usage(q: pg.ClientBase | pg.Pool, budgets: RunBudgets, now: number): Promise<UsageByKey>;
   /** Each budgeted key's usage at `now`, made into a claim's plan; read under the budget lock (`lockBudgets`). */
   plan(client: pg.ClientBase, budgets: RunBudgets, now: number): Promise<BudgetPlan>;
   /** The keys whose queued runs are (or are being) marked held. */
@@ -50,28 +52,30 @@ async function markSelected(client: pg.ClientBase, json: readonly string[], batc
 }
 
 export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
-  return {
-    async plan(client, budgets, now) {
-      const usage = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
-      for (const scope of ['agents', 'hooks'] as const) {
-        const entries = Object.entries(budgets[scope]);
-        if (entries.length === 0) continue;
-        const column = COLUMN[scope];
-        const { rows } = await client.query(
-          `SELECT k.key, w.started, w.tokens ${scope === 'agents' ? `+ ${SPENT_BY_TURNS('k.key', 'k.since')}` : ''} AS tokens, c.running
-            FROM unnest($1::text[], $2::bigint[]) AS k (key, since)
-            CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE started_at > $3) AS started, coalesce(sum(tokens), 0) AS tokens
-              FROM runs WHERE ${column} = k.key AND started_at > k.since) w
-            CROSS JOIN LATERAL (SELECT count(*) AS running FROM runs
-              WHERE state IN ('queued', 'running') AND state = 'running' AND ${column} = k.key) c`,
-          [entries.map(([key]) => key), entries.map(([, b]) => usageSince(b, now)), now - HOUR_MS],
-        );
-        for (const r of rows as UsageRow[]) {
-          usage[scope].set(r.key, { started: Number(r.started), tokens: Number(r.tokens), running: Number(r.running) });
-        }
+  const usage = async (client: pg.ClientBase | pg.Pool, budgets: RunBudgets, now: number): Promise<UsageByKey> => {
+    const out: UsageByKey = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
+    for (const scope of ['agents', 'hooks'] as const) {
+      const entries = Object.entries(budgets[scope]);
+      if (entries.length === 0) continue;
+      const column = COLUMN[scope];
+      const { rows } = await client.query(
+        `SELECT k.key, w.started, w.tokens ${scope === 'agents' ? `+ ${SPENT_BY_TURNS('k.key', 'k.since')}` : ''} AS tokens, c.running
+          FROM unnest($1::text[], $2::bigint[]) AS k (key, since)
+          CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE started_at > $3) AS started, coalesce(sum(tokens), 0) AS tokens
+            FROM runs WHERE ${column} = k.key AND started_at > k.since) w
+          CROSS JOIN LATERAL (SELECT count(*) AS running FROM runs
+            WHERE state IN ('queued', 'running') AND state = 'running' AND ${column} = k.key) c`,
+        [entries.map(([key]) => key), entries.map(([, b]) => usageSince(b, now)), now - HOUR_MS],
+      );
+      for (const r of rows as UsageRow[]) {
+        out[scope].set(r.key, { started: Number(r.started), tokens: Number(r.tokens), running: Number(r.running) });
       }
-      return createBudgetPlan(budgets, usage);
-    },
+    }
+    return out;
+  };
+  return {
+    usage,
+    plan: async (client, budgets, now) => createBudgetPlan(budgets, await usage(client, budgets, now)),
     async heldKeys(client) {
       return ((await client.query(SELECT_HELD_KEYS)).rows as HeldKeyRow[]).map(toHeldKey);
     },

@@ -1,7 +1,9 @@
+import { toBudgetReport } from '../run-budgets.js';
 import type { StoreStats } from '../store.js';
+import { createPgBudgets } from './create-pg-budgets.js';
 import { toQueueStats, toRunCounts, type QueueRow } from '../rows.js';
 import type { RunState } from '../types.js';
-import type { PgContext } from './pg-context.js';
+import { nowSql, type PgContext } from './pg-context.js';
 
 
 /**
@@ -9,8 +11,9 @@ import type { PgContext } from './pg-context.js';
  * indexes on open work; the size is `pg_total_relation_size` (table, indexes and TOAST) of each
  * table in the store's schema.
  */
-export function createPgStats(ctx: Pick<PgContext, 'pool' | 'checkWritable'>): StoreStats {
+export function createPgStats(ctx: Pick<PgContext, 'pool' | 'checkWritable' | 'clockParam'>): StoreStats {
   const { pool } = ctx;
+  const budgets = createPgBudgets();
   return {
     async readQueueStats() {
       const { rows } = await pool.query(`SELECT
@@ -34,6 +37,10 @@ export function createPgStats(ctx: Pick<PgContext, 'pool' | 'checkWritable'>): S
         WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') ORDER BY c.relname`);
       const parts = (rows as Array<{ name: string; bytes: number }>).map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
       return { totalBytes: parts.reduce((sum, p) => sum + p.bytes, 0), parts };
+    },
+    async readBudgetUsage(b) {
+      const { rows } = await pool.query(`SELECT ${nowSql(1)} AS now`, [ctx.clockParam()]);
+      return toBudgetReport(await budgets.usage(pool, b, Number((rows[0] as { now: string }).now)));
     },
     async probeWrite() {
       ctx.checkWritable();

@@ -2,11 +2,13 @@ import type { Database } from 'better-sqlite3';
 import { MARK_BATCH, nextHeldKeys, runPasses, SELECT_HELD_KEYS, toHeldKey, type HeldKey, type HeldKeyRow } from '../held-keys.js';
 import {
   SPENT_BY_TURNS,
-  createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets,
+  createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets, type UsageByKey,
 } from '../run-budgets.js';
 
 /** Budget reads and the held marks for the SQLite run queue (see held-keys.ts); statements prepared on first use. */
 export interface SqliteBudgets {
+  /** Each budgeted key's usage at `now`. */
+  usage(budgets: RunBudgets, now: number): UsageByKey;
   /** Each budgeted key's usage at `now`, made into a claim's plan. */
   plan(budgets: RunBudgets, now: number): BudgetPlan;
   /** The keys whose queued runs are (or are being) marked held. */
@@ -24,19 +26,21 @@ const COLUMN: Record<BudgetScope, string> = { agents: 'agent_id', hooks: 'hook' 
 export function createSqliteBudgets(db: Database, markBatch = MARK_BATCH): SqliteBudgets {
   let st: ReturnType<typeof prepare> | null = null;
   const statements = (): ReturnType<typeof prepare> => (st ??= prepare(db));
-  return {
-    plan(budgets, now) {
-      const s = statements();
-      const usage = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
-      for (const scope of ['agents', 'hooks'] as const) {
-        for (const [key, budget] of Object.entries(budgets[scope])) {
-          const w = s.window[scope].get({ key, since: usageSince(budget, now), hourAgo: now - HOUR_MS }) as { started: number; tokens: number };
-          const running = budget.maxConcurrentRuns === undefined ? 0 : (s.running[scope].pluck().get(key) as number);
-          usage[scope].set(key, { started: w.started, tokens: w.tokens, running });
-        }
+  const usage = (budgets: RunBudgets, now: number): UsageByKey => {
+    const s = statements();
+    const out: UsageByKey = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };
+    for (const scope of ['agents', 'hooks'] as const) {
+      for (const [key, budget] of Object.entries(budgets[scope])) {
+        const w = s.window[scope].get({ key, since: usageSince(budget, now), hourAgo: now - HOUR_MS }) as { started: number; tokens: number };
+        const running = budget.maxConcurrentRuns === undefined ? 0 : (s.running[scope].pluck().get(key) as number);
+        out[scope].set(key, { started: w.started, tokens: w.tokens, running });
       }
-      return createBudgetPlan(budgets, usage);
-    },
+    }
+    return out;
+  };
+  return {
+    usage,
+    plan: (budgets, now) => createBudgetPlan(budgets, usage(budgets, now)),
     heldKeys() {
       return (statements().heldKeys.all() as HeldKeyRow[]).map(toHeldKey);
     },

@@ -1,5 +1,7 @@
 import { statSync } from 'node:fs';
+import { toBudgetReport } from '../run-budgets.js';
 import type { StoreStats } from '../store.js';
+import { createSqliteBudgets } from './create-sqlite-budgets.js';
 import { toQueueStats, toRunCounts } from '../rows.js';
 import type { RunState } from '../types.js';
 import type { FloodReads } from './create-flood-reads.js';
@@ -25,6 +27,7 @@ export function createSqliteStats(
   const readQueue = createQueueReader(db);
   const byState = db.prepare('SELECT state, count(*) AS n FROM runs GROUP BY state');
   const probe = db.prepare('INSERT INTO write_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at');
+  const budgets = createSqliteBudgets(db);
   return {
     async readQueueStats() {
       // Past the flood threshold on a thread of its own: 0.2 s and more over a million events.
@@ -39,6 +42,9 @@ export function createSqliteStats(
         { name: 'wal', bytes: sizeOf(`${path}-wal`) },
       ];
       return { totalBytes: parts.reduce((sum, p) => sum + p.bytes, 0), parts };
+    },
+    async readBudgetUsage(b) {
+      return toBudgetReport(budgets.usage(b, now()));
     },
     async probeWrite() {
       // Through the group commit, like every real write: it fails the way they would.
