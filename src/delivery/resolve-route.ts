@@ -15,7 +15,9 @@ export function configuredChannels(channels: ChannelsConfig): ChannelName[] {
 
 /**
  * Where a delivery goes. `last`: the main session's last route, else the first configured channel
- * in the spec's order (whatsapp, telegram, discord, slack, mattermost, signal, imessage, msteams).
+ * in the spec's order (whatsapp, telegram, discord, slack, mattermost, signal, imessage, msteams)
+ * that has a `defaultTo` when the delivery names no `to` (one without could only skip it), else the
+ * first configured channel.
  * The recipient: the request's `to`, else the main session's last recipient on that channel, else
  * the channel's `defaultTo`. A route fixed by an earlier attempt is kept.
  */
@@ -26,9 +28,10 @@ export function resolveRoute(delivery: DeliveryRecord, lastRoute: LastRoute, cha
   const last = lastRoute?.channel ?? null;
   let channel: ChannelName | undefined;
   if (delivery.channel === 'last') {
+    const configured = configuredChannels(channels);
     channel = last !== null && (CHANNEL_NAMES as readonly string[]).includes(last) && channels[last as ChannelName] !== undefined
       ? (last as ChannelName)
-      : configuredChannels(channels)[0];
+      : (delivery.to === null ? configured.find((c) => channels[c]?.defaultTo !== undefined) : undefined) ?? configured[0];
     if (channel === undefined) return { ok: false, reason: 'no route: the main session has no last route and no channel is configured' };
   } else {
     if (!(CHANNEL_NAMES as readonly string[]).includes(delivery.channel)) return { ok: false, reason: `unknown channel "${delivery.channel}"` };
