@@ -4,7 +4,7 @@ import { parseDurationMs } from '../common/parse-duration.js';
 import { repeatEvery } from '../common/repeat-every.js';
 import { mainSessionKey, resolveDefaultAgentId } from '../policy/index.js';
 import { resolveRunBudgets } from '../config/index.js';
-import { DAY_MS, type ClaimedRun, type RunBudgets } from '../store/index.js';
+import type { ClaimedRun, RunBudgets } from '../store/index.js';
 import { createHeartbeatScheduler, type HeartbeatScheduler } from './create-heartbeat-scheduler.js';
 import { executeRun, finishRun } from './execute-run.js';
 import { runHeartbeatTurn } from './run-heartbeat-turn.js';
@@ -60,7 +60,9 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
    */
   const overTokens = async (agentId: string): Promise<boolean> => {
     const limit = readBudgets()?.agents[agentId]?.tokensPerDay;
-    const over = everyMs > 0 && limit !== undefined && (await store.readAgentSpend(agentId, clock.now() - DAY_MS)) >= limit;
+    // The store's own usage read, as claims count it (runs and turns of the last 24 h).
+    const over = everyMs > 0 && limit !== undefined
+      && (await store.readBudgetUsage({ agents: { [agentId]: { tokensPerDay: limit } }, hooks: {} })).agents[agentId]!.tokens >= limit;
     if (over && !waiting.has(agentId)) {
       log.warn('agent over its tokensPerDay: its now wakes wait for the periodic heartbeat', { agentId, tokensPerDay: limit });
     }

@@ -13,5 +13,4 @@ export { StoreOpenError } from './postgres/store-open-error.js';
 export { DuplicateRequestError } from './duplicate-request-error.js';
 export { isStoreUnavailable } from './is-store-unavailable.js';
 export { createPruner, pruneCutoffs, type Pruner } from './create-pruner.js';
-export { DAY_MS } from './run-budgets.js';
 export type { BudgetReport, BudgetUsage, RunBudget, RunBudgets } from './run-budgets.js';

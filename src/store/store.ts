@@ -131,11 +131,6 @@ export interface HeartbeatQueue {
    * those agents, whose pending events need a turn.
    */
   recoverExpiredHeartbeats(): Promise<string[]>;
-  /**
-   * The tokens an agent spent after `since` (database clock): its runs started since then and its
-   * heartbeat turns recorded since then, as `tokensPerDay` counts them.
-   */
-  readAgentSpend(agentId: string, since: number): Promise<number>;
 }
 
 /** The delivery queue, with the same claim fencing as runs. */

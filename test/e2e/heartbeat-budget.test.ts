@@ -52,7 +52,7 @@ describe('heartbeat turns under an agent\'s tokensPerDay', () => {
       consumed++;
       assert.ok(consumed <= 3, 'at 15 tokens a turn, a budget of 40 is spent within three turns');
     }
-    const spent = await gw.gateway.store.readAgentSpend('main', Date.now() - 86_400_000);
+    const spent = (await gw.gateway.store.readBudgetUsage({ agents: { main: { tokensPerDay: 40 } }, hooks: {} })).agents['main']!.tokens;
     assert.ok(spent >= 40, `turns spent ${spent} tokens before a wake was left waiting`);
     const before = calls;
     await sleep(1000);

@@ -1,4 +1,4 @@
-import { SPEND_KEPT_MS, SPENT_BY_TURNS } from '../run-budgets.js';
+import { SPEND_KEPT_MS } from '../run-budgets.js';
 import type { HeartbeatQueue } from '../store.js';
 import { insertDelivery, insertTranscript } from './create-pg-run-queue.js';
 import { backlogQuery, notify, nowSql, type PgContext } from './pg-context.js';
@@ -89,13 +89,6 @@ export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
         if (error instanceof Refused) return false;
         throw error;
       }
-    },
-    async readAgentSpend(agentId, since) {
-      const { rows } = await pool.query(
-        `SELECT coalesce(sum(tokens), 0) + ${SPENT_BY_TURNS('$1', '$2::bigint')} AS spent FROM runs WHERE agent_id = $1 AND started_at > $2`,
-        [agentId, since],
-      );
-      return Number((rows[0] as { spent: string }).spent);
     },
     async recoverExpiredHeartbeats() {
       ctx.checkWritable();

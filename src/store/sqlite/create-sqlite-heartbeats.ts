@@ -47,9 +47,6 @@ export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }:
         st.releaseHeartbeat.run(claim.agentId, claim.claimId);
       });
     },
-    async readAgentSpend(agentId, since) {
-      return st.agentSpend.get({ key: agentId, since }) as number;
-    },
     async recordHeartbeatTurn(t) {
       const recorded = await write(() => {
         try {

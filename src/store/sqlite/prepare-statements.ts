@@ -2,7 +2,6 @@ import type { Database } from 'better-sqlite3';
 import type { NewDelivery, NewRun, NewSystemEvent, TranscriptEntry } from '../types.js';
 import { RESTART_MARK } from '../held-keys.js';
 import { letInDue, ready } from '../ready-runs.js';
-import { SPENT_BY_TURNS } from '../run-budgets.js';
 import { EVENT_COLUMNS, PENDING } from './consumed-marks.js';
 
 /**
@@ -127,9 +126,6 @@ export function prepareStatements(db: Database) {
         lease_until = excluded.lease_until WHERE heartbeat_leases.lease_until < @now`,
     ),
     recentHeartbeatTurn: db.prepare('SELECT 1 FROM heartbeat_turns WHERE agent_id = ? AND last_turn_at > ?'),
-    agentSpend: db.prepare(
-      `SELECT coalesce(sum(tokens), 0) + ${SPENT_BY_TURNS('@key', '@since')} FROM runs WHERE agent_id = @key AND started_at > @since`,
-    ).pluck(),
     /** A heartbeat turn's tokens; its agent's rows older than a day go (`@before`). */
     addHeartbeatSpend: db.prepare('INSERT INTO heartbeat_spend (agent_id, at, tokens) VALUES (@agentId, @at, @tokens)'),
     pruneHeartbeatSpend: db.prepare('DELETE FROM heartbeat_spend WHERE agent_id = @agentId AND at < @before'),
