@@ -22,12 +22,7 @@ const batch = (table: string, where: string): string =>
   `DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} AND seq <= $3::bigint ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED)`;
 
 export function createPgRetention(ctx: PgContext): RetentionStore {
-  const boundsOf = createPassBounds({
-    events: (cutoff) => pgSeqBound(ctx.pool, 'system_events', cutoff),
-    runs: (cutoff) => pgSeqBound(ctx.pool, 'runs', cutoff),
-    deliveries: (cutoff) => pgSeqBound(ctx.pool, 'deliveries', cutoff),
-    transcript: (cutoff) => pgSeqBound(ctx.pool, 'transcript', cutoff),
-  });
+  const boundsOf = createPassBounds((table) => (cutoff) => pgSeqBound(ctx.pool, table, cutoff));
   return {
     async prune(c, limit) {
       const b = await boundsOf(c);

@@ -47,12 +47,7 @@ export function createSqliteRetention({ db, write, now }: SqliteContext, request
     countSessions: count(PRUNABLE.sessions),
     countKeys: db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= @now'),
   };
-  const boundsOf = createPassBounds({
-    events: createSeqBound(db, 'system_events'),
-    runs: createSeqBound(db, 'runs'),
-    deliveries: createSeqBound(db, 'deliveries'),
-    transcript: createSeqBound(db, 'transcript'),
-  });
+  const boundsOf = createPassBounds((table) => createSeqBound(db, table));
   const n = (row: unknown): number => (row as { n: number }).n;
   return {
     async prune(c: PruneCutoffs, limit: number) {
