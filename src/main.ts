@@ -5,7 +5,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createAuthLimiter, createSharedAuthLimiter, createSignatureGate, createTokenVerifier, type SharedAuthLimiter } from './auth/index.js';
+import { createAuthLimiter, createSharedAuthLimiter, createSignatureGate, createTokenVerifier, groupAuthLimiter, type SharedAuthLimiter } from './auth/index.js';
 import { createAdminSurface } from './admin/index.js';
 import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
@@ -15,7 +15,7 @@ import { createSecretScrubber } from './common/scrub-secrets.js';
 import { CHANNEL_NAMES, listConfigSecrets, readRunBudgets, restartOnlyChanges, type LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import {
-  createClientAddressResolver, createHttpServer, createPeerGrouper, createMetricsRoute, createReadinessRoute, createRequestHandler, type IngressSettings,
+  addressGroup, createClientAddressResolver, createHttpServer, createPeerGrouper, createMetricsRoute, createReadinessRoute, createRequestHandler, type IngressSettings,
 } from './http/index.js';
 import {
   createHookLabeler, createMetrics, createReadiness, observeAuthLimiter, observeModelRegistry, observeStore, type ReadinessDeps,
@@ -141,7 +141,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   });
   let ingress = buildIngress(loaded);
   let current = loaded;
-  const limiter = observeAuthLimiter(sharedLimiter ?? localLimiter, metrics);
+  // Failures and lockouts count by address group: an IPv6 sender's whole /64 is one client.
+  const limiter = observeAuthLimiter(groupAuthLimiter(sharedLimiter ?? localLimiter, addressGroup), metrics);
   const clientAddress = createClientAddressResolver(config.gateway.trustedProxies);
   const hookLabel = createHookLabeler(() => ingress.hooks);
   const readiness = createReadiness({

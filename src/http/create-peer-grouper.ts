@@ -20,12 +20,14 @@ export function createPeerGrouper(trustedProxies: readonly string[]): (peer: str
 }
 
 /**
- * The group a peer address is counted in for `gateway.maxConnectionsPerClient`: an IPv4 address
- * (IPv4-mapped IPv6 folded) stands for itself; an IPv6 address stands for its /64, the block one
- * host or one subscriber is usually given, so a sender cannot step around the cap by connecting
- * from each address of its own block. Anything else stands for itself.
+ * The group a client address is counted in for `gateway.maxConnectionsPerClient`,
+ * `hooks.maxBodiesPerClient` and the auth lockout: an IPv4 address (IPv4-mapped IPv6 folded)
+ * stands for itself; an IPv6 address stands for its /64, the block one host or one subscriber is
+ * usually given, so a sender cannot step around a cap by using each address of its own block.
+ * Anything else stands for itself.
  */
 export function addressGroup(address: string): string {
+  if (!address.includes(':')) return address;
   const folded = foldAddress(address);
   const bare = folded.split('%', 1)[0]!;
   if (isIP(bare) !== 6) return folded;

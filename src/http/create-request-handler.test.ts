@@ -11,11 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { createAuthLimiter, createSignatureGate, createTokenVerifier } from '../auth/index.js';
+import { createAuthLimiter, createSignatureGate, createTokenVerifier, groupAuthLimiter } from '../auth/index.js';
 import { createLog, type LogLevel } from '../common/log.js';
 import { HooksSchema } from '../config/index.js';
 import type { HookHandler } from '../hooks/index.js';
 import { createHttpServer, type HttpServer } from './create-http-server.js';
+import { addressGroup } from './create-peer-grouper.js';
 import type { ObservedRequest } from './request-observer.js';
 import { createRequestHandler, type IngressSettings, type RequestHandler, type RequestHandlerDeps } from './create-request-handler.js';
 import { createClientAddressResolver } from './resolve-client-address.js';
@@ -28,13 +29,18 @@ interface Answer {
   json: { ok?: boolean; code?: string } | undefined;
 }
 
-/** POSTs to the handler's server; `hold` keeps the body unfinished until it resolves. */
-function post(port: number, path: string, body: string, hold?: Promise<void>): Promise<Answer> {
+/**
+ * POSTs to the handler's server; `hold` keeps the body unfinished until it resolves; `from` is sent
+ * as `X-Forwarded-For` (the client address where loopback is a trusted proxy); `token` replaces the
+ * hook token.
+ */
+function post(port: number, path: string, body: string, hold?: Promise<void>, from?: string, token = TOKEN): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({
-      host: '127.0.0.1', port, path, method: 'POST', agent: false,
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
+    const headers: Record<string, string | number> = {
+      authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body),
+    };
+    if (from !== undefined) headers['x-forwarded-for'] = from;
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: text === '' ? undefined : JSON.parse(text) }));
@@ -189,6 +195,69 @@ describe('createRequestHandler bounds', () => {
     assert.equal(res.status, 400);
     assert.equal(res.json?.code, 'json_too_deep');
     assert.equal(called, false);
+  });
+});
+
+describe('createRequestHandler: an IPv6 client is its /64', () => {
+  let server: HttpServer;
+  let port: number;
+  let held: Array<() => void> = [];
+
+  before(async () => {
+    const handler = testHandler({
+      hooks: { maxBodiesPerClient: 2 },
+      handleHook: async () => ({ kind: 'skip' }),
+      now: 1_000_000,
+      level: 'error',
+      lines: [],
+      extra: {
+        // Loopback is the trusted proxy, so each request's client is its X-Forwarded-For.
+        clientAddress: createClientAddressResolver(['127.0.0.1']),
+        limiter: groupAuthLimiter(createAuthLimiter({ maxFailures: 3, windowSeconds: 60, lockoutSeconds: 60, maxClients: 100 }), addressGroup),
+      },
+    });
+    server = createHttpServer(handler, { bodyTimeoutMs: 10_000 });
+    port = await server.listen(0, '127.0.0.1');
+  });
+  afterEach(() => {
+    for (const release of held) release();
+    held = [];
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it('counts the bodies being read by every address of one /64 together, and another /64 apart', async () => {
+    const release = new Promise<void>((resolve) => held.push(resolve));
+    const slow = [
+      post(port, '/hooks/wake', '{"text":"slow 1"}', release, '2001:db8:1:2::a'),
+      post(port, '/hooks/wake', '{"text":"slow 2"}', release, '2001:db8:1:2:ffff:1:2:3'),
+    ];
+    let third: Answer | undefined;
+    for (let i = 0; i < 100 && third?.status !== 429; i++) {
+      third = await post(port, '/hooks/wake', '{"text":"third"}', undefined, '2001:0db8:0001:0002::c');
+      if (third.status !== 429) assert.equal(third.status, 204, 'answered normally until the slow two are being read');
+    }
+    assert.equal(third?.status, 429);
+    assert.equal(third?.json?.code, 'too_many_bodies');
+    // The next /64, and an IPv4 client, are other clients.
+    assert.equal((await post(port, '/hooks/wake', '{"text":"next block"}', undefined, '2001:db8:1:3::a')).status, 204);
+    assert.equal((await post(port, '/hooks/wake', '{"text":"v4"}', undefined, '203.0.113.7')).status, 204);
+    for (const r of held) r();
+    for (const res of await Promise.all(slow)) assert.equal(res.status, 204);
+  });
+
+  it('locks out the whole /64 when its addresses together reach the failure limit, and no other client', async () => {
+    for (const from of ['2001:db8:9:9::1', '2001:db8:9:9::2']) {
+      assert.equal((await post(port, '/hooks/wake', '{"text":"x"}', undefined, from, 'wrong-token')).status, 401);
+    }
+    const third = await post(port, '/hooks/wake', '{"text":"x"}', undefined, '2001:db8:9:9:abcd::3', 'wrong-token');
+    assert.equal(third.status, 401);
+    // The lockout now answers every address of the block, even with the right token.
+    const locked = await post(port, '/hooks/wake', '{"text":"x"}', undefined, '2001:db8:9:9::4');
+    assert.equal(locked.status, 429);
+    assert.equal(locked.json?.code, 'rate_limited');
+    assert.equal((await post(port, '/hooks/wake', '{"text":"x"}', undefined, '2001:db8:9:a::4')).status, 204);
   });
 });
 

@@ -10,6 +10,7 @@ import { describeOutcome, type HookHandler, type Payload } from '../hooks/index.
 import type { RunWaitResult } from '../runtime/index.js';
 import { isStoreUnavailable } from '../store/index.js';
 import { logAccess, type AccessEntry } from './access-log.js';
+import { addressGroup } from './create-peer-grouper.js';
 import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
 import type { ObservedRequest, RequestObserver } from './request-observer.js';
@@ -97,7 +98,7 @@ function slackChallenge(signedBy: SignedBy | undefined, payload: Payload): strin
  * when the store cannot write), answer.
  */
 export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
-  /** Bodies being read per client address; an address leaves the map when its count is back to 0. */
+  /** Bodies being read per client address group (`addressGroup`); a group leaves the map when its count is back to 0. */
   const reading = new Map<string, number>();
   const reportStoreOutage = createThrottledLog(deps.log, 'error', 'store cannot write; answering 503 store_unavailable', {
     intervalMs: STORE_LOG_INTERVAL_MS,
@@ -127,14 +128,14 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     sendError(req, res, new RequestError('internal_error'), { bodyWithheld });
   };
 
-  const readCounted = async (req: IncomingMessage, client: string, limits: { maxBytes: number; timeoutMs: number }): Promise<Buffer> => {
-    reading.set(client, (reading.get(client) ?? 0) + 1);
+  const readCounted = async (req: IncomingMessage, group: string, limits: { maxBytes: number; timeoutMs: number }): Promise<Buffer> => {
+    reading.set(group, (reading.get(group) ?? 0) + 1);
     try {
       return await readBody(req, limits);
     } finally {
-      const left = (reading.get(client) ?? 1) - 1;
-      if (left === 0) reading.delete(client);
-      else reading.set(client, left);
+      const left = (reading.get(group) ?? 1) - 1;
+      if (left === 0) reading.delete(group);
+      else reading.set(group, left);
     }
   };
   const handleHook = async (
@@ -144,7 +145,8 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     expectsContinue: boolean,
   ) => {
     const limits = { maxBytes: settings.hooks.maxBodyBytes, timeoutMs: settings.bodyTimeoutMs };
-    if ((reading.get(entry.client) ?? 0) >= settings.hooks.maxBodiesPerClient) {
+    const group = addressGroup(entry.client);
+    if ((reading.get(group) ?? 0) >= settings.hooks.maxBodiesPerClient) {
       fail(req, res, entry, new RequestError('too_many_bodies', { retryAfterSeconds: BODIES_RETRY_AFTER_SECONDS }), expectsContinue);
       return;
     }
@@ -158,7 +160,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       res.writeContinue();
     }
     try {
-      const raw = await readCounted(req, entry.client, limits);
+      const raw = await readCounted(req, group, limits);
       entry.observed?.noteBody(raw);
       let signedBy: SignedBy | undefined;
       if (candidates !== undefined) {

@@ -4,7 +4,7 @@ export type { IngressSettings, RequestHandler, RequestHandlerDeps } from './crea
 export { createHttpServer } from './create-http-server.js';
 export type { ConnectionRefusal, HttpServer } from './create-http-server.js';
 export { createClientAddressResolver, foldAddress } from './resolve-client-address.js';
-export { createPeerGrouper } from './create-peer-grouper.js';
+export { addressGroup, createPeerGrouper } from './create-peer-grouper.js';
 export type { ObservedRequest, RequestObserver } from './request-observer.js';
 export { errorJson, sendError, sendJson } from './send-response.js';
 export { createMetricsRoute } from './create-metrics-route.js';

@@ -199,6 +199,17 @@ describe('HTTP contract: brute-force lockout (step 3)', () => {
         assertError(await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.9')), 429, 'rate_limited');
       });
     });
+
+    it('counts every address of an IPv6 /64 as one client, so stepping through the block does not escape', async () => {
+      await withGateway(trusted(), async (g) => {
+        for (let i = 0; i < LOCKOUT.maxFailures; i++) {
+          assertError(await post(g.port, '/hooks/wake', { text: 'x' }, from(`2001:db8:5:6::${i + 1}`, 'wrong')), 401, 'unauthorized');
+        }
+        assertError(await post(g.port, '/hooks/wake', { text: 'x' }, from('2001:db8:5:6:ffff::9')), 429, 'rate_limited');
+        const nextBlock = await post(g.port, '/hooks/wake', { text: 'next /64' }, from('2001:db8:5:7::1'));
+        assert.equal(nextBlock.status, 200, nextBlock.text);
+      });
+    });
   });
 
   describe('without a trusted proxy', () => {
