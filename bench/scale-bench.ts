@@ -8,7 +8,8 @@
  * - `runs` deliveries waiting for their retries (a chat service down);
  * - `rows` finished runs and sent deliveries, 1% failed: listings of the failed ones, and a run's
  *   delivery looked up as a waiting client does;
- * - `rows` request records (SQLite): a listing filtered by a status none has;
+ * - `rows` request records: a listing filtered by a status none has (and on PostgreSQL, by a rare
+ *   one, with and without the index of unusual statuses);
  * - PostgreSQL only: an auth failure with `runs` addresses failing in the window, and a prune
  *   batch over `rows` events of which none is due.
  * PostgreSQL at HOOKGATE_TEST_POSTGRES_URL; skipped, saying so, when it cannot be reached.
@@ -249,6 +250,24 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
       const batches: Timed<unknown>[] = [];
       for (let k = 0; k < 3; k++) batches.push(await timed(() => store.prune(cutoffs, 100)));
       log(`  postgres: ${s.rows.toLocaleString('en-US')} events, none due: a prune batch ${batches.map((b) => f1(b.ms)).join(' / ')} ms (the first finds the bounds)`);
+    });
+    await withStore('postgres', async (store, p) => {
+      await store.recordRequest({ id: ids.next(), at: Date.now(), method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1',
+        status: 200, code: null, reason: null, durationMs: 0.4, eventIds: [], runIds: [], payload: null });
+      // One in 50,000 refused (401), the rest answered.
+      await clone(p, 'postgres', 'requests', s.rows, { id: `'q' || g`, status: `CASE WHEN g % 50000 = 0 THEN 401 ELSE 200 END` });
+      await p.sql('ANALYZE requests');
+      const listings = async (): Promise<string> => {
+        const none = await timed(() => store.listRequests({ status: 500, limit: 50 }));
+        const rare = await timed(() => store.listRequests({ status: 401, limit: 50 }));
+        const again = await timed(() => store.listRequests({ status: 500, limit: 50 }));
+        return `a status none has ${f1(again.ms)} ms (the first: ${f1(none.ms)} ms), the ${rare.value.length} refused ${f1(rare.ms)} ms`;
+      };
+      const indexed = await listings();
+      // The same listings as they were before the index of unusual statuses, for comparison.
+      await p.sql('DROP INDEX requests_unusual');
+      const scanned = await listings();
+      log(`  postgres: ${s.rows.toLocaleString('en-US')} request records listed by status: ${indexed}; without requests_unusual: ${scanned}`);
     });
   }
   return true;
