@@ -115,8 +115,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     scrub,
   }, { leaseMs: config.store.leaseSeconds * 1000, budgets: readRunBudgets(() => current.config), ...deps.runtime });
   const runTransform = createTransformRunner(loaded.transformsDir);
+  const pruner = createPruner({ store, retention: config.store.retention, clock, log, observer: metrics.pruner });
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
-  const pruner = createPruner({ store, retention: config.store.retention, clock, log });
   const localLimiter = createAuthLimiter(config.hooks.authRateLimit);
   const sharedLimiter: SharedAuthLimiter | undefined = store.shared
     ? createSharedAuthLimiter({ local: localLimiter, store, options: config.hooks.authRateLimit, clock, log })

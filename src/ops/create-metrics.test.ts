@@ -93,6 +93,27 @@ describe('createMetrics', () => {
     assert.equal(metricValue(s, 'hookgate_run_duration_seconds_sum', { state: 'succeeded' }), 1.5);
   });
 
+  it('counts pruned rows by kind, failed prune passes, and when a pass last ended without an error', async () => {
+    let now = 0;
+    const m = createMetrics({ now: () => now, sample: async () => ({ queues: queues(), size }) });
+    let s = parseMetrics(await m.render());
+    assert.equal(metricValue(s, 'hookgate_prune_last_success_timestamp_seconds'), 0);
+    m.pruner.pruned({ events: 100, runs: 3, deliveries: 0, transcript: 0, requests: 7, idempotencyKeys: 0, sessions: 0 });
+    m.pruner.pruned({ events: 20, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 2, sessions: 0 });
+    now = 1_700_000_000_000;
+    m.pruner.passEnded(true);
+    now += 60_000;
+    m.pruner.passEnded(false);
+    s = parseMetrics(await m.render());
+    assert.equal(metricValue(s, 'hookgate_pruned_rows_total', { kind: 'events' }), 120);
+    assert.equal(metricValue(s, 'hookgate_pruned_rows_total', { kind: 'runs' }), 3);
+    assert.equal(metricValue(s, 'hookgate_pruned_rows_total', { kind: 'requests' }), 7);
+    assert.equal(metricValue(s, 'hookgate_pruned_rows_total', { kind: 'idempotencyKeys' }), 2);
+    assert.equal(metricValue(s, 'hookgate_pruned_rows_total', { kind: 'deliveries' }), undefined, 'a kind never pruned has no series');
+    assert.equal(metricValue(s, 'hookgate_prune_failures_total'), 1);
+    assert.equal(metricValue(s, 'hookgate_prune_last_success_timestamp_seconds'), 1_700_000_000, 'the failed pass leaves the last success');
+  });
+
   it('counts answered requests by hook and status, each counted once across scrapes', async () => {
     const m = createMetrics({ now: () => 0, sample: async () => ({ queues: queues(), size }) });
     m.recordRequest('wake', 200);

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { QueueStats, RunOutcomeState, StoreObserver, StoreSize } from '../store/index.js';
+import type { PruneObserver, QueueStats, RunOutcomeState, StoreObserver, StoreSize } from '../store/index.js';
 
 /** What one delivery attempt ended as. */
 export type DeliveryOutcome = 'sent' | 'retry' | 'failed' | 'skipped';
@@ -20,6 +20,8 @@ export interface GatewayMetrics {
   connectionTurnedAway(reason: 'over_capacity' | 'too_many_connections'): void;
   /** Sees the store's group commits. */
   readonly store: StoreObserver;
+  /** Sees the background pruner's batches and passes. */
+  readonly pruner: PruneObserver;
   /** A run reached a terminal state; `seconds` from its claim, when known. */
   runFinished(state: RunOutcomeState, seconds: number | null): void;
   modelCall(provider: string, model: string, outcome: 'ok' | 'error', usage: TokenCounts | undefined): void;
@@ -124,6 +126,11 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
   });
   const depth = new Gauge({ name: 'hookgate_queue_depth', help: 'Work waiting in the store: runs queued (held: those a budget holds back), running, events and deliveries pending.', labelNames: ['queue'], registers });
   const oldest = new Gauge({ name: 'hookgate_queue_oldest_age_seconds', help: 'Age of the oldest waiting item per queue (0 when empty).', labelNames: ['queue'], registers });
+  const pruned = new Counter({ name: 'hookgate_pruned_rows_total', help: 'Rows deleted past their retention, by kind.', labelNames: ['kind'], registers });
+  const pruneFailures = new Counter({ name: 'hookgate_prune_failures_total', help: 'Background prune passes that failed.', registers });
+  const pruneSucceeded = new Gauge({
+    name: 'hookgate_prune_last_success_timestamp_seconds', help: 'When the last background prune pass ended without an error (Unix time; 0 before the first).', registers,
+  });
   const size = new Gauge({ name: 'hookgate_store_size_bytes', help: 'Space the store takes on disk, by part (SQLite files or PostgreSQL tables).', labelNames: ['part'], registers });
 
   let sampledAt = -Infinity;
@@ -165,6 +172,15 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
         commitSize.observe(c.writes);
         commitSeconds.observe(c.seconds);
         if (!c.ok) commitFailures.inc();
+      },
+    },
+    pruner: {
+      pruned(counts) {
+        for (const [kind, n] of Object.entries(counts)) if (n > 0) pruned.inc({ kind }, n);
+      },
+      passEnded(ok) {
+        if (ok) pruneSucceeded.set(deps.now() / 1000);
+        else pruneFailures.inc();
       },
     },
     runFinished(state, seconds) {

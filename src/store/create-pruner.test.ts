@@ -57,6 +57,24 @@ describe('createPruner', () => {
     assert.deepEqual(store.batches, [500, 500, 500]);
   });
 
+  it('shows its observer every batch and how each background pass ended', async () => {
+    const clock = createManualClock();
+    const seen: Array<number | boolean> = [];
+    const observer = { pruned: (c: PruneCounts) => seen.push(c.events), passEnded: (ok: boolean) => seen.push(ok) };
+    const store = backlogStore(150);
+    const pruner = createPruner({ store, retention, clock, log, backgroundBatchSize: 100, pauseMs: 10, everyMs: 1000, observer });
+    pruner.start();
+    await clock.advance(0);
+    await clock.advance(10);
+    assert.deepEqual(seen, [100, 50, true]);
+    store.prune = async () => {
+      throw new Error('disk I/O error');
+    };
+    await clock.advance(1000);
+    assert.deepEqual(seen, [100, 50, true, false]);
+    await pruner.stop();
+  });
+
   it('stops during a pause without waiting it out', async () => {
     const clock = createManualClock();
     const store = backlogStore(1000);

@@ -15,6 +15,14 @@ export interface Pruner {
   pruneAll(): Promise<PruneCounts>;
 }
 
+/** Sees what the pruner does (metrics). */
+export interface PruneObserver {
+  /** One batch's deleted rows, by kind. */
+  pruned(counts: PruneCounts): void;
+  /** A background pass ended: `ok` false when a batch failed (the next pass starts over). */
+  passEnded(ok: boolean): void;
+}
+
 const KINDS = ['events', 'runs', 'deliveries', 'transcript', 'requests', 'idempotencyKeys', 'sessions'] as const;
 /** Bounds one pass, so a huge backlog is worked off over several passes. */
 const MAX_BATCHES = 2000;
@@ -52,6 +60,7 @@ export function createPruner(deps: {
   backgroundBatchSize?: number;
   /** Pause between the batches of a background pass, ms. @default 10 */
   pauseMs?: number;
+  observer?: PruneObserver;
 }): Pruner {
   const { store, clock, log } = deps;
   const halt = new AbortController();
@@ -61,6 +70,7 @@ export function createPruner(deps: {
     const total: PruneCounts = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 };
     for (let i = 0; i < MAX_BATCHES && !halt.signal.aborted; i++) {
       const got = await store.prune(cutoffs, batchSize);
+      deps.observer?.pruned(got);
       for (const k of KINDS) total[k] += got[k];
       if (KINDS.every((k) => got[k] < batchSize)) break;
       if (pauseMs === 0) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -79,8 +89,10 @@ export function createPruner(deps: {
     try {
       const total = await prune(deps.backgroundBatchSize ?? 100, deps.pauseMs ?? 10);
       if (KINDS.some((k) => total[k] > 0)) log.info('pruned finished work past its retention', { ...total });
+      deps.observer?.passEnded(true);
     } catch (error) {
       log.error('pruning failed', { err: error });
+      deps.observer?.passEnded(false);
     }
   };
 

@@ -12,5 +12,5 @@ export { StoreLockedError, StoreMissingError } from './sqlite/lock-database.js';
 export { StoreOpenError } from './postgres/store-open-error.js';
 export { DuplicateRequestError } from './duplicate-request-error.js';
 export { isStoreUnavailable } from './is-store-unavailable.js';
-export { createPruner, pruneCutoffs, type Pruner } from './create-pruner.js';
+export { createPruner, pruneCutoffs, type PruneObserver, type Pruner } from './create-pruner.js';
 export type { BudgetReport, BudgetUsage, RunBudget, RunBudgets } from './run-budgets.js';

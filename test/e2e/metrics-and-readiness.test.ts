@@ -102,6 +102,12 @@ describe('GET /metrics after real traffic', () => {
     assert.ok((metricValue(samples, 'hookgate_store_size_bytes', { part: 'database' }) ?? 0) > 0);
   });
 
+  it('reports the background pruner: its first pass, run at start, ended without an error', () => {
+    const last = metricValue(samples, 'hookgate_prune_last_success_timestamp_seconds') ?? 0;
+    assert.ok(last > Date.now() / 1000 - 120 && last <= Date.now() / 1000, `last success at ${last}`);
+    assert.equal(metricValue(samples, 'hookgate_prune_failures_total'), 0);
+  });
+
   it('includes the default process metrics', () => {
     assert.ok(metricValue(samples, 'process_cpu_user_seconds_total') !== undefined);
     assert.ok(samples.some((s) => s.name === 'nodejs_heap_size_total_bytes'));
