@@ -83,33 +83,48 @@ function testHandler(o: {
   });
 }
 
-describe('createRequestHandler bounds', () => {
-  let dir: string;
-  let server: HttpServer;
-  let port: number;
-  const logLines: Array<Record<string, unknown>> = [];
-  let handleHook: HookHandler = async () => ({ kind: 'skip' });
+/**
+ * Serves `testHandler(o)` over loopback for the enclosing `describe`: `port()` once it listens;
+ * `hold()` is a promise a held body waits on until `release()`, which also runs after each test.
+ */
+function serveForSuite(o: Parameters<typeof testHandler>[0]): { port: () => number; hold: () => Promise<void>; release: () => void } {
+  let server: HttpServer | undefined;
+  let port = 0;
   let held: Array<() => void> = [];
-
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'hookgate-handler-'));
-    const handler = testHandler({
-      hooks: { maxBodiesPerClient: 2 },
-      handleHook: (call) => handleHook(call),
-      // A clock that never moves: every outage line after the first falls in the same interval.
-      now: 1_000_000,
-      level: 'debug',
-      lines: logLines,
-    });
-    server = createHttpServer(handler, { bodyTimeoutMs: 10_000 });
+    server = createHttpServer(testHandler(o), { bodyTimeoutMs: 10_000 });
     port = await server.listen(0, '127.0.0.1');
   });
-  afterEach(() => {
-    for (const release of held) release();
+  const release = (): void => {
+    for (const r of held) r();
     held = [];
-  });
+  };
+  afterEach(release);
   after(async () => {
-    await server.close();
+    await server?.close();
+  });
+  return { port: () => port, hold: () => new Promise<void>((resolve) => held.push(resolve)), release };
+}
+
+describe('createRequestHandler bounds', () => {
+  let dir: string;
+  const logLines: Array<Record<string, unknown>> = [];
+  let handleHook: HookHandler = async () => ({ kind: 'skip' });
+  const served = serveForSuite({
+    hooks: { maxBodiesPerClient: 2 },
+    handleHook: (call) => handleHook(call),
+    // A clock that never moves: every outage line after the first falls in the same interval.
+    now: 1_000_000,
+    level: 'debug',
+    lines: logLines,
+  });
+  let port: number;
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'hookgate-handler-'));
+    port = served.port();
+  });
+  after(() => {
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -168,7 +183,7 @@ describe('createRequestHandler bounds', () => {
 
   it('answers 429 too_many_bodies to a client reading more bodies at once than maxBodiesPerClient', async () => {
     handleHook = async () => ({ kind: 'skip' });
-    const release = new Promise<void>((resolve) => held.push(resolve));
+    const release = served.hold();
     const slow = [post(port, '/hooks/wake', '{"text":"slow 1"}', release), post(port, '/hooks/wake', '{"text":"slow 2"}', release)];
     // Both slow bodies are being read once the server has answered something after them.
     let third: Answer | undefined;
@@ -180,7 +195,7 @@ describe('createRequestHandler bounds', () => {
     assert.equal(third.status, 429);
     assert.equal(third.json?.code, 'too_many_bodies');
     assert.equal(third.headers['retry-after'], '1');
-    for (const r of held) r();
+    served.release();
     for (const res of await Promise.all(slow)) assert.equal(res.status, 204);
     assert.equal((await post(port, '/hooks/wake', '{"text":"fourth"}')).status, 204);
   });
@@ -199,36 +214,25 @@ describe('createRequestHandler bounds', () => {
 });
 
 describe('createRequestHandler: an IPv6 client is its /64', () => {
-  let server: HttpServer;
+  const served = serveForSuite({
+    hooks: { maxBodiesPerClient: 2 },
+    handleHook: async () => ({ kind: 'skip' }),
+    now: 1_000_000,
+    level: 'error',
+    lines: [],
+    extra: {
+      // Loopback is the trusted proxy, so each request's client is its X-Forwarded-For.
+      clientAddress: createClientAddressResolver(['127.0.0.1']),
+      limiter: groupAuthLimiter(createAuthLimiter({ maxFailures: 3, windowSeconds: 60, lockoutSeconds: 60, maxClients: 100 }), addressGroup),
+    },
+  });
   let port: number;
-  let held: Array<() => void> = [];
-
-  before(async () => {
-    const handler = testHandler({
-      hooks: { maxBodiesPerClient: 2 },
-      handleHook: async () => ({ kind: 'skip' }),
-      now: 1_000_000,
-      level: 'error',
-      lines: [],
-      extra: {
-        // Loopback is the trusted proxy, so each request's client is its X-Forwarded-For.
-        clientAddress: createClientAddressResolver(['127.0.0.1']),
-        limiter: groupAuthLimiter(createAuthLimiter({ maxFailures: 3, windowSeconds: 60, lockoutSeconds: 60, maxClients: 100 }), addressGroup),
-      },
-    });
-    server = createHttpServer(handler, { bodyTimeoutMs: 10_000 });
-    port = await server.listen(0, '127.0.0.1');
-  });
-  afterEach(() => {
-    for (const release of held) release();
-    held = [];
-  });
-  after(async () => {
-    await server.close();
+  before(() => {
+    port = served.port();
   });
 
   it('counts the bodies being read by every address of one /64 together, and another /64 apart', async () => {
-    const release = new Promise<void>((resolve) => held.push(resolve));
+    const release = served.hold();
     const slow = [
       post(port, '/hooks/wake', '{"text":"slow 1"}', release, '2001:db8:1:2::a'),
       post(port, '/hooks/wake', '{"text":"slow 2"}', release, '2001:db8:1:2:ffff:1:2:3'),
@@ -243,7 +247,7 @@ describe('createRequestHandler: an IPv6 client is its /64', () => {
     // The next /64, and an IPv4 client, are other clients.
     assert.equal((await post(port, '/hooks/wake', '{"text":"next block"}', undefined, '2001:db8:1:3::a')).status, 204);
     assert.equal((await post(port, '/hooks/wake', '{"text":"v4"}', undefined, '203.0.113.7')).status, 204);
-    for (const r of held) r();
+    served.release();
     for (const res of await Promise.all(slow)) assert.equal(res.status, 204);
   });
 
