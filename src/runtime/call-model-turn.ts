@@ -1,3 +1,4 @@
+import { linkSignals } from '../common/link-signals.js';
 import type { ThinkingLevel } from '../config/index.js';
 import type { ResolvedModel } from './create-model-registry.js';
 import { HISTORY_ENTRIES, fitHistory } from './fit-history.js';
@@ -43,6 +44,7 @@ export async function callModelTurn(
     timedOut = true;
     controller.abort(new TurnTimeoutError(turn.timeoutMs));
   }, Math.max(0, turn.timeoutMs));
+  const linked = linkSignals([controller.signal, turn.shutdown]);
   try {
     const history = await deps.store.readTranscript(turn.sessionKey, { limit: HISTORY_ENTRIES });
     const result = await callWithRetry(turn.model.provider, {
@@ -50,7 +52,7 @@ export async function callModelTurn(
       system: await readSystemPrompt(turn.profile),
       messages: [...fitHistory(history), { role: 'user', content: turn.content }],
       thinking: turn.thinking,
-      signal: AbortSignal.any([controller.signal, turn.shutdown]),
+      signal: linked.signal,
     }, started + turn.timeoutMs, { ...deps.retry, log: deps.log });
     return result.usage === undefined ? { text: result.text } : { text: result.text, usage: result.usage };
   } catch (error) {
@@ -58,5 +60,6 @@ export async function callModelTurn(
     throw error;
   } finally {
     clearTimeout(timer);
+    linked.dispose();
   }
 }

@@ -1,6 +1,8 @@
 import { it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { createLog } from '../common/log.js';
+import { signalDependants } from '../../test/helpers/signal-dependants.js';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../test/helpers/store-fixture.js';
 import { withHeartbeatLease } from './with-heartbeat-lease.js';
 
@@ -27,6 +29,19 @@ describeEachDriver('withHeartbeatLease', (driver) => {
     });
     assert.equal(result, 'done');
     assert.ok(await f.store.claimHeartbeat({ agentId: 'main', owner: 'b', leaseMs: 300 }), 'released after');
+  });
+
+  it('leaves nothing on the process-long shutdown signal after its turns', async () => {
+    const shutdown = new AbortController();
+    for (let i = 0; i < 5; i++) {
+      await withHeartbeatLease({ store: f.store, clock: f.clock, log }, { ...opts('a'), shutdown: shutdown.signal }, async (lease) => {
+        assert.equal(lease.signal.aborted, false);
+      });
+    }
+    assert.equal(getEventListeners(shutdown.signal, 'abort').length, 0);
+    // Node's AbortSignal.any bookkeeping, where this Node exposes it: one entry per turn made that way.
+    const kept = signalDependants(shutdown.signal);
+    if (kept !== undefined) assert.equal(kept, 0);
   });
 
   it('does not run the turn while another process holds the lease', async () => {

@@ -1,3 +1,4 @@
+import { linkSignals } from '../common/link-signals.js';
 import { repeatEvery } from '../common/repeat-every.js';
 import type { RuntimeDeps } from './runtime-deps.js';
 import type { HeartbeatLease } from './run-heartbeat-turn.js';
@@ -30,9 +31,12 @@ export async function withHeartbeatLease<T>(
       log.error('renewing a heartbeat lease failed', { agentId: o.agentId, err: error });
     }
   });
+  // Not AbortSignal.any: with the process-long shutdown signal as a source it keeps an entry per turn.
+  const linked = linkSignals([o.shutdown, lost.signal]);
   try {
-    return await turn({ claimId: claim.claimId, signal: AbortSignal.any([o.shutdown, lost.signal]) });
+    return await turn({ claimId: claim.claimId, signal: linked.signal });
   } finally {
+    linked.dispose();
     done.abort();
     await renewing;
     await store.releaseHeartbeat(claim).catch((error: unknown) =>
