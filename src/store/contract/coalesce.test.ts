@@ -2,6 +2,7 @@ import { it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
 import { newRun } from '../../../test/helpers/store-records.js';
+import { MAX_COALESCED_CHARS } from '../coalesce-separator.js';
 import type { Store } from '../store.js';
 
 describeEachDriver('store contract: coalesced runs', (driver) => {
@@ -48,6 +49,32 @@ describeEachDriver('store contract: coalesced runs', (driver) => {
     const runs = await store.listRuns();
     assert.equal(runs.length, 1);
     assert.match(runs[0]!.message, /^first\n[\s\S]*second[\s\S]*third$/);
+  });
+
+  it('starts a run of its own for a message that would take the run past MAX_COALESCED_CHARS, which the key\'s later messages join', async () => {
+    const big = 'x'.repeat(100 * 1024);
+    const runs = [burst(`a${big}`), burst(`b${big}`), burst(`c${big}`), burst('d')];
+    const joined = [];
+    for (const run of runs) joined.push((await record(run)).coalesced[run.id]);
+    // 100 KiB + 100 KiB fit in 256 KiB; a third does not: it queues a run, which the fourth joins.
+    assert.deepEqual(joined, [undefined, runs[0]!.id, undefined, runs[2]!.id]);
+    const all = (await store.listRuns()).sort((x, y) => (x.id < y.id ? -1 : 1));
+    assert.equal(all.length, 2);
+    assert.ok(all.every((r) => r.message.length <= MAX_COALESCED_CHARS));
+    assert.match(all[0]!.message, /^ax+\n[\s\S]*\nbx+$/);
+    assert.match(all[1]!.message, /^cx+\n[\s\S]*\nd$/);
+  });
+
+  it('bounds the run of one request\'s items about one key the same way', async () => {
+    const big = 'y'.repeat(100 * 1024);
+    const [a, b, c, d] = [burst(`a${big}`), burst(`b${big}`), burst(`c${big}`), burst('d')];
+    const group = (run: ReturnType<typeof burst>) => ({ events: [], runs: [run], idempotency: null });
+    const result = await store.recordActions({ ...group(a), items: [group(b), group(c), group(d)] });
+    assert.deepEqual(result.coalesced, { [b.id]: a.id, [d.id]: c.id });
+    const all = (await store.listRuns()).sort((x, y) => (x.id < y.id ? -1 : 1));
+    assert.deepEqual(all.map((r) => r.id), [a.id, c.id]);
+    assert.match(all[0]!.message, /^ay+\n[\s\S]*\nby+$/);
+    assert.match(all[1]!.message, /^cy+\n[\s\S]*\nd$/);
   });
 
   it('keeps the answer a request got once its run joined a queued run, for a repeat of it', async () => {

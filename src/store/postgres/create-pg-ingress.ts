@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { COALESCE_SEPARATOR } from '../coalesce-separator.js';
+import { COALESCE_SEPARATOR, coalescedGrowth, MAX_COALESCED_CHARS } from '../coalesce-separator.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import { joinedAnswers } from '../joined-answers.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
@@ -62,26 +62,36 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressSt
           const coalescing = groups.flatMap((g) => g.runs).filter((run) => run.coalesce !== undefined);
           if (coalescing.length > 0) await lockCoalesceKeys(client, coalescing.map((run) => run.coalesce!.key));
           const coalesced: Record<string, string> = {};
-          // The runs this request queues, by coalesce key: a later item about the key joins its run.
+          // The runs this request queues, by id, with the messages of its later items joined to them,
+          // and the newest of them by coalesce key: a later item about the key joins that one.
           const queuedHere = new Map<string, NewRun>();
+          const newestHere = new Map<string, string>();
+          const queueHere = (run: NewRun): void => {
+            queuedHere.set(run.id, run);
+            newestHere.set(run.coalesce!.key, run.id);
+          };
           for (const run of coalescing) {
             const key = run.coalesce!.key;
-            const here = queuedHere.get(key);
+            const here = queuedHere.get(newestHere.get(key) ?? '');
             if (here !== undefined) {
-              queuedHere.set(key, { ...here, message: here.message + COALESCE_SEPARATOR + run.message });
-              coalesced[run.id] = here.id;
+              if (here.message.length + coalescedGrowth(run.message) > MAX_COALESCED_CHARS) queueHere(run);
+              else {
+                queuedHere.set(here.id, { ...here, message: here.message + COALESCE_SEPARATOR + run.message });
+                coalesced[run.id] = here.id;
+              }
               continue;
             }
             const { rows } = await client.query(
               `UPDATE runs SET message = message || $1 || $2 WHERE seq = (SELECT seq FROM runs WHERE state = 'queued'
-                AND coalesce_key = $3 AND coalesce_until > ${nowSql(4)} ORDER BY seq DESC LIMIT 1 FOR UPDATE) RETURNING id`,
-              [COALESCE_SEPARATOR, run.message, key, ctx.clockParam()],
+                AND coalesce_key = $3 AND coalesce_until > ${nowSql(4)} ORDER BY seq DESC LIMIT 1 FOR UPDATE)
+                AND length(message) + $5 <= $6 RETURNING id`,
+              [COALESCE_SEPARATOR, run.message, key, ctx.clockParam(), coalescedGrowth(run.message), MAX_COALESCED_CHARS],
             );
             const joined = rows[0] as { id: string } | undefined;
             if (joined !== undefined) coalesced[run.id] = joined.id;
-            else queuedHere.set(key, run);
+            else queueHere(run);
           }
-          const toWrite = (run: NewRun): NewRun => (run.coalesce === undefined ? run : queuedHere.get(run.coalesce.key) ?? run);
+          const toWrite = (run: NewRun): NewRun => queuedHere.get(run.id) ?? run;
           const writes: IngressWrite[] = groups.flatMap((g) => [
             ...g.events.map((event): IngressWrite => ({ kind: 'event', event })),
             ...g.runs.filter((run) => coalesced[run.id] === undefined).map((run): IngressWrite => ({ kind: 'run', run: toWrite(run) })),

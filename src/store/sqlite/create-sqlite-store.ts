@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../common/clock.js';
 import type { Store } from '../store.js';
-import { COALESCE_SEPARATOR } from '../coalesce-separator.js';
+import { COALESCE_SEPARATOR, coalescedGrowth, MAX_COALESCED_CHARS } from '../coalesce-separator.js';
 import { createSignalHub } from '../create-signal-hub.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import { joinedAnswers } from '../joined-answers.js';
@@ -168,7 +168,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       for (const r of g.runs) {
         const c = r.coalesce;
         const joined = c === undefined ? undefined
-          : st.joinCoalesced.get({ key: c.key, now: clock.now(), message: r.message, separator: COALESCE_SEPARATOR }) as { id: string } | undefined;
+          : st.joinCoalesced.get({
+            key: c.key, now: clock.now(), message: r.message, separator: COALESCE_SEPARATOR, growth: coalescedGrowth(r.message), max: MAX_COALESCED_CHARS,
+          }) as { id: string } | undefined;
         if (joined !== undefined) coalesced[r.id] = joined.id;
         else st.addRun(r, JSON.stringify(r.source));
       }

@@ -73,7 +73,8 @@ export function prepareStatements(db: Database) {
     ),
     joinCoalesced: db.prepare(
       `UPDATE runs SET message = message || @separator || @message WHERE seq = (SELECT seq FROM runs
-        WHERE state = 'queued' AND coalesce_key = @key AND coalesce_until > @now ORDER BY seq DESC LIMIT 1) RETURNING id`,
+        WHERE state = 'queued' AND coalesce_key = @key AND coalesce_until > @now ORDER BY seq DESC LIMIT 1)
+        AND length(message) + @growth <= @max RETURNING id`,
     ),
     claimIdempotencyKey: db.prepare(
       `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at)
