@@ -126,7 +126,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     bodyTimeoutMs: config.gateway.bodyTimeoutMs,
     verifyToken: createTokenVerifier(l.config.hooks.token ?? ''),
     signatures: createSignatureGate(l.config.hooks.mappings),
-    waitForRun: (runId, timeoutMs) => waitForRun({ store, clock }, runId, timeoutMs),
+    waitForRun: (runId, timeoutMs, signal) => waitForRun({ store, clock }, runId, timeoutMs, signal),
     handleHook: createHookHandler({
       // Agents and models as the runtime has them (read at startup): a reload that adds a model or
       // an agent must not let the ingress accept runs the runtime cannot make until a restart.

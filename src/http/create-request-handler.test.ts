@@ -17,6 +17,7 @@ import { HooksSchema } from '../config/index.js';
 import type { HookHandler } from '../hooks/index.js';
 import { createHttpServer, type HttpServer } from './create-http-server.js';
 import { addressGroup } from './create-peer-grouper.js';
+import { newRun } from '../../test/helpers/store-records.js';
 import type { ObservedRequest } from './request-observer.js';
 import { createRequestHandler, type IngressSettings, type RequestHandler, type RequestHandlerDeps } from './create-request-handler.js';
 import { createClientAddressResolver } from './resolve-client-address.js';
@@ -63,13 +64,14 @@ function testHandler(o: {
   level: LogLevel;
   lines: Array<Record<string, unknown>>;
   extra?: Partial<RequestHandlerDeps>;
+  waitForRun?: IngressSettings['waitForRun'];
 }): RequestHandler {
   const settings: IngressSettings = {
     hooks: HooksSchema.parse({ enabled: true, token: TOKEN, ...o.hooks }),
     bodyTimeoutMs: 10_000,
     verifyToken: createTokenVerifier(TOKEN),
     signatures: createSignatureGate([]),
-    waitForRun: () => Promise.reject(new Error('no run is waited for here')),
+    waitForRun: o.waitForRun ?? (() => Promise.reject(new Error('no run is waited for here'))),
     handleHook: o.handleHook,
   };
   return createRequestHandler({
@@ -210,6 +212,37 @@ describe('createRequestHandler bounds', () => {
     assert.equal(res.status, 400);
     assert.equal(res.json?.code, 'json_too_deep');
     assert.equal(called, false);
+  });
+});
+
+describe('createRequestHandler: a caller waiting for its run', () => {
+  const waits: AbortSignal[] = [];
+  const served = serveForSuite({
+    hooks: {},
+    handleHook: async () => ({ kind: 'agent', run: newRun('hook:agent'), wait: { timeoutMs: 60_000, returnReply: false } }),
+    now: 1_000_000,
+    level: 'error',
+    lines: [],
+    waitForRun: (runId, _timeoutMs, signal) => {
+      waits.push(signal!);
+      return new Promise((resolve) => signal!.addEventListener('abort', () =>
+        resolve({ runId, status: 'queued', delivered: false, error: 'wait_timeout', reply: null, held: null })));
+    },
+  });
+
+  it('ends the wait when the caller leaves before the answer', async () => {
+    const req = request({
+      host: '127.0.0.1', port: served.port(), path: '/hooks/agent', method: 'POST', agent: false,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    });
+    req.on('error', () => undefined);
+    req.end('{"message":"m","waitForCompletion":true}');
+    for (let i = 0; i < 200 && waits.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(waits.length, 1, 'the wait started');
+    assert.equal(waits[0]!.aborted, false);
+    req.destroy();
+    for (let i = 0; i < 200 && !waits[0]!.aborted; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(waits[0]!.aborted, true, 'the wait was told the caller left');
   });
 });
 

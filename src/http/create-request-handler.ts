@@ -23,8 +23,8 @@ export interface IngressSettings {
   verifyToken: (candidate: string | undefined) => boolean;
   /** Provider signatures of the mappings that declare `verify`. */
   signatures: SignatureGate;
-  /** Waits for a run's end (and its delivery's) for a `waitForCompletion` caller. */
-  waitForRun: (runId: string, timeoutMs: number) => Promise<RunWaitResult>;
+  /** Waits for a run's end (and its delivery's) for a `waitForCompletion` caller; `signal` ends the wait early (the caller left). */
+  waitForRun: (runId: string, timeoutMs: number, signal?: AbortSignal) => Promise<RunWaitResult>;
   handleHook: HookHandler;
 }
 
@@ -97,6 +97,21 @@ function slackChallenge(signedBy: SignedBy | undefined, payload: Payload): strin
  * declares `verify` (401), JSON or form and its depth (400), hook (400/404/500), durable record (503
  * when the store cannot write), answer.
  */
+/**
+ * Runs `wait` with a signal that aborts when the response closes before it is written (the client
+ * went away), so a wait it started (polls, a signal listener) does not outlive it.
+ */
+async function waitWhileConnected<T>(res: ServerResponse, wait: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const gone = new AbortController();
+  const onClose = (): void => gone.abort();
+  res.once('close', onClose);
+  try {
+    return await wait(gone.signal);
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
 export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   /** Bodies being read per client address group (`addressGroup`); a group leaves the map when its count is back to 0. */
   const reading = new Map<string, number>();
@@ -188,8 +203,10 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       if (outcome.kind === 'wake') entry.eventId = outcome.event.id;
       else if (outcome.kind === 'agent') entry.runId = outcome.run.id;
       const { status, body } = outcome.kind === 'agent' && outcome.wait !== undefined
-        ? waitedAnswer(await settings.waitForRun(outcome.run.id, outcome.wait.timeoutMs), outcome.wait.returnReply)
+        ? waitedAnswer(await waitWhileConnected(res, (signal) => settings.waitForRun(outcome.run.id, outcome.wait!.timeoutMs, signal)), outcome.wait.returnReply)
         : describeOutcome(outcome);
+      // A caller that left while waiting has nothing to be answered (its request is recorded as 499).
+      if (res.destroyed) return;
       if (status === 204) {
         res.writeHead(204);
         res.end();

@@ -1,5 +1,6 @@
 import { it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../test/helpers/store-fixture.js';
 import { completion, newRun } from '../../test/helpers/store-records.js';
 import { waitForRun } from './wait-for-run.js';
@@ -61,6 +62,21 @@ describeEachDriver('waitForRun', (driver) => {
     assert.equal(result.status, 'queued');
     assert.equal(result.error, 'wait_timeout');
     assert.match(result.held ?? '', /agent "main": 0 runs started in the last hour \(runsPerHour 0\)/);
+  });
+
+  it('stops waiting, without the clock moving, once its signal aborts (the client left)', async () => {
+    const r = newRun('s');
+    await f.store.enqueueRun(r);
+    const gone = new AbortController();
+    let settled = false;
+    const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 60_000, gone.signal).finally(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(settled, false, 'still waiting for the run');
+    gone.abort();
+    const result = await waiting;
+    assert.equal(result.error, 'wait_timeout');
+    assert.equal(result.status, 'queued');
+    assert.equal(getEventListeners(gone.signal, 'abort').length, 0);
   });
 
   it('does not wait for a delivery the run never asked for', async () => {

@@ -22,12 +22,14 @@ const POLL_MS = 500;
 /**
  * Waits up to `timeoutMs` for a run to end and, when it produced a delivery, for that delivery to
  * end too. Wakes on the store's `finished` signal and polls as a fallback; works whichever
- * process executes the run. Never cancels the run.
+ * process executes the run. Never cancels the run. `signal` (the waiting client went away) ends
+ * the wait early, with the answer a wait that ran out gets.
  */
 export async function waitForRun(
   deps: { store: Pick<StoreReader, 'getRun' | 'getRunDelivery'> & WorkSignals; clock: Clock },
   runId: string,
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<RunWaitResult> {
   const { store, clock } = deps;
   const deadline = clock.now() + timeoutMs;
@@ -35,12 +37,14 @@ export async function waitForRun(
   const off = store.subscribe((s) => {
     if (s.kind === 'finished' && s.runId === runId) wake.abort();
   });
+  const onGone = (): void => wake.abort();
+  signal?.addEventListener('abort', onGone, { once: true });
   try {
     for (;;) {
       const result = await look(store, runId);
       if (result !== null) return result;
       const left = deadline - clock.now();
-      if (left <= 0) {
+      if (left <= 0 || signal?.aborted === true) {
         const run = await store.getRun(runId);
         const held = run?.state === 'queued' ? run.heldReason : null;
         return { runId, status: run?.state ?? 'queued', delivered: false, error: 'wait_timeout', reply: null, held };
@@ -50,6 +54,7 @@ export async function waitForRun(
     }
   } finally {
     off();
+    signal?.removeEventListener('abort', onGone);
   }
 }
 
