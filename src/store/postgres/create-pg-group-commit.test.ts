@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type pg from 'pg';
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
-import { createPgGroupCommit } from './create-pg-group-commit.js';
+import { createPgGroupCommit, MAX_BATCH_WRITES, MAX_QUEUED_RECORDS } from './create-pg-group-commit.js';
 
 interface Call {
   values: unknown[];
@@ -115,4 +115,64 @@ describe('createPgGroupCommit', () => {
     await Promise.all([write, drain]);
     assert.equal(drained, true);
   });
+
+  it('sends a backlog in statements of at most MAX_BATCH_WRITES, two at a time', async () => {
+    const { pool, calls } = createHeldPool();
+    const group = createPgGroupCommit(pool, 'hg_x');
+    const first = group.submit({ kind: 'event', event: newEvent('first') });
+    await turns(2);
+    const blocker = group.submit({ kind: 'event', event: newEvent('second') });
+    await turns(2);
+    // Both slots are taken: a backlog of 2,500 writes gathers meanwhile.
+    const backlog = Array.from({ length: 2500 }, (_, i) => newEvent(`e${i}`));
+    const settledBacklog = Promise.all(backlog.map((e) => group.submit({ kind: 'event', event: e })));
+    await turns(2);
+    assert.equal(calls.length, 2);
+    calls[0]!.settle();
+    calls[1]!.settle();
+    await Promise.all([first, blocker]);
+    await turns(3);
+    assert.equal(calls.length, 4, 'both free slots take a batch of the backlog at once');
+    assert.deepEqual([(idsOf(calls[2]!) as unknown[]).length, (idsOf(calls[3]!) as unknown[]).length], [MAX_BATCH_WRITES, MAX_BATCH_WRITES]);
+    calls[2]!.settle();
+    calls[3]!.settle();
+    await turns(3);
+    assert.equal(calls.length, 5);
+    assert.deepEqual(idsOf(calls[4]!), backlog.slice(2 * MAX_BATCH_WRITES).map((e) => e.id));
+    calls[4]!.settle();
+    await settledBacklog;
+  });
+
+  it('drops request records past MAX_QUEUED_RECORDS while the database is slow, never another write', async () => {
+    const { pool, calls } = createHeldPool();
+    const group = createPgGroupCommit(pool, 'hg_x');
+    const held = [group.submit({ kind: 'event', event: newEvent('a') })];
+    await turns(2);
+    held.push(group.submit({ kind: 'event', event: newEvent('b') }));
+    await turns(2);
+    const record = (i: number) => ({
+      id: `q${i}`, at: 1, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '203.0.113.7', status: 401, code: 'unauthorized',
+      reason: null, durationMs: 0.1, eventIds: [], runIds: [], payload: null,
+    });
+    const records = Array.from({ length: MAX_QUEUED_RECORDS + 5 }, (_, i) => group.submit({ kind: 'request', record: record(i) }));
+    const event = group.submit({ kind: 'event', event: newEvent('still taken') });
+    const refused = await Promise.allSettled(records.slice(MAX_QUEUED_RECORDS));
+    assert.deepEqual(refused.map((r) => r.status), Array(5).fill('rejected'));
+    assert.match(String((refused[0] as PromiseRejectedResult).reason), /request records already wait/);
+    // The database catches up: every statement, those sent meanwhile too, returns.
+    const all = Promise.all([...held, event, ...records.slice(0, MAX_QUEUED_RECORDS)]);
+    let done = false;
+    void all.then(() => (done = true));
+    for (let i = 0; i < 100 && !done; i++) {
+      for (const c of calls) c.settle();
+      await turns(1);
+    }
+    await all;
+    // Once the queue has moved on, records are taken again.
+    const again = group.submit({ kind: 'request', record: record(99_999) });
+    await turns(2);
+    calls.at(-1)!.settle();
+    await again;
+  });
 });
+

@@ -27,6 +27,18 @@ export interface PgGroupCommit {
 
 /** Batches in flight at once; the next batch gathers meanwhile. */
 const MAX_IN_FLIGHT = 2;
+/**
+ * Writes in one statement at most: after a stall (a slow disk, a failover) the queue is sent in
+ * batches of this size, not as one statement that grows with the stall and may itself time out.
+ */
+export const MAX_BATCH_WRITES = 1000;
+/**
+ * Request records waiting at most. Every other write holds its request (and so a connection) until
+ * it commits, so connections bound them; a record is queued for requests already answered too
+ * (refusals), so during a stall under a flood of them the records past this are dropped (the
+ * request log is a best-effort trail; the actions are never dropped).
+ */
+export const MAX_QUEUED_RECORDS = 10_000;
 
 const signalOf = (w: IngressWrite): WorkSignal | null => {
   switch (w.kind) {
@@ -113,13 +125,15 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
 
 /**
  * Group commit for PostgreSQL: ingress writes submitted in one event-loop turn go to the
- * database as one statement (one round trip, one commit); each write's promise resolves only
- * after that commit. While batches are in flight the next one gathers. A failed batch is retried
+ * database as one statement (one round trip, one commit) of at most `MAX_BATCH_WRITES`; each
+ * write's promise resolves only after that commit. While batches are in flight the next one gathers. A failed batch is retried
  * write by write, so one bad write fails alone; a batch the database could not take at all
  * (unreachable, shutting down, out of space) fails whole at once.
  */
 export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: StoreObserver): PgGroupCommit {
   let queue: Pending[] = [];
+  /** Request records in `queue`. */
+  let queuedRecords = 0;
   let scheduled = false;
   let inFlight = 0;
   const settled = new Set<Promise<void>>();
@@ -146,9 +160,14 @@ export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: S
   const flush = (): void => {
     scheduled = false;
     if (queue.length === 0 || inFlight >= MAX_IN_FLIGHT) return;
-    const batch = queue;
-    queue = [];
+    const batch = queue.length <= MAX_BATCH_WRITES ? queue : queue.slice(0, MAX_BATCH_WRITES);
+    queue = batch === queue ? [] : queue.slice(MAX_BATCH_WRITES);
+    for (const p of batch) if (p.write.kind === 'request') queuedRecords--;
     inFlight++;
+    if (queue.length > 0 && inFlight < MAX_IN_FLIGHT) {
+      scheduled = true;
+      setImmediate(flush);
+    }
     const done: Promise<void> = run(batch).finally(() => {
       inFlight--;
       settled.delete(done);
@@ -162,6 +181,10 @@ export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: S
 
   return {
     submit(write) {
+      if (write.kind === 'request') {
+        if (queuedRecords >= MAX_QUEUED_RECORDS) return Promise.reject(new Error(`${MAX_QUEUED_RECORDS} request records already wait for the database; this one is dropped`));
+        queuedRecords++;
+      }
       return new Promise<void>((resolve, reject) => {
         queue.push({ write, resolve, reject });
         if (!scheduled) {
