@@ -67,7 +67,16 @@ export interface LogOptions {
   now?: () => number;
   /** Applied to every logged error's message and stack. @default keepText */
   scrub?: Scrub;
+  /**
+   * Bytes of lines waiting for stderr at most (a stalled journald or pipe); the lines past it are
+   * dropped and counted, and a warning says how many once stderr takes lines again.
+   * @default 16 MiB
+   */
+  maxBufferedBytes?: number;
 }
+
+/** Lines waiting for stderr, at most (bytes): beyond it a blocked stderr costs lines, not memory. */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 type Level = Exclude<LogLevel, 'silent'>;
 
@@ -110,7 +119,12 @@ export function createLog(options: LogOptions = {}): Log {
   const level = options.level ?? 'info';
   const now = options.now ?? Date.now;
   const sink = options.write;
-  const destination = sink === undefined ? pino.destination({ dest: 2, sync: false }) : undefined;
+  const destination = sink === undefined
+    ? pino.destination({ dest: 2, sync: false, maxLength: options.maxBufferedBytes ?? MAX_BUFFERED_BYTES })
+    : undefined;
+  let dropped = 0;
+  // Emitted in the write that found no room, so a report that is itself dropped is seen at once.
+  destination?.on('drop', () => void dropped++);
   const p = pino({
     level,
     base: { pid: process.pid },
@@ -129,8 +143,19 @@ export function createLog(options: LogOptions = {}): Log {
       root[lvl]({ repeated: count }, `${msg} (repeated ${count} times)`);
     }
   };
-  if (limiter !== null) {
-    setInterval(() => writeSummaries(limiter.drain(now())), intervalMs).unref();
+  const reportDropped = (): void => {
+    if (dropped === 0) return;
+    const n = dropped;
+    dropped = 0;
+    root.warn({ dropped: n }, `${n} log lines dropped: stderr did not take them`);
+    // Still no room: the report went the same way; the count waits for the next try.
+    if (dropped > 0) dropped = n;
+  };
+  if (limiter !== null || destination !== undefined) {
+    setInterval(() => {
+      if (limiter !== null) writeSummaries(limiter.drain(now()));
+      reportDropped();
+    }, intervalMs > 0 ? intervalMs : 10_000).unref();
   }
   const flush = (): void => {
     if (limiter !== null) writeSummaries(limiter.drain());

@@ -9,7 +9,7 @@ import type { HooksConfig } from '../config/index.js';
 import { describeOutcome, type HookHandler, type Payload } from '../hooks/index.js';
 import type { RunWaitResult } from '../runtime/index.js';
 import { isStoreUnavailable } from '../store/index.js';
-import { logAccess, type AccessEntry } from './access-log.js';
+import { clipLogged, logAccess, type AccessEntry } from './access-log.js';
 import { addressGroup } from './create-peer-grouper.js';
 import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
@@ -241,7 +241,8 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const settings = deps.settings();
     const prefix = `${settings.hooks.path}/`;
     const client = deps.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
-    const entry: Exchange = { method: req.method ?? '', path, hook: null, client, code: null };
+    // The access line and the request record keep a long path (up to Node's 16 KB request line) cut short.
+    const entry: Exchange = { method: req.method ?? '', path: clipLogged(path), hook: null, client, code: null };
     const startedAt = deps.clock.now();
     // One listener for all that follows a request's end: the access line, the request log, metrics.
     // `on`, not `once`: a response closes once, and a listener left on it goes with it.
@@ -258,7 +259,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     // One trailing slash is tolerated: `/hooks/wake/` is `/hooks/wake`.
     let name = path.slice(prefix.length);
     if (name.endsWith('/')) name = name.slice(0, -1);
-    entry.hook = name;
+    entry.hook = clipLogged(name);
     entry.observed = deps.observer?.begin(entry);
     if (req.method !== 'POST') {
       fail(req, res, entry, new RequestError('method_not_allowed'), expectsContinue);
