@@ -5,6 +5,9 @@ import type { AuthRateLimitConfig } from '../config/index.js';
 import type { LockoutStore, WorkSignals } from '../store/index.js';
 import type { AuthLimiter, LimiterState } from './create-auth-limiter.js';
 
+/** Failures counted in the store at once, at most; past it a failure counts on this replica only. */
+export const MAX_FAILURE_WRITES = 16;
+
 export interface SharedAuthLimiter extends AuthLimiter {
   /** Loads the current lockouts and starts refreshing them. */
   start(): Promise<void>;
@@ -30,6 +33,8 @@ export function createSharedAuthLimiter(deps: {
   let locks = new Map<string, number>();
   const halt = new AbortController();
   let unsubscribe = (): void => undefined;
+  /** Failures being counted in the store now. */
+  let writing = 0;
 
   const remember = (client: string, until: number): void => {
     locks.delete(client);
@@ -60,6 +65,10 @@ export function createSharedAuthLimiter(deps: {
     },
     recordFailure(client, nowMs) {
       const mine = local.recordFailure(client, nowMs);
+      // A flood of failures from many addresses would queue a query each in the pool the ingress
+      // uses; past the bound, this replica's own count (above) is what holds them back.
+      if (writing >= MAX_FAILURE_WRITES) return mine;
+      writing++;
       store.recordAuthFailure({
         client,
         windowMs: options.windowSeconds * 1000,
@@ -67,7 +76,8 @@ export function createSharedAuthLimiter(deps: {
         lockoutMs: options.lockoutSeconds * 1000,
       }).then((until) => {
         if (until !== null) remember(client, until);
-      }, (error: unknown) => log.error('counting an auth failure in the store failed', { err: error }));
+      }, (error: unknown) => log.error('counting an auth failure in the store failed', { err: error }))
+        .finally(() => void writing--);
       return mine;
     },
     size: () => local.size() + locks.size,
