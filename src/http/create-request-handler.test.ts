@@ -351,33 +351,24 @@ describe('createRequestHandler: what follows a request', () => {
 });
 
 describe('createRequestHandler: a very long path', () => {
-  it('keeps 1,024 characters of the path and the hook name in the access line and the request log', async () => {
-    const lines: Array<Record<string, unknown>> = [];
-    const begun: Array<{ path: string; hook: string | null }> = [];
-    const handler = testHandler({
-      hooks: {},
-      handleHook: async () => ({ kind: 'skip' }),
-      now: 1_000,
-      level: 'info',
-      lines,
-      extra: {
-        observer: {
-          begin: (r) => {
-            begun.push({ path: r.path, hook: r.hook });
-            return { noteBody: () => undefined, noteError: () => undefined, ingress: () => ({}) as ReturnType<ObservedRequest['ingress']>, end: () => undefined };
-          },
+  const lines: Array<Record<string, unknown>> = [];
+  const begun: Array<{ path: string; hook: string | null }> = [];
+  const served = serveForSuite({
+    hooks: {}, handleHook: async () => ({ kind: 'skip' }), now: 1_000, level: 'info', lines,
+    extra: {
+      observer: {
+        begin: (r) => {
+          begun.push({ path: r.path, hook: r.hook });
+          return { noteBody: () => undefined, noteError: () => undefined, ingress: () => ({}) as ReturnType<ObservedRequest['ingress']>, end: () => undefined };
         },
       },
-    });
-    const http = createHttpServer(handler, { bodyTimeoutMs: 10_000 });
-    const port = await http.listen(0, '127.0.0.1');
+    },
+  });
+
+  it('keeps 1,024 characters of the path and the hook name in the access line and the request log', async () => {
     const name = 'n'.repeat(12_000);
-    try {
-      assert.equal((await post(port, `/hooks/${name}?x=1`, '{}', undefined, undefined, 'wrong')).status, 401);
-      for (let i = 0; i < 100 && !lines.some((l) => l['msg'] === 'hook request'); i++) await new Promise((r) => setTimeout(r, 10));
-    } finally {
-      await http.close();
-    }
+    assert.equal((await post(served.port(), `/hooks/${name}?x=1`, '{}', undefined, undefined, 'wrong')).status, 401);
+    for (let i = 0; i < 100 && !lines.some((l) => l['msg'] === 'hook request'); i++) await new Promise((r) => setTimeout(r, 10));
     const access = lines.find((l) => l['msg'] === 'hook request')!;
     assert.equal(access['path'], `/hooks/${'n'.repeat(1024 - '/hooks/'.length)}…`);
     assert.equal(access['hook'], `${'n'.repeat(1024)}…`);
