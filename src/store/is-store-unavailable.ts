@@ -22,8 +22,11 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
  */
 const PG_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable|Query read timeout)/;
 
+/** Hookgate's own: the store has not finished a write for too long (create-stall-watch.ts). */
+const STORE_CODES = new Set(['HOOKGATE_STORE_STALLED']);
+
 function isUnavailableCode(code: string): boolean {
-  return SQLITE_PREFIXES.some((p) => code === p || code.startsWith(`${p}_`))
+  return STORE_CODES.has(code) || SQLITE_PREFIXES.some((p) => code === p || code.startsWith(`${p}_`))
     || PG_STATES.has(code) || (code.length === 5 && code.startsWith('08')) || NETWORK_CODES.has(code);
 }
 

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import type { RequestRecord } from '../request-record.js';
 import type { StoreObserver } from '../store-stats.js';
+import type { StallWatch } from '../create-stall-watch.js';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
 import type { NewDelivery, NewRun, NewSystemEvent, WorkSignal } from '../types.js';
 import { encodeSignal } from './pg-context.js';
@@ -130,7 +131,7 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
  * write by write, so one bad write fails alone; a batch the database could not take at all
  * (unreachable, shutting down, out of space) fails whole at once.
  */
-export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: StoreObserver): PgGroupCommit {
+export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: StoreObserver, stallWatch?: StallWatch): PgGroupCommit {
   let queue: Pending[] = [];
   /** Request records in `queue`. */
   let queuedRecords = 0;
@@ -140,9 +141,14 @@ export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: S
 
   const run = async (batch: Pending[]): Promise<void> => {
     const started = performance.now();
+    const watched = stallWatch?.begin();
     try {
       const { text, values } = batchStatement(batch.map((p) => p.write), channel);
-      await pool.query(text, values);
+      try {
+        await pool.query(text, values);
+      } finally {
+        if (watched !== undefined) stallWatch!.end(watched);
+      }
       observer?.onCommit({ writes: batch.length, seconds: (performance.now() - started) / 1000, ok: true });
       for (const p of batch) p.resolve();
     } catch (error) {

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { COALESCE_SEPARATOR, coalescedGrowth, MAX_COALESCED_CHARS } from '../coalesce-separator.js';
+import type { StallWatch } from '../create-stall-watch.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import { joinedAnswers } from '../joined-answers.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
@@ -23,17 +24,21 @@ async function lockCoalesceKeys(client: pg.ClientBase, keys: readonly string[]):
   );
 }
 
-export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressStore {
+export function createPgIngress(ctx: PgContext, group: PgGroupCommit, stalls: StallWatch): IngressStore {
   return {
     async addSystemEvent(event) {
       ctx.checkWritable();
+      stalls.check();
       await group.submit({ kind: 'event', event });
     },
     async enqueueRun(run) {
       ctx.checkWritable();
+      stalls.check();
       await group.submit({ kind: 'run', run });
     },
     async recordActions(a) {
+      stalls.check();
+      const watched = stalls.begin();
       try {
         return await ctx.tx(async (client) => {
           // A concurrent request with the same key waits on the unique index until the first commits.
@@ -108,6 +113,8 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit): IngressSt
       } catch (error) {
         if (error instanceof Duplicate) throw new DuplicateRequestError(a.idempotency!.hook, a.idempotency!.key);
         throw error;
+      } finally {
+        stalls.end(watched);
       }
     },
     async findIdempotencyKey(hook, key) {

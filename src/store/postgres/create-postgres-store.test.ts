@@ -5,6 +5,7 @@ import pg from 'pg';
 import { createManualClock } from '../../../test/helpers/manual-clock.js';
 import { dropSchema, POSTGRES_URL, postgresUnavailable, uniqueSchema } from '../../../test/helpers/store-fixture.js';
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
+import { StoreStalledError } from '../create-stall-watch.js';
 import type { Store } from '../store.js';
 import type { WorkSignal } from '../types.js';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
@@ -119,6 +120,30 @@ describe('createPostgresStore', async () => {
       await locker.query('ROLLBACK');
       await store.addSystemEvent(newEvent('after'));
       assert.deepEqual((await store.listSystemEvents({ limit: 10 })).map((e) => e.text), ['after']);
+    } finally {
+      await locker.end();
+    }
+  });
+
+  it('refuses new ingress writes at once while one has gone unfinished for stallMs, and takes them again after', async () => {
+    const schema = fresh();
+    const store = await createPostgresStore({ url: POSTGRES_URL, schema, poolSize: 4, mode: 'serve', lockTimeoutMs: 10_000, stallMs: 100 });
+    stores.push(store);
+    const locker = new pg.Client({ connectionString: POSTGRES_URL });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE "${schema}".system_events IN ACCESS EXCLUSIVE MODE`);
+      const taken = store.addSystemEvent(newEvent('taken'));
+      await new Promise((r) => setTimeout(r, 200));
+      const started = Date.now();
+      await assert.rejects(store.addSystemEvent(newEvent('refused')), (e) => e instanceof StoreStalledError && isStoreUnavailable(e));
+      await assert.rejects(store.recordActions({ events: [newEvent('refused too')], runs: [], idempotency: null }), StoreStalledError);
+      assert.ok(Date.now() - started < 100, 'refused at once, not after a wait');
+      await locker.query('ROLLBACK');
+      await taken;
+      await store.addSystemEvent(newEvent('after'));
+      assert.deepEqual((await store.listSystemEvents({ limit: 10 })).map((e) => e.text).sort(), ['after', 'taken']);
     } finally {
       await locker.end();
     }

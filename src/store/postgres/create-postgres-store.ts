@@ -7,6 +7,7 @@ import type { Store } from '../store.js';
 import { createPgDeliveryQueue } from './create-pg-delivery-queue.js';
 import { createPgGroupCommit } from './create-pg-group-commit.js';
 import { createPgHeartbeats } from './create-pg-heartbeats.js';
+import { createStallWatch } from '../create-stall-watch.js';
 import { createPgIngress } from './create-pg-ingress.js';
 import { createPgListener, type PgListener } from './create-pg-listener.js';
 import { createPgLockouts } from './create-pg-lockouts.js';
@@ -43,6 +44,8 @@ export interface PostgresStoreOptions {
   heldMarkBatch?: number;
   /** Ready runs past which a claim looks session by session (tests). @default CLAIM_SCAN (pg-claim-candidates.ts) */
   claimScan?: number;
+  /** How long an ingress write may go unfinished before new ones are refused (tests). @default STALL_MS */
+  stallMs?: number;
 }
 
 const INT8_OID = 20;
@@ -154,12 +157,15 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       }
     },
   };
-  const group = createPgGroupCommit(pool, ctx.channel, options.observer);
+  // A database that stops answering turns new ingress writes away at once (503) instead of
+  // queueing them behind the writes it has not finished.
+  const stalls = createStallWatch(options.stallMs);
+  const group = createPgGroupCommit(pool, ctx.channel, options.observer, stalls);
   let closed = false;
 
   return {
     shared: true,
-    ...createPgIngress(ctx, group),
+    ...createPgIngress(ctx, group, stalls),
     ...createPgReader(ctx),
     ...createPgRunQueue(ctx, options.heldMarkBatch, options.claimScan),
     ...createPgCancelRun(ctx),

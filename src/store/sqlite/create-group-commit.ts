@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { performance } from 'node:perf_hooks';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
+import type { StallWatch } from '../create-stall-watch.js';
 import type { StoreObserver } from '../store-stats.js';
 
 /** Batches writes from one event-loop turn into one transaction: one fsync per batch, or fewer. */
@@ -36,6 +37,8 @@ export interface GroupCommitOptions {
    * returns.
    */
   afterCommit?: ((done: (error: Error | null) => void, writes: number) => void) | undefined;
+  /** Told when each commit's sync starts and ends, so a sync that never ends is seen (create-stall-watch.ts). */
+  stallWatch?: StallWatch | undefined;
 }
 
 /**
@@ -111,8 +114,10 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
     }
     if (committed.length === 0) return;
     syncing++;
+    const watched = options.stallWatch?.begin();
     afterCommit((error) => {
       syncing--;
+      if (watched !== undefined) options.stallWatch!.end(watched);
       if (started !== undefined) report(committed.length, started, error === null);
       if (error === null) for (const p of committed) p.resolve(p.result);
       else for (const p of committed) p.reject(error);

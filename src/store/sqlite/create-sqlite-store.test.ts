@@ -1,10 +1,12 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, fdatasync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createIds } from '../../common/ids.js';
+import { StoreStalledError } from '../create-stall-watch.js';
+import { isStoreUnavailable } from '../is-store-unavailable.js';
 import type { Store } from '../store.js';
 import type { NewSystemEvent } from '../types.js';
 import { createGroupCommit } from './create-group-commit.js';
@@ -30,6 +32,39 @@ describe('createSqliteStore (what only SQLite has)', () => {
   afterEach(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses new ingress writes as unavailable while a commit\'s sync has not ended for stallMs, and takes them again after', async () => {
+    await store.close();
+    const held: Array<() => void> = [];
+    let stall = true;
+    store = createSqliteStore({
+      path, stallMs: 50,
+      // A disk that stops answering: a sync on the thread pool does not come back until released.
+      walSyncIo: { sync: ((fd: number, done: (error: Error | null) => void) => {
+        if (stall) held.push(() => fdatasync(fd, done));
+        else fdatasync(fd, done);
+      }) as typeof fdatasync },
+    });
+    // Eight writes at once: their commit is synced on the thread pool.
+    const taken = Array.from({ length: 8 }, (_, i) => store.addSystemEvent(event(`taken ${i}`)));
+    try {
+      for (let i = 0; i < 100 && held.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(held.length, 1, 'the sync is under way');
+      await new Promise((r) => setTimeout(r, 80));
+      // Raced against a short timer: a write that queued instead would wait for the stalled sync.
+      const soon = <T>(p: Promise<T>): Promise<T> => Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('queued, not refused')), 500))]);
+      await assert.rejects(soon(store.addSystemEvent(event('refused'))), (e) => e instanceof StoreStalledError && isStoreUnavailable(e));
+      await assert.rejects(soon(store.recordActions({ events: [event('refused too')], runs: [], idempotency: null })), StoreStalledError);
+    } finally {
+      stall = false;
+      for (const release of held) release();
+    }
+    await Promise.all(taken);
+    await store.addSystemEvent(event('after'));
+    const texts = (await store.listSystemEvents({ limit: 20 })).map((e) => e.text);
+    assert.equal(texts.length, 9);
+    assert.ok(texts.includes('after') && !texts.some((t) => t.startsWith('refused')), JSON.stringify(texts));
   });
 
   it('uses WAL with synchronous FULL by default', () => {

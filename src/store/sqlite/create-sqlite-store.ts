@@ -13,7 +13,8 @@ import { createConsumedMarker } from './consumed-marks.js';
 import { createFloodReads } from './create-flood-reads.js';
 import { runReadThread } from './run-read-thread.js';
 import { createGroupCommit } from './create-group-commit.js';
-import { createWalSync, type WalSync } from './create-wal-sync.js';
+import { createWalSync, type WalSync, type WalSyncIo } from './create-wal-sync.js';
+import { createStallWatch } from '../create-stall-watch.js';
 import { createSqliteDeliveryQueue } from './create-sqlite-delivery-queue.js';
 import { createSqliteHeartbeats } from './create-sqlite-heartbeats.js';
 import { createSqliteLockouts } from './create-sqlite-lockouts.js';
@@ -58,6 +59,10 @@ export interface SqliteStoreOptions {
    * @default 1000
    */
   checkpointDelayMs?: number;
+  /** How the WAL is synced and timed (tests stall it). @default the file system's fdatasync */
+  walSyncIo?: Partial<WalSyncIo>;
+  /** How long a commit's sync may go unfinished before new ingress writes are refused (tests). @default STALL_MS */
+  stallMs?: number;
 }
 
 /** WAL frames (pages) past which the checkpoint thread holds the writer for a checkpoint that starts the WAL over. */
@@ -115,7 +120,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       db.pragma('synchronous = NORMAL');
       db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       migrate(db);
-      if (options.sync !== 'normal') walSync = createWalSync(`${options.path}-wal`);
+      if (options.sync !== 'normal') walSync = createWalSync(`${options.path}-wal`, options.walSyncIo);
     } else {
       checkVersion(db, options.path);
     }
@@ -134,7 +139,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   }
   let closed = false;
   let closing: Promise<void> | undefined;
-  const group = createGroupCommit(db, { observer: options.observer, afterCommit: walSync?.afterCommit });
+  // A sync that does not end (a disk that stopped answering) turns new ingress writes away at once
+  // instead of queueing them behind it; the writes already taken are answered when it ends.
+  const stalls = createStallWatch(options.stallMs);
+  const group = createGroupCommit(db, { observer: options.observer, afterCommit: walSync?.afterCommit, stallWatch: stalls });
   // Checkpoints are the checkpoint thread's, off the request path (start-checkpointer.ts).
   let checkpointer: Checkpointer | undefined;
   const autocheckpoint = (frames: number): void => {
@@ -207,16 +215,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   return {
     shared: false,
     async addSystemEvent(e) {
+      stalls.check();
       const source = JSON.stringify(e.source);
       await ctx.write(() => st.addEvent(e, source));
       if (e.mode === 'now') ctx.emit({ kind: 'heartbeat', agentId: e.agentId });
     },
     async enqueueRun(r) {
+      stalls.check();
       const source = JSON.stringify(r.source);
       await ctx.write(() => st.addRun(r, source));
       ctx.emit({ kind: 'runs' });
     },
     async recordActions(a) {
+      stalls.check();
       const outcome = await ctx.write(() => {
         try {
           return recordAll(a);

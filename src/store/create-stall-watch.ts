@@ -1,0 +1,48 @@
+import { performance } from 'node:perf_hooks';
+
+/**
+ * The store could not finish a write it took `stalledMs` ago (a disk that stopped syncing, a
+ * database that stopped answering): a new write is refused at once rather than queued behind it.
+ * Nothing of it was recorded; the ingress answers 503 `store_unavailable` (see is-store-unavailable.ts).
+ */
+export class StoreStalledError extends Error {
+  readonly code = 'HOOKGATE_STORE_STALLED';
+  constructor(stalledMs: number) {
+    super(`the store has not finished a write it took ${Math.round(stalledMs)} ms ago`);
+    this.name = 'StoreStalledError';
+  }
+}
+
+/** How long the oldest unfinished write may have been under way before new ingress writes are refused. */
+export const STALL_MS = 5000;
+
+/** Tracks the store's unfinished writes (a commit's sync, a batch statement, a transaction). */
+export interface StallWatch {
+  /** A write started; returns what `end` takes. */
+  begin(): number;
+  end(id: number): void;
+  /** Throws `StoreStalledError` when the oldest unfinished write started more than `stallMs` ago. */
+  check(): void;
+}
+
+export function createStallWatch(stallMs = STALL_MS, now: () => number = () => performance.now()): StallWatch {
+  /** Start times by id, oldest first (writes mostly end in the order they began; any order works). */
+  const open = new Map<number, number>();
+  let next = 0;
+  return {
+    begin() {
+      const id = next++;
+      open.set(id, now());
+      return id;
+    },
+    end(id) {
+      open.delete(id);
+    },
+    check() {
+      if (open.size === 0) return;
+      const oldest = open.values().next().value!;
+      const stalled = now() - oldest;
+      if (stalled > stallMs) throw new StoreStalledError(stalled);
+    },
+  };
+}
