@@ -43,7 +43,7 @@ describeEachDriver('DeliveryWorker', (driver) => {
     await f.dispose();
   });
 
-  const start = (adapters: ChannelAdapter[], extra: { maxAttempts?: number; maxAgeMs?: number; scrub?: (t: string) => string } = {}): DeliveryWorker => {
+  const start = (adapters: ChannelAdapter[], extra: { maxAttempts?: number; maxAgeMs?: number; scrub?: (t: string) => string; maxWakeups?: number } = {}): DeliveryWorker => {
     worker = new DeliveryWorker({
       store, log: createLog({ level: 'silent' }), clock: systemClock, random: () => 0, channels,
       adapters: new Map(adapters.map((a) => [a.name, a])), owner: 'test', backoffBaseMs: 20, pollMs: 50, ...extra,
@@ -135,6 +135,21 @@ describeEachDriver('DeliveryWorker', (driver) => {
     assert.equal(d.state, 'failed');
     assert.equal(d.error, 'POST https://api.telegram.org/bot[redacted]/sendMessage: 403 Forbidden');
     assert.equal(d.attemptLog[0]?.status, 403);
+  });
+
+  it('keeps at most maxWakeups retry timers, and the poll still finds the retries past them', async () => {
+    const tg = scriptedChannel('telegram');
+    for (let i = 0; i < 5; i++) tg.failures.push(new DeliveryError('telegram 429: Too Many Requests', { status: 429, retryable: true, retryAfterMs: 300 }));
+    start([tg.adapter], { maxWakeups: 2 });
+    const ids = await Promise.all(Array.from({ length: 5 }, (_, i) => add('telegram', String(i))));
+    for (let i = 0; i < 100; i++) {
+      const pending = await Promise.all(ids.map((id) => store.getDelivery(id)));
+      if (pending.every((d) => d!.attemptLog.length === 1)) break;
+      await sleep(10);
+    }
+    assert.equal(worker!.wakeupsWaiting, 2, 'five retries waiting, two timers');
+    for (const id of ids) assert.equal((await settled(id)).state, 'sent');
+    assert.equal(tg.sent.length, 5);
   });
 
   it('gives up after maxAttempts of retryable failures', async () => {

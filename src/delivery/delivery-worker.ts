@@ -38,7 +38,12 @@ export interface DeliveryWorkerOptions {
   leaseMs?: number;
   /** Applied to a channel's error before it is recorded or logged. @default keepText */
   scrub?: Scrub;
+  /** Retry wake-ups waiting at once, at most; past it the poll finds the retries. @default MAX_WAKEUPS */
+  maxWakeups?: number;
 }
+
+/** Retry wake-ups waiting at once, at most (see `#wakeAt`). */
+export const MAX_WAKEUPS = 1000;
 
 /** Why a send failed, as one readable line. */
 function reasonOf(error: unknown, scrub: Scrub = keepText): DeliveryError {
@@ -67,7 +72,7 @@ export class DeliveryWorker implements DeliveryPort {
   constructor(options: DeliveryWorkerOptions) {
     this.#o = {
       maxAttempts: 8, maxAgeMs: 3_600_000, backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 10_000, pollMs: 1000,
-      concurrency: 8, leaseMs: 30_000, scrub: keepText, ...options,
+      concurrency: 8, leaseMs: 30_000, scrub: keepText, maxWakeups: MAX_WAKEUPS, ...options,
     };
     const { store, owner, leaseMs } = this.#o;
     this.#loop = createClaimLoop<ClaimedDelivery>({
@@ -108,8 +113,18 @@ export class DeliveryWorker implements DeliveryPort {
     return this.#loop.isAlive();
   }
 
-  /** Wakes the worker when a retry falls due (the poll would find it too, later). */
+  /** Retry wake-ups waiting now. */
+  get wakeupsWaiting(): number {
+    return this.#wakeups.size;
+  }
+
+  /**
+   * Wakes the worker when a retry falls due (the poll would find it too, up to `pollMs` later). At
+   * most `maxWakeups` wait at once: a chat service down with thousands of deliveries retrying
+   * would otherwise keep a timer for each; past it the poll alone finds them.
+   */
   #wakeAt(at: number): void {
+    if (this.#wakeups.size >= this.#o.maxWakeups) return;
     const w = new AbortController();
     this.#wakeups.add(w);
     this.#o.clock.sleep(Math.max(0, at - this.#o.clock.now()), w.signal).then(() => this.notify(), () => undefined)
