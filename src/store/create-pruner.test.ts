@@ -75,6 +75,23 @@ describe('createPruner', () => {
     await pruner.stop();
   });
 
+  it('follows a pass cut short at maxBatches with the next at once, not at the next tick', async () => {
+    const clock = createManualClock();
+    const store = backlogStore(1000);
+    const pruner = createPruner({ store, retention, clock, log, backgroundBatchSize: 100, pauseMs: 10, maxBatches: 3, everyMs: 60_000 });
+    pruner.start();
+    for (let i = 0; i < 12; i++) await clock.advance(10);
+    assert.equal(store.batches.length, 11, 'ten full batches and the empty one that ends it, within 120 ms');
+    await pruner.stop();
+  });
+
+  it('prunes everything on demand, pass after pass', async () => {
+    const store = backlogStore(1200);
+    const pruner = createPruner({ store, retention, clock: createManualClock(), log, batchSize: 500, maxBatches: 2 });
+    assert.deepEqual(await pruner.pruneAll(), counts(1200));
+    assert.deepEqual(store.batches, [500, 500, 500]);
+  });
+
   it('stops during a pause without waiting it out', async () => {
     const clock = createManualClock();
     const store = backlogStore(1000);

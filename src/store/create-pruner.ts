@@ -61,24 +61,35 @@ export function createPruner(deps: {
   /** Pause between the batches of a background pass, ms. @default 10 */
   pauseMs?: number;
   observer?: PruneObserver;
+  /** Batches in one pass (tests). @default MAX_BATCHES */
+  maxBatches?: number;
 }): Pruner {
   const { store, clock, log } = deps;
   const halt = new AbortController();
 
-  const prune = async (batchSize: number, pauseMs: number): Promise<PruneCounts> => {
+  /** One pass of at most `maxBatches` batches; `more` when it stopped there with rows still due. */
+  const prune = async (batchSize: number, pauseMs: number): Promise<{ total: PruneCounts; more: boolean }> => {
     const cutoffs = pruneCutoffs(deps.retention, clock.now());
     const total: PruneCounts = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 };
-    for (let i = 0; i < MAX_BATCHES && !halt.signal.aborted; i++) {
+    for (let i = 0; i < (deps.maxBatches ?? MAX_BATCHES) && !halt.signal.aborted; i++) {
       const got = await store.prune(cutoffs, batchSize);
       deps.observer?.pruned(got);
       for (const k of KINDS) total[k] += got[k];
-      if (KINDS.every((k) => got[k] < batchSize)) break;
+      if (KINDS.every((k) => got[k] < batchSize)) return { total, more: false };
       if (pauseMs === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       else await clock.sleep(pauseMs, halt.signal).catch(() => undefined);
     }
-    return total;
+    return { total, more: !halt.signal.aborted };
   };
-  const pruneAll = (): Promise<PruneCounts> => prune(deps.batchSize ?? 500, 0);
+  const pruneAll = async (): Promise<PruneCounts> => {
+    const all: PruneCounts = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 };
+    for (let more = true; more;) {
+      const pass = await prune(deps.batchSize ?? 500, 0);
+      for (const k of KINDS) all[k] += pass.total[k];
+      more = pass.more;
+    }
+    return all;
+  };
 
   let running: Promise<void> = Promise.resolve();
   const pass = (): Promise<void> => {
@@ -87,8 +98,14 @@ export function createPruner(deps: {
   };
   const passOnce = async (): Promise<void> => {
     try {
-      const total = await prune(deps.backgroundBatchSize ?? 100, deps.pauseMs ?? 10);
-      if (KINDS.some((k) => total[k] > 0)) log.info('pruned finished work past its retention', { ...total });
+      // A pass cut short with rows still due is followed by the next at once, not a minute later:
+      // a backlog is worked off at the batches' own pace (a share of the writer's time), however large.
+      for (let more = true; more;) {
+        const pass = await prune(deps.backgroundBatchSize ?? 100, deps.pauseMs ?? 10);
+        const total = pass.total;
+        more = pass.more;
+        if (KINDS.some((k) => total[k] > 0)) log.info('pruned finished work past its retention', { ...total });
+      }
       deps.observer?.passEnded(true);
     } catch (error) {
       log.error('pruning failed', { err: error });
