@@ -107,46 +107,47 @@ describe('createPostgresStore', async () => {
     assert.equal((await store.listRuns({ limit: 100 })).length, 5);
   });
 
-  it('fails an ingress write as unavailable, instead of waiting, while another session holds the table locked', async () => {
+  /** Runs `body` on a fresh store while another session holds `system_events` locked, until `unlock`. */
+  const whileEventsLocked = async (
+    options: { lockTimeoutMs: number; stallMs?: number },
+    body: (store: Store, unlock: () => Promise<unknown>) => Promise<void>,
+  ): Promise<void> => {
     const schema = fresh();
-    const store = await createPostgresStore({ url: POSTGRES_URL, schema, poolSize: 4, mode: 'serve', lockTimeoutMs: 300 });
+    const store = await createPostgresStore({ url: POSTGRES_URL, schema, poolSize: 4, mode: 'serve', ...options });
     stores.push(store);
     const locker = new pg.Client({ connectionString: POSTGRES_URL });
     await locker.connect();
     try {
       await locker.query('BEGIN');
       await locker.query(`LOCK TABLE "${schema}".system_events IN ACCESS EXCLUSIVE MODE`);
-      await assertUnavailableWithin5s(store.addSystemEvent(newEvent('while locked')));
-      await locker.query('ROLLBACK');
-      await store.addSystemEvent(newEvent('after'));
-      assert.deepEqual((await store.listSystemEvents({ limit: 10 })).map((e) => e.text), ['after']);
+      await body(store, () => locker.query('ROLLBACK'));
     } finally {
       await locker.end();
     }
+  };
+
+  it('fails an ingress write as unavailable, instead of waiting, while another session holds the table locked', async () => {
+    await whileEventsLocked({ lockTimeoutMs: 300 }, async (store, unlock) => {
+      await assertUnavailableWithin5s(store.addSystemEvent(newEvent('while locked')));
+      await unlock();
+      await store.addSystemEvent(newEvent('after'));
+      assert.deepEqual((await store.listSystemEvents({ limit: 10 })).map((e) => e.text), ['after']);
+    });
   });
 
   it('refuses new ingress writes at once while one has gone unfinished for stallMs, and takes them again after', async () => {
-    const schema = fresh();
-    const store = await createPostgresStore({ url: POSTGRES_URL, schema, poolSize: 4, mode: 'serve', lockTimeoutMs: 10_000, stallMs: 100 });
-    stores.push(store);
-    const locker = new pg.Client({ connectionString: POSTGRES_URL });
-    await locker.connect();
-    try {
-      await locker.query('BEGIN');
-      await locker.query(`LOCK TABLE "${schema}".system_events IN ACCESS EXCLUSIVE MODE`);
+    await whileEventsLocked({ lockTimeoutMs: 10_000, stallMs: 100 }, async (store, unlock) => {
       const taken = store.addSystemEvent(newEvent('taken'));
       await new Promise((r) => setTimeout(r, 200));
       const started = Date.now();
       await assert.rejects(store.addSystemEvent(newEvent('refused')), (e) => e instanceof StoreStalledError && isStoreUnavailable(e));
       await assert.rejects(store.recordActions({ events: [newEvent('refused too')], runs: [], idempotency: null }), StoreStalledError);
       assert.ok(Date.now() - started < 100, 'refused at once, not after a wait');
-      await locker.query('ROLLBACK');
+      await unlock();
       await taken;
       await store.addSystemEvent(newEvent('after'));
       assert.deepEqual((await store.listSystemEvents({ limit: 10 })).map((e) => e.text).sort(), ['after', 'taken']);
-    } finally {
-      await locker.end();
-    }
+    });
   });
 
   it('fails a write as unavailable when the server stops answering, then writes on a new connection', async () => {
