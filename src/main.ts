@@ -161,6 +161,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     isReady: () => ready,
     ...createAdminSurface({
       config, store, limiter, clientAddress, clock, ids, log, assetsDir: ADMIN_ASSETS_DIR,
+      onRecordDropped: metrics.requestRecordDropped,
       handleHook: (call, through) => ingress.handleHook(call, through),
       hooksPath: () => ingress.hooks.path,
     }),

@@ -25,6 +25,8 @@ export interface AdminSurfaceDeps {
   log: Log;
   /** Where the dashboard's files are. */
   assetsDir: string;
+  /** A refusal's record was not kept (metrics); see `REFUSALS_PER_SECOND`. */
+  onRecordDropped?: () => void;
 }
 
 /** How often a failure to write request records is logged while it lasts. */
@@ -45,6 +47,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     recordPayloads: config.gateway.recordPayloads,
     clock,
     ids: deps.ids,
+    ...(deps.onRecordDropped === undefined ? {} : { onDropped: deps.onRecordDropped }),
     onError(error) {
       if (clock.now() - lastErrorAt < RECORD_ERROR_LOG_INTERVAL_MS) return;
       lastErrorAt = clock.now();

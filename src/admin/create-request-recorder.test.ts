@@ -4,7 +4,7 @@ import { RequestError } from '../common/errors.js';
 import { createIds } from '../common/ids.js';
 import { newEvent, newRun } from '../../test/helpers/store-records.js';
 import type { IngressStore, RequestLog, RequestRecord } from '../store/index.js';
-import { createRequestRecorder } from './create-request-recorder.js';
+import { createRequestRecorder, REFUSAL_BURST, REFUSALS_PER_SECOND } from './create-request-recorder.js';
 
 /** A store that logs the order writes are queued in; nothing commits until `commit()`. */
 function fakeStore() {
@@ -48,6 +48,37 @@ describe('createRequestRecorder', () => {
     assert.equal(records.length, 1);
     assert.deepEqual({ hook: records[0]!.hook, eventIds: records[0]!.eventIds, client: records[0]!.client, at: records[0]!.at },
       { hook: 'wake', eventIds: [event.id], client: '10.0.0.7', at: 1_000 });
+  });
+
+  it('keeps REFUSAL_BURST refusals\' records at once, then REFUSALS_PER_SECOND; accepted requests and 5xx always', () => {
+    const { store, records } = fakeStore();
+    let now = 1_000;
+    let dropped = 0;
+    const obs = createRequestRecorder({
+      store, recordPayloads: false, ids: createIds(), clock: { now: () => now, sleep: async () => undefined },
+      onError: (e) => assert.fail(String(e)), onDropped: () => void dropped++,
+    });
+    const refuse = (status: number): void => {
+      const seen = obs.begin(req);
+      seen.noteError(new RequestError(status === 401 ? 'unauthorized' : 'rate_limited'));
+      seen.end(status);
+    };
+    for (let i = 0; i < REFUSAL_BURST + 100; i++) refuse(i % 2 === 0 ? 401 : 429);
+    assert.equal(records.length, REFUSAL_BURST);
+    assert.equal(dropped, 100);
+    // Still flooding: what is kept follows the rate.
+    now += 2_000;
+    for (let i = 0; i < 1000; i++) refuse(401);
+    assert.equal(records.length, REFUSAL_BURST + 2 * REFUSALS_PER_SECOND);
+    assert.equal(dropped, 100 + 1000 - 2 * REFUSALS_PER_SECOND);
+    // Accepted requests and the gateway's own failures are recorded whatever the refusals did.
+    const accepted = obs.begin(req);
+    void accepted.ingress().addSystemEvent(newEvent('kept'));
+    accepted.end(200);
+    const failed = obs.begin(req);
+    failed.noteError(new RequestError('internal_error'));
+    failed.end(500);
+    assert.deepEqual(records.slice(-2).map((r) => r.status), [200, 500]);
   });
 
   it('records an accepted run as 202 with its id', () => {

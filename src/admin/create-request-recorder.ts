@@ -14,13 +14,28 @@ export interface RequestRecorderDeps {
   elapsedMs?: () => number;
   /** A record could not be written (it never fails the request). */
   onError: (error: unknown) => void;
+  /** A refusal's record was not kept: refusals came faster than `REFUSALS_PER_SECOND` (metrics). */
+  onDropped?: () => void;
 }
+
+/**
+ * Records of refused requests (4xx) kept per second, on average, with bursts of `REFUSAL_BURST`:
+ * a flood of refusals (wrong tokens, unknown paths, a client locked out) would otherwise write a
+ * record each for as long as it lasts, bounded by the retention's time only. Accepted requests and
+ * the gateway's own failures (5xx) are always recorded; the access log and metrics count them all.
+ */
+export const REFUSALS_PER_SECOND = 50;
+export const REFUSAL_BURST = 500;
 
 /** The status a client that left before its answer is recorded with (nginx's convention). */
 const CLIENT_CLOSED = 499;
 const NONE: readonly string[] = Object.freeze([]);
 
-type Shared = Required<Pick<RequestRecorderDeps, 'store' | 'recordPayloads' | 'elapsedMs' | 'onError'>>;
+type Shared = Required<Pick<RequestRecorderDeps, 'store' | 'recordPayloads' | 'elapsedMs' | 'onError'>> & {
+  /** Takes one refusal record from the budget; false when it is spent. */
+  takeRefusal: () => boolean;
+  onDropped: () => void;
+};
 
 /**
  * One request's record as it forms. It is also the store the hook handler records the request's
@@ -109,6 +124,10 @@ class Trace implements ObservedRequest, IngressStore {
       this.code = 'client_closed';
       this.reason = 'The client closed the connection before the answer.';
     }
+    if (this.queuedStatus === null && status >= 400 && status < 500 && !this.shared.takeRefusal()) {
+      this.shared.onDropped();
+      return;
+    }
     // The action was not committed after all (the store failed): the record says what the client got.
     if (this.queuedStatus !== null && status >= 300) {
       this.eventIds = NONE;
@@ -151,11 +170,22 @@ class Trace implements ObservedRequest, IngressStore {
  * committed is the store's `RequestLog` to decide.
  */
 export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserver {
+  let tokens = REFUSAL_BURST;
+  let filledAt = deps.clock.now();
   const shared: Shared = {
     store: deps.store,
     recordPayloads: deps.recordPayloads,
     elapsedMs: deps.elapsedMs ?? (() => performance.now()),
     onError: deps.onError,
+    takeRefusal() {
+      const now = deps.clock.now();
+      tokens = Math.min(REFUSAL_BURST, tokens + ((now - filledAt) / 1000) * REFUSALS_PER_SECOND);
+      filledAt = now;
+      if (tokens < 1) return false;
+      tokens -= 1;
+      return true;
+    },
+    onDropped: deps.onDropped ?? (() => undefined),
   };
   return {
     begin: ({ method, path, hook, client }) =>

@@ -93,6 +93,13 @@ describe('createMetrics', () => {
     assert.equal(metricValue(s, 'hookgate_run_duration_seconds_sum', { state: 'succeeded' }), 1.5);
   });
 
+  it('counts the refusals\' records the request log did not keep', async () => {
+    const m = createMetrics({ now: () => 0, sample: async () => ({ queues: queues(), size }) });
+    m.requestRecordDropped();
+    m.requestRecordDropped();
+    assert.equal(metricValue(parseMetrics(await m.render()), 'hookgate_request_records_dropped_total'), 2);
+  });
+
   it('counts pruned rows by kind, failed prune passes, and when a pass last ended without an error', async () => {
     let now = 0;
     const m = createMetrics({ now: () => now, sample: async () => ({ queues: queues(), size }) });

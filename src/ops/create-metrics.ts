@@ -15,6 +15,8 @@ export interface GatewayMetrics {
   /** One answered hook request; `hook` is already a bounded label (see `createHookLabeler`). */
   recordRequest(hook: string, status: number | null): void;
   authFailure(): void;
+  /** A refused request's record was not kept (refusals past the request log's rate). */
+  requestRecordDropped(): void;
   lockout(): void;
   /** A connection turned away: past `gateway.maxConnections`, or past its client's share of them. */
   connectionTurnedAway(reason: 'over_capacity' | 'too_many_connections'): void;
@@ -126,6 +128,9 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
   });
   const depth = new Gauge({ name: 'hookgate_queue_depth', help: 'Work waiting in the store: runs queued (held: those a budget holds back), running, events and deliveries pending.', labelNames: ['queue'], registers });
   const oldest = new Gauge({ name: 'hookgate_queue_oldest_age_seconds', help: 'Age of the oldest waiting item per queue (0 when empty).', labelNames: ['queue'], registers });
+  const recordsDropped = new Counter({
+    name: 'hookgate_request_records_dropped_total', help: 'Records of refused requests not kept: refusals came faster than the request log keeps them.', registers,
+  });
   const pruned = new Counter({ name: 'hookgate_pruned_rows_total', help: 'Rows deleted past their retention, by kind.', labelNames: ['kind'], registers });
   const pruneFailures = new Counter({ name: 'hookgate_prune_failures_total', help: 'Background prune passes that failed.', registers });
   const pruneSucceeded = new Gauge({
@@ -165,6 +170,7 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
   return {
     recordRequest: countAnswered,
     authFailure: () => authFailures.inc(),
+    requestRecordDropped: () => recordsDropped.inc(),
     lockout: () => lockouts.inc(),
     connectionTurnedAway: (reason) => turnedAway.inc({ reason }),
     store: {
