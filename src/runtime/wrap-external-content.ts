@@ -11,7 +11,9 @@ const MARKER_WORD = /(end[\s_\-.]*)?external[\s_\-.]*untrusted[\s_\-.]*content/g
  * Lines the gateway itself writes into prompts: `System: …`, `Hook <name>: …` summaries,
  * `- [<timestamp>] …` event lines, `Current time: …`, `Heartbeat. …`, the security notice.
  */
-const SYSTEM_LINE = /^[ \t]*(?:[-*\u2022][ \t]*)?(?:system[ \t]*(?:\([^)\n]*\))?[ \t]*:|hook[ \t]+[^:\n]{1,80}:|\[[ \t]*\d{4}-\d\d-\d\d[^\]\n]*\]|current[ \t]+time[ \t]*:|heartbeat\.|security[ \t]+notice[ \t]*:)/i;
+// Each run of blanks is matched by one `[ \t]*` only: two in a row around an optional part
+// backtrack quadratically on a long run of blanks (`system` + 80,000 spaces took 4 s).
+const SYSTEM_LINE = /^[ \t]*(?:[-*\u2022][ \t]*)?(?:system[ \t]*(?:\([^)\n]*\)[ \t]*)?:|hook[ \t]+[^:\n]{1,80}:|\[[ \t]*\d{4}-\d\d-\d\d[^\]\n]*\]|current[ \t]+time[ \t]*:|heartbeat\.|security[ \t]+notice[ \t]*:)/i;
 /** Put before a line of content that imitates one of the gateway's own lines. */
 export const QUOTED_LINE_PREFIX = '[quoted] ';
 
@@ -22,7 +24,7 @@ const INJECTION_HINTS: readonly RegExp[] = [
   /you\s+are\s+now\s+(a|an|in)\b/i,
   /\bsystem\s*prompt\b/i,
   /\bnew\s+instructions\s*:/i,
-  /<\s*\/?\s*(system|assistant|developer)\s*>/i,
+  /<\s*(?:\/\s*)?(system|assistant|developer)\s*>/i,
   /\bact\s+as\s+(an?\s+)?(admin|administrator|root|developer)\b/i,
 ];
 
