@@ -6,6 +6,7 @@ import {
 } from '../../../test/helpers/sign-webhooks.js';
 import { readTextFixture } from '../../../test/fixtures/read-fixture.js';
 import { createSignatureVerifier } from './verify-signature.js';
+import { MAX_ENTRIES } from './verify-standard-webhooks.js';
 import type { VerifyResult } from './verify-types.js';
 
 const NOW_S = 1_735_819_260;
@@ -150,6 +151,16 @@ describe('verify: scheme details', () => {
     const headers = signStandardWebhooks(WHSEC_A, BODY, NOW_S, 'msg_abc');
     headers['webhook-signature'] = `v1,${Buffer.alloc(32).toString('base64')} ${headers['webhook-signature']}`;
     assert.deepEqual(check({ kind: 'standard-webhooks', secret: WHSEC_A }, headers, BODY), { ok: true, deliveryId: 'msg_abc' });
+  });
+
+  it('standard-webhooks reads the first MAX_ENTRIES entries of the header only', () => {
+    const signed = signStandardWebhooks(WHSEC_A, BODY, NOW_S, 'msg_abc');
+    const decoys = (n: number) => Array.from({ length: n }, () => `v1,${Buffer.alloc(32).toString('base64')}`).join(' ');
+    const at = (n: number) => ({ ...signed, 'webhook-signature': `${decoys(n)} ${signed['webhook-signature']}` });
+    assert.deepEqual(check({ kind: 'standard-webhooks', secret: WHSEC_A }, at(MAX_ENTRIES - 1), BODY), { ok: true, deliveryId: 'msg_abc' });
+    refused(check({ kind: 'standard-webhooks', secret: WHSEC_A }, at(MAX_ENTRIES), BODY), /does not match/);
+    // Thousands of entries, and entries of the wrong length, are refused like any mismatch.
+    refused(check({ kind: 'standard-webhooks', secret: WHSEC_A }, { ...signed, 'webhook-signature': `${'v1,A '.repeat(3000)}` }, BODY), /does not match/);
   });
 
   it('standard-webhooks refuses a v1a signature when only an HMAC secret is configured', () => {
