@@ -176,13 +176,14 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     }
     try {
       const raw = await readCounted(req, group, limits);
-      entry.observed?.noteBody(raw);
       let signedBy: SignedBy | undefined;
       if (candidates !== undefined) {
         const verdict = settings.signatures.verify(candidates, { headers: req.headers, rawBody: raw, nowMs: deps.clock.now() });
         if (!verdict.ok) throw new RequestError('signature_invalid', { message: `Missing or invalid request signature (${verdict.reason}).` });
         signedBy = verdict.signedBy;
       }
+      // Only an authenticated body is kept (`gateway.recordPayloads`): an unsigned one is a stranger's.
+      entry.observed?.noteBody(raw);
       // Forms are for mapped senders (Slack commands, Twilio); /wake and /agent take JSON only.
       const form = name !== 'wake' && name !== 'agent' && isFormBody(req.headers['content-type']);
       const payload = form ? parseFormObject(raw) : parseJsonObject(raw);

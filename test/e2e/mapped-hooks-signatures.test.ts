@@ -12,6 +12,7 @@ import {
   createEd25519Keys, signGithub, signHmac, signSlack, signStandardWebhooks, signStandardWebhooksEd25519, signStripe, type Headers,
 } from '../helpers/sign-webhooks.js';
 import { readTextFixture } from '../fixtures/read-fixture.js';
+import type { RequestRecord } from '../../src/store/index.js';
 import { startMappedGateway, type MappedGateway } from './mapped-hooks-harness.js';
 
 const GITHUB_SECRET = 'gh-webhook-secret-3b81f0';
@@ -33,6 +34,7 @@ describe('mapped hooks: provider signatures', () => {
 
   before(async () => {
     gw = await startMappedGateway(baseConfig({
+      gateway: { recordPayloads: true },
       hooks: {
         enabled: true,
         token: HOOK_TOKEN,
@@ -76,6 +78,23 @@ describe('mapped hooks: provider signatures', () => {
 
   it('refuses a request with neither signature nor token', async () => {
     assertError(await postSigned(gw, '/hooks/github', '{"zen":"x"}', {}), 401, 'signature_invalid');
+  });
+
+  it('keeps the body of a signed request in its record (recordPayloads), never an unsigned one\'s', async () => {
+    const stranger = '{"zen":"a stranger\'s body, unsigned"}';
+    assertError(await postSigned(gw, '/hooks/github', stranger, {}), 401, 'signature_invalid');
+    const signed = '{"zen":"signed body"}';
+    assert.equal((await postSigned(gw, '/hooks/github', signed, signGithub(GITHUB_SECRET, signed))).status, 202);
+    let records: RequestRecord[] = [];
+    for (let i = 0; i < 100; i++) {
+      records = await gw.gateway.store.listRequests({ hook: 'github', limit: 100 });
+      if (records.some((r) => r.payload === signed) && records.some((r) => r.status === 401 && r.code === 'signature_invalid')) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(records.some((r) => r.payload === signed), 'the signed body is kept');
+    const refused = records.filter((r) => r.status === 401 && r.code === 'signature_invalid');
+    assert.ok(refused.length > 0);
+    assert.ok(refused.every((r) => r.payload === null), JSON.stringify(refused.map((r) => r.payload)));
   });
 
   it('still accepts the hook token where verify is not required', async () => {
