@@ -5,7 +5,7 @@ import {
   DuplicateRequestError, type ActionSource, type IdempotencyRecord, type IngressStore, type NewRun, type NewSystemEvent,
 } from '../store/index.js';
 import { describeOutcome } from './describe-outcome.js';
-import { resolveIdempotencyKey } from './resolve-idempotency-key.js';
+import { boundKey, resolveIdempotencyKey } from './resolve-idempotency-key.js';
 import { parseAgentPayload } from './parse-agent-payload.js';
 import { parseWakePayload } from './parse-wake-payload.js';
 import { buildMappedRequest, type MappedHookCall } from './mappings/build-mapped-request.js';
@@ -150,7 +150,10 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
   const recordMany = async (
     ingress: IngressStore, hook: string, key: string | null, many: Extract<HookOutcome, { kind: 'many' }>,
   ): Promise<HookOutcome> => {
-    const itemKeys = many.items.map((i) => i.identity ?? (key === null ? null : `${key}#${i.index}`));
+    const itemKeys = many.items.map((i) => {
+      const itemKey = i.identity ?? (key === null ? null : `${key}#${i.index}`);
+      return itemKey === null ? null : boundKey(itemKey);
+    });
     let skipped: number[];
     let coalesced: Record<string, string>;
     try {

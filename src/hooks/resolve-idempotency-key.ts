@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { RequestError } from '../common/errors.js';
 import type { MappedHookCall } from './mappings/build-mapped-request.js';
 
@@ -22,9 +23,21 @@ export function resolveIdempotencyKey(call: MappedHookCall): string | null {
     if (!KEY.test(key)) throw new RequestError('invalid_idempotency_key');
     return key;
   }
-  if (call.deliveryId !== undefined && call.deliveryId !== '') return `delivery:${call.deliveryId}`;
+  if (call.deliveryId !== undefined && call.deliveryId !== '') return boundKey(`delivery:${call.deliveryId}`);
   const p = call.payload;
-  if (p['object'] === 'event' && typeof p['id'] === 'string' && p['id'].startsWith('evt_')) return `stripe:${p['id']}`;
-  if (p['type'] === 'event_callback' && typeof p['event_id'] === 'string' && p['event_id'] !== '') return `slack:${p['event_id']}`;
+  if (p['object'] === 'event' && typeof p['id'] === 'string' && p['id'].startsWith('evt_')) return boundKey(`stripe:${p['id']}`);
+  if (p['type'] === 'event_callback' && typeof p['event_id'] === 'string' && p['event_id'] !== '') return boundKey(`slack:${p['event_id']}`);
   return null;
+}
+
+/** The longest key stored as it is; the `Idempotency-Key` header's own bound. */
+const MAX_KEY_CHARS = 255;
+
+/**
+ * A key made from what the sender sent (a payload's id, a delivery header, an item's id) as it is
+ * stored: up to 255 characters as is, a longer one as `sha256:` and its digest, so a key the size
+ * of the body neither bloats the key table nor exceeds what PostgreSQL can index (a 500 before).
+ */
+export function boundKey(key: string): string {
+  return key.length <= MAX_KEY_CHARS ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 }
