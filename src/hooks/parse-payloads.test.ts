@@ -80,6 +80,10 @@ describe('text fields', () => {
     assert.deepEqual(issuePaths(() => parseWakePayload({ text: 'a\ud800b' })), ['text']);
     assert.deepEqual(issuePaths(() => parseAgentPayload({ message: 'ok', name: '\udc00' })), ['name']);
   });
+  it('refuses a NUL character, naming the field', () => {
+    assert.deepEqual(issuePaths(() => parseWakePayload({ text: 'a\u0000b' })), ['text']);
+    assert.deepEqual(issuePaths(() => parseAgentPayload({ message: 'ok', sessionKey: 'hook:\u0000' })), ['sessionKey']);
+  });
   it('accepts paired surrogates (emoji)', () => {
     assert.equal(parseWakePayload({ text: 'party \ud83c\udf89' }).text, 'party \ud83c\udf89');
   });

@@ -13,6 +13,11 @@ function checkText(key: string, v: string, issues: Issue[]): boolean {
     issues.push({ path: key, message: `${key} contains an unpaired UTF-16 surrogate (not valid Unicode)` });
     return false;
   }
+  // PostgreSQL text cannot hold U+0000; refused on every store alike, before anything is written.
+  if (v.includes('\u0000')) {
+    issues.push({ path: key, message: `${key} contains a NUL character (U+0000)` });
+    return false;
+  }
   return true;
 }
 

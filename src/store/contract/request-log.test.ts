@@ -26,6 +26,18 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
     assert.equal(await store.getRequest(ids.next()), null);
   });
 
+  it('keeps a record whose body and reason hold a NUL, beside the writes of its batch', async () => {
+    const r = request({ status: 400, code: 'invalid_payload', reason: 'Payload is invalid. a\u0000b: must be a string', payload: '{"a\u0000b":1}' });
+    const event = newEvent('beside it');
+    await Promise.all([store.addSystemEvent(event), store.recordRequest(r)]);
+    const kept = await store.getRequest(r.id);
+    // PostgreSQL text cannot hold U+0000: it keeps U+FFFD in its place.
+    const nul = driver === 'postgres' ? '\ufffd' : '\u0000';
+    assert.equal(kept?.payload, `{"a${nul}b":1}`);
+    assert.equal(kept?.reason, `Payload is invalid. a${nul}b: must be a string`);
+    assert.deepEqual((await store.listSystemEvents({ limit: 5 })).map((e) => e.id), [event.id]);
+  });
+
   it('lists newest first, filtered by hook and status, up to the limit', async () => {
     const a = request({ hook: 'wake', status: 200 });
     const b = request({ hook: 'agent', status: 401, code: 'unauthorized', reason: 'Missing or invalid hook token.' });

@@ -101,6 +101,29 @@ describe('createPgGroupCommit', () => {
     assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected']);
   });
 
+  it('finds the bad write of a large batch by halves: about 20 statements for 1,000 writes, not 1,000', async () => {
+    const { pool, calls } = createHeldPool();
+    const group = createPgGroupCommit(pool, 'hg_x');
+    const events = Array.from({ length: 1000 }, (_, i) => newEvent(`e${i}`));
+    const bad = events[637]!;
+    const writes = Promise.allSettled(events.map((event) => group.submit({ kind: 'event', event })));
+    let done = false;
+    void writes.then(() => (done = true));
+    const answered = new Set<Call>();
+    for (let i = 0; i < 200 && !done; i++) {
+      await turns(1);
+      for (const call of calls) {
+        if (answered.has(call)) continue;
+        answered.add(call);
+        if ((idsOf(call) as string[]).includes(bad.id)) call.settle(Object.assign(new Error('invalid byte sequence'), { code: '22021' }));
+        else call.settle();
+      }
+    }
+    const results = await writes;
+    assert.deepEqual(results.flatMap((r, i) => (r.status === 'rejected' ? [i] : [])), [637]);
+    assert.ok(calls.length <= 1 + 2 * Math.ceil(Math.log2(1000)), `${calls.length} statements`);
+  });
+
   it('drains: resolves only once every submitted write has settled', async () => {
     const { pool, calls } = createHeldPool();
     const group = createPgGroupCommit(pool, 'hg_x');
