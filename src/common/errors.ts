@@ -30,6 +30,7 @@ export const ERROR_CATALOG = {
   },
   invalid_payload: { status: 400, message: 'Payload is invalid.' },
   too_many_items: { status: 400, message: 'The payload carries more items than the mapping\'s forEach.maxItems.' },
+  actions_too_large: { status: 413, message: 'The actions this request\'s items make are larger than one request may record.' },
   invalid_idempotency_key: {
     status: 400,
     message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',

@@ -6,7 +6,7 @@ import { RequestError } from '../../common/errors.js';
 import { HooksSchema } from '../../config/index.js';
 import type { AgentRequest, WakeRequest } from '../../policy/index.js';
 import type { TransformInput, TransformRunner, TransformSpec } from '../transforms/create-transform-runner.js';
-import { buildMappedRequest, type MappedHookCall, type MappedRequest } from './build-mapped-request.js';
+import { buildMappedRequest, MAX_ACTIONS_CHARS, type MappedHookCall, type MappedRequest } from './build-mapped-request.js';
 import { compileMappings } from './compile-mappings.js';
 
 const DIR = join('/srv', 'hookgate', 'hooks', 'transforms');
@@ -244,6 +244,18 @@ describe('buildMappedRequest: forEach', () => {
     assert.equal(built.kind, 'many');
     if (built.kind !== 'many') return;
     assert.deepEqual(built.items.map((i) => i.identity), ['item:A-1', 'item:7', null]);
+  });
+
+  it('refuses items whose actions together pass MAX_ACTIONS_CHARS: a large common part named in the template is written once per item', async () => {
+    const mapping = each({ path: 'orders', maxItems: 1000 }, { textTemplate: '{{item.id}}: {{payload.notes}}' });
+    const notes = 'n'.repeat(200 * 1024);
+    const orders = Array.from({ length: 11 }, (_, i) => ({ id: i }));
+    const refused = await assertRejects(build(mapping, call('batch', { notes, orders })), 'actions_too_large');
+    assert.match(refused.message, /The 11 items of orders make actions of more than 2097152 characters/);
+    // Ten fit.
+    const built = await build(mapping, call('batch', { notes, orders: orders.slice(0, 10) }));
+    assert.equal(built.kind === 'many' ? built.items.length : 0, 10);
+    assert.equal(MAX_ACTIONS_CHARS, 2 * 1024 * 1024);
   });
 
   it('is a skip when the array is empty', async () => {

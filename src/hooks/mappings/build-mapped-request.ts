@@ -44,6 +44,12 @@ export type MappedRequest =
   /** A `forEach` mapping: one action per item the transform did not skip. */
   | { kind: 'many'; items: MappedItem[] };
 
+/**
+ * The characters of text and messages the items of one `forEach` request may make, all together:
+ * eight times the default `hooks.maxBodyBytes`, so a list of ordinary items always fits.
+ */
+export const MAX_ACTIONS_CHARS = 2 * 1024 * 1024;
+
 /** Headers never shown to templates or transforms: they carry credentials. */
 const SECRET_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-hookgate-token', 'x-openclaw-token']);
 
@@ -183,9 +189,18 @@ export async function buildMappedRequest(
     throw new RequestError('too_many_items', { message: `${each.path} has ${list.length} items; mapping "${mapped.id}" takes at most ${each.maxItems}.` });
   }
   const items: MappedItem[] = [];
+  let chars = 0;
   for (const [index, item] of list.entries()) {
     const built = await buildOne(mapped, call, { ...context, item }, { ...input, item }, runTransform);
     if (built.kind === 'skip') continue;
+    // Templates render per item against the whole payload: a part of it named in a template is
+    // written once per item. Past the bound, the request is refused rather than recorded.
+    chars += built.kind === 'wake' ? built.request.text.length : built.request.message.length;
+    if (chars > MAX_ACTIONS_CHARS) {
+      throw new RequestError('actions_too_large', {
+        message: `The ${list.length} items of ${each.path} make actions of more than ${MAX_ACTIONS_CHARS} characters (mapping "${mapped.id}"); one request records at most that.`,
+      });
+    }
     const id = each.idPath === undefined ? undefined : readPath({ ...context, payload: item }, parsePath(each.idPath)!);
     const identity = typeof id === 'string' || typeof id === 'number' ? `item:${String(id)}` : null;
     items.push({ index, identity, action: built });
