@@ -4,7 +4,6 @@ import { getEventListeners } from 'node:events';
 import { signalDependants } from '../../test/helpers/signal-dependants.js';
 import { linkSignals } from './link-signals.js';
 
-
 describe('linkSignals', () => {
   it('aborts with the reason of whichever source aborts first', () => {
     const a = new AbortController();

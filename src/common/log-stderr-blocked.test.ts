@@ -15,7 +15,7 @@ const LOG_MODULE = fileURLToPath(new URL('./log.js', import.meta.url));
 const CHILD = `
 const { createLog } = await import(${JSON.stringify(LOG_MODULE)});
 const cap = Number(process.argv[1]);
-const log = createLog({ level: 'info', repeatIntervalMs: 100, ...(cap > 0 ? { maxBufferedBytes: cap } : {}) });
+const log = createLog({ level: 'info', repeatIntervalMs: 100, maxBufferedBytes: cap });
 globalThis.gc();
 const before = process.memoryUsage();
 const filler = 'x'.repeat(1000);

@@ -81,13 +81,23 @@ export function createPruner(deps: {
     }
     return { total, more: !halt.signal.aborted };
   };
-  const pruneAll = async (): Promise<PruneCounts> => {
-    const all: PruneCounts = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 };
+  /**
+   * Passes one after another until one ends with nothing left due: a pass cut short with rows still
+   * due is followed by the next at once, so a backlog is worked off at the batches' own pace however
+   * large. `onPass` sees each pass's totals.
+   */
+  const pruneUntilDone = async (batchSize: number, pauseMs: number, onPass: (total: PruneCounts) => void): Promise<void> => {
     for (let more = true; more;) {
-      const pass = await prune(deps.batchSize ?? 500, 0);
-      for (const k of KINDS) all[k] += pass.total[k];
+      const pass = await prune(batchSize, pauseMs);
+      onPass(pass.total);
       more = pass.more;
     }
+  };
+  const pruneAll = async (): Promise<PruneCounts> => {
+    const all: PruneCounts = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 };
+    await pruneUntilDone(deps.batchSize ?? 500, 0, (total) => {
+      for (const k of KINDS) all[k] += total[k];
+    });
     return all;
   };
 
@@ -98,14 +108,9 @@ export function createPruner(deps: {
   };
   const passOnce = async (): Promise<void> => {
     try {
-      // A pass cut short with rows still due is followed by the next at once, not a minute later:
-      // a backlog is worked off at the batches' own pace (a share of the writer's time), however large.
-      for (let more = true; more;) {
-        const pass = await prune(deps.backgroundBatchSize ?? 100, deps.pauseMs ?? 10);
-        const total = pass.total;
-        more = pass.more;
+      await pruneUntilDone(deps.backgroundBatchSize ?? 100, deps.pauseMs ?? 10, (total) => {
         if (KINDS.some((k) => total[k] > 0)) log.info('pruned finished work past its retention', { ...total });
-      }
+      });
       deps.observer?.passEnded(true);
     } catch (error) {
       log.error('pruning failed', { err: error });

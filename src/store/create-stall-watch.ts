@@ -29,19 +29,24 @@ export function createStallWatch(stallMs = STALL_MS, now: () => number = () => p
   /** Start times by id, oldest first (writes mostly end in the order they began; any order works). */
   const open = new Map<number, number>();
   let next = 0;
+  /** When the oldest unfinished write started: kept as writes begin and end, so `check` (every ingress write) reads no map. */
+  let oldestAt = 0;
   return {
     begin() {
       const id = next++;
-      open.set(id, now());
+      const at = now();
+      if (open.size === 0) oldestAt = at;
+      open.set(id, at);
       return id;
     },
     end(id) {
+      const wasOldest = open.keys().next().value === id;
       open.delete(id);
+      if (wasOldest && open.size > 0) oldestAt = open.values().next().value!;
     },
     check() {
       if (open.size === 0) return;
-      const oldest = open.values().next().value!;
-      const stalled = now() - oldest;
+      const stalled = now() - oldestAt;
       if (stalled > stallMs) throw new StoreStalledError(stalled);
     },
   };

@@ -45,11 +45,11 @@ export type PassBounds = Record<BoundedKind, number>;
 const KINDS = Object.keys(BOUNDED_TABLES) as BoundedKind[];
 
 /**
- * The bounds of the pruner's pass under way, found once for the pass (`boundOf(table)`, each
- * store's `findSeqBound` over that table, for each): its batches share its cut-offs, and the rows created before them do not move (rows are
- * only appended after them, and the batches only remove rows within them). Before, SQLite searched
- * again for every batch: 21 seeks of a million-run table, each a read of pages outside the cache,
- * 12 ms of a 15 ms batch.
+ * The bounds of the pruner's pass under way, found once for the pass (`boundOf(table)`: each
+ * store's `findSeqBound` over that table): its batches share its cut-offs, and the rows created
+ * before them do not move (rows are only appended after them, and the batches only remove rows
+ * within them). Before, SQLite searched again for every batch: 21 seeks of a million-run table,
+ * each a read of pages outside the cache, 12 ms of a 15 ms batch.
  */
 export function createPassBounds(
   boundOf: (table: string) => (cutoff: number) => Promise<number>,

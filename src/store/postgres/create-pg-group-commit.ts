@@ -139,11 +139,11 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
 }
 
 /**
- * Group commit for PostgreSQL: ingress writes submitted in one event-loop turn go to the
- * database as one statement (one round trip, one commit) of at most `MAX_BATCH_WRITES`; each
- * write's promise resolves only after that commit. While batches are in flight the next one gathers. A failed batch is retried
- * in halves down to single writes, so one bad write fails alone; a batch the database could not take at all
- * (unreachable, shutting down, out of space) fails whole at once.
+ * Group commit for PostgreSQL: ingress writes submitted in one event-loop turn go to the database
+ * as one statement (one round trip, one commit) of at most `MAX_BATCH_WRITES`; each write's promise
+ * resolves only after that commit. While batches are in flight the next one gathers. A failed batch
+ * is retried in halves down to single writes, so one bad write fails alone; a batch the database
+ * could not take at all (unreachable, shutting down, out of space) fails whole at once.
  */
 export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: StoreObserver, stallWatch?: StallWatch): PgGroupCommit {
   let queue: Pending[] = [];
