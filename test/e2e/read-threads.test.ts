@@ -1,5 +1,5 @@
 /**
- * The shipped bundle under a flood: its read threads (`read-worker.js` beside `main.js`) answer the
+ * The shipped bundle under a flood: its read thread (`read-worker.js` beside `main.js`) answers the
  * queue depths of `/metrics` and the backlog's digest, and the digest turn consumes the flood.
  */
 import { describe, it, after } from 'node:test';

@@ -7,13 +7,16 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { listingSql, type ListedTable } from '../listing-sql.js';
 import type { FloodReads } from './create-flood-reads.js';
+import type { ReadOnThread } from './create-read-thread.js';
 import { createSqliteDigest } from './create-sqlite-digest.js';
 import { createSessionsReader } from './read-sessions.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 const limitOf = (o: { limit?: number } | undefined): number => o?.limit ?? DEFAULT_LIMIT;
 
-export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>, path: string, floodReads: FloodReads): StoreReader {
+export function createSqliteReader(
+  { st, db }: Pick<SqliteContext, 'st' | 'db'>, onThread: ReadOnThread, floodReads: FloodReads,
+): StoreReader {
   const sessions = createSessionsReader(db);
   const listings = new Map<string, Statement>();
   /**
@@ -35,7 +38,7 @@ export function createSqliteReader({ st, db }: Pick<SqliteContext, 'st' | 'db'>,
     attemptLog: (st.selectAttempts.all(row.id) as AttemptRow[]).map(toAttempt),
   });
   return {
-    ...createSqliteDigest(path),
+    ...createSqliteDigest(onThread),
     async listSystemEvents(o) {
       return (st.selectEvents.all(limitOf(o)) as EventRow[]).map(toEvent);
     },

@@ -4,22 +4,27 @@ import { createSqliteFixture, type SqliteFixture } from '../../../test/helpers/s
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
 import { createFloodReads, ON_THREAD_ABOVE } from './create-flood-reads.js';
 import { createSqliteStats } from './create-sqlite-stats.js';
-import { runReadThread, type ReadRequest } from './run-read-thread.js';
+import { createReadThread, type ReadRequest, type ReadThread } from './create-read-thread.js';
 
 describe('SQLite queue depths under a flood', () => {
   let f: SqliteFixture;
+  let thread: ReadThread;
   beforeEach(async () => {
     f = await createSqliteFixture();
+    thread = createReadThread(f.path);
   });
-  afterEach(() => f.dispose());
+  afterEach(async () => {
+    await thread.close();
+    await f.dispose();
+  });
 
   it('reads them on a thread of its own past the threshold, the same as on the serving thread below it', async () => {
     const reads: ReadRequest[] = [];
     const stats = createSqliteStats(
       { db: f.raw, write: () => Promise.reject(new Error('no writes here')), now: () => 0 }, f.path,
-      createFloodReads(f.raw, f.path, (p, read) => {
+      createFloodReads(f.raw, (read) => {
         reads.push(read);
-        return runReadThread(p, read);
+        return thread.read(read);
       }),
     );
     const events = Array.from({ length: ON_THREAD_ABOVE }, (_, i) => newEvent(`e${i}`, { mode: 'next-heartbeat', createdAt: 100 + i }));

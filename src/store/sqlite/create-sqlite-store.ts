@@ -11,7 +11,7 @@ import { joinedAnswers } from '../joined-answers.js';
 import type { IdempotencyRecord, RecordedActions, RecordedGroup } from '../types.js';
 import { createConsumedMarker } from './consumed-marks.js';
 import { createFloodReads } from './create-flood-reads.js';
-import { runReadThread } from './run-read-thread.js';
+import { createReadThread } from './create-read-thread.js';
 import { createGroupCommit } from './create-group-commit.js';
 import { createWalSync, type WalSync, type WalSyncIo } from './create-wal-sync.js';
 import { createStallWatch } from '../create-stall-watch.js';
@@ -207,8 +207,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     newClaimId: randomUUID,
   };
 
-  const requestLog = createSqliteRequestLog(ctx, (o) => runReadThread(options.path, { kind: 'requests', options: o }));
-  const floodReads = createFloodReads(db, options.path);
+  // One read thread for the reads that may cover a flood, started by the first and ended when idle.
+  const reads = createReadThread(options.path);
+  const requestLog = createSqliteRequestLog(ctx, (o) => reads.read({ kind: 'requests', options: o }));
+  const floodReads = createFloodReads(db, reads.read);
   // Stamps what digest turns consumed by a mark; a mark left by a crash is stamped from the start.
   const marker = createConsumedMarker(ctx, options.consumeStampBatch);
   if (mode === 'serve') marker.resume();
@@ -251,7 +253,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       if (walSync !== undefined) await synced(walSync);
       return toIdempotency(row);
     },
-    ...createSqliteReader(ctx, options.path, floodReads),
+    ...createSqliteReader(ctx, reads.read, floodReads),
     ...createSqliteRunQueue(ctx, options.heldMarkBatch, options.claimScan),
     ...createSqliteCancelRun(ctx),
     listRequests: requestLog.listRequests,
@@ -272,8 +274,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         closed = true;
         signals.clear();
         clearTimeout(checkpointStart);
-        // The thread's connection first: the last one to close checkpoints and removes the WAL.
+        // The threads' connections first: the last one to close checkpoints and removes the WAL.
         await marking;
+        await reads.close();
         await checkpointer?.stop();
         await walSync?.close();
         db.close();

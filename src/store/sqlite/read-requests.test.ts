@@ -4,7 +4,7 @@ import { createSqliteFixture, type SqliteFixture } from '../../../test/helpers/s
 import { createIds } from '../../common/ids.js';
 import type { RequestRecord } from '../request-record.js';
 import { createRequestsReader } from './read-requests.js';
-import { runReadThread } from './run-read-thread.js';
+import { createReadThread, type ReadThread } from './create-read-thread.js';
 
 describe('request listings on a read thread', () => {
   let f: SqliteFixture;
@@ -13,10 +13,15 @@ describe('request listings on a read thread', () => {
     id: ids.next(), at: 1_000, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1', status: 200,
     code: null, reason: null, durationMs: 1, eventIds: [], runIds: [], payload: null, ...o,
   });
+  let thread: ReadThread;
   beforeEach(async () => {
     f = await createSqliteFixture();
+    thread = createReadThread(f.path);
   });
-  afterEach(() => f.dispose());
+  afterEach(async () => {
+    await thread.close();
+    await f.dispose();
+  });
 
   it('answers as the serving thread does, with the records written before it', async () => {
     const made = [record(), record({ status: 401, hook: null }), record({ hook: 'github' }), record({ status: 401, hook: 'github' })];
@@ -25,9 +30,9 @@ describe('request listings on a read thread', () => {
     await f.store.recordRequest({ ...made[2]!, status: 499 });
     for (const options of [{}, { status: 401 }, { hook: 'github' }, { status: 499, hook: 'github' }, { status: 200 }, { limit: 1, status: 401 }]) {
       const here = createRequestsReader(f.raw)(options);
-      assert.deepEqual(await runReadThread(f.path, { kind: 'requests', options }), here, JSON.stringify(options));
+      assert.deepEqual(await thread.read({ kind: 'requests', options }), here, JSON.stringify(options));
     }
-    assert.deepEqual((await runReadThread(f.path, { kind: 'requests', options: { status: 401 } })).map((r) => r.id), [made[3]!.id, made[1]!.id]);
-    assert.deepEqual(await runReadThread(f.path, { kind: 'requests', options: { status: 200 } }), [{ ...made[0]! }]);
+    assert.deepEqual((await thread.read({ kind: 'requests', options: { status: 401 } })).map((r) => r.id), [made[3]!.id, made[1]!.id]);
+    assert.deepEqual(await thread.read({ kind: 'requests', options: { status: 200 } }), [{ ...made[0]! }]);
   });
 });

@@ -1,8 +1,6 @@
 /**
- * A read thread (run-read-thread.ts): makes one read that may cover a million rows (a backlog's
- * digest, the queue depths or session listings under a flood, a filtered listing of a long request
- * log) on a read-only connection of its own, so the serving thread never stops for it, posts the
- * answer, and ends.
+ * The read thread (create-read-thread.ts): answers each read it is sent, one at a time, on a
+ * read-only connection of its own, and on `close` closes the connection and ends.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -10,23 +8,50 @@ import { createDigestReader } from './read-digest.js';
 import { createQueueReader } from './read-queue.js';
 import { createRequestsReader } from './read-requests.js';
 import { createSessionsReader } from './read-sessions.js';
-import type { ReadRequest } from './run-read-thread.js';
+import type { ReadReply, ReadRequest } from './create-read-thread.js';
 
-const { path, read } = workerData as { path: string; read: ReadRequest };
-const db = new Database(path, { readonly: true, fileMustExist: true });
-try {
-  db.pragma('busy_timeout = 1000');
-  parentPort!.postMessage(answer(read));
-} finally {
-  db.close();
-}
+const { path } = workerData as { path: string };
+// Opened by the first read, so a database that cannot be opened fails each read with the reason.
+let opened: Database.Database | undefined;
+const db = (): Database.Database => {
+  if (opened === undefined) {
+    opened = new Database(path, { readonly: true, fileMustExist: true });
+    opened.pragma('busy_timeout = 1000');
+  }
+  return opened;
+};
+// Each reader prepares its statements once, on its first read.
+const digest = lazy(() => createDigestReader(db()));
+const queue = lazy(() => createQueueReader(db()));
+const sessions = lazy(() => createSessionsReader(db()));
+const requests = lazy(() => createRequestsReader(db()));
+
+parentPort!.on('message', (message: { id: number; read: ReadRequest } | 'close') => {
+  if (message === 'close') {
+    opened?.close();
+    parentPort!.close();
+    return;
+  }
+  let reply: ReadReply;
+  try {
+    reply = { id: message.id, value: answer(message.read) };
+  } catch (error) {
+    reply = { id: message.id, error: error instanceof Error ? error.message : String(error) };
+  }
+  parentPort!.postMessage(reply);
+});
 
 function answer(read: ReadRequest): unknown {
   switch (read.kind) {
-    case 'digest': return createDigestReader(db)(read.sessionKey, read.options);
-    case 'queue': return createQueueReader(db)();
-    case 'sessions': return createSessionsReader(db).list(read.limit);
-    case 'session': return createSessionsReader(db).get(read.key);
-    case 'requests': return createRequestsReader(db)(read.options);
+    case 'digest': return digest()(read.sessionKey, read.options);
+    case 'queue': return queue()();
+    case 'sessions': return sessions().list(read.limit);
+    case 'session': return sessions().get(read.key);
+    case 'requests': return requests()(read.options);
   }
+}
+
+function lazy<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
 }
