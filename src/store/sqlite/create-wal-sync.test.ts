@@ -60,8 +60,15 @@ describe('createWalSync', () => {
   });
 
   it('syncs a commit of a few writes on the spot, unless a sync is in flight, and reports its failure the same way', async () => {
-    const { dir, path, syncs, sync, inline, syncNow } = setup();
-    const w = createWalSync(path, { sync, syncNow });
+    const { dir, path, syncs, sync, inline } = setup();
+    // Syncs on the spot take 0.5 ms: not slow, not fast enough for large commits.
+    let clock = 0;
+    const syncNow = (() => {
+      inline.count++;
+      clock += 0.5;
+      if (inline.failNow) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+    }) as typeof fdatasyncSync;
+    const w = createWalSync(path, { sync, syncNow, now: () => clock });
     const done: Array<Error | null> = [];
     w.afterCommit((e) => done.push(e), 3);
     assert.equal(done.length, 1, 'answered before afterCommit returned');
@@ -110,6 +117,59 @@ describe('createWalSync', () => {
     }
     assert.ok(fast > 1 && fast < 50, `a few fast syncs bring small commits back to the event loop (after ${fast})`);
     assert.equal(inline.count, 2);
+    await w.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('syncs commits of any size on the spot while the disk is fast, and large ones on the thread pool once it is slow', async () => {
+    const { dir, path, syncs, sync, inline } = setup();
+    let clock = 0;
+    let inlineMs = 0.1;
+    const syncNow = (() => {
+      inline.count++;
+      clock += inlineMs;
+    }) as typeof fdatasyncSync;
+    const w = createWalSync(path, { sync, syncNow, now: () => clock });
+    const done: string[] = [];
+    w.afterCommit(() => done.push('small'), 1);
+    w.afterCommit(() => done.push('large'), 100);
+    assert.deepEqual(done, ['small', 'large'], 'both answered before afterCommit returned');
+    assert.equal(inline.count, 2);
+    assert.equal(syncs.length, 0, 'nothing went to the thread pool');
+    inlineMs = 0.5;
+    for (let i = 0; i < 10; i++) w.afterCommit(() => done.push('small'), 1);
+    assert.equal(inline.count, 12, 'small commits still sync on the spot at 0.5 ms');
+    w.afterCommit(() => done.push('large'), 100);
+    assert.equal(syncs.length, 1, 'a large commit goes to the thread pool once syncs take 0.5 ms');
+    assert.equal(done.length, 12);
+    syncs.shift()!(null);
+    assert.equal(done.length, 13);
+    await w.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('measures the disk again every 100th large commit while they go to the thread pool, and keeps them on the spot once it is fast', async () => {
+    const { dir, path, syncs, sync, inline } = setup();
+    let clock = 0;
+    const syncNow = (() => {
+      inline.count++;
+      clock += 0.1;
+    }) as typeof fdatasyncSync;
+    const w = createWalSync(path, { sync, syncNow, now: () => clock });
+    let answered = 0;
+    // Never measured: large commits go to the thread pool (a flood from the first request).
+    for (let i = 1; i < 100; i++) {
+      w.afterCommit(() => answered++, 50);
+      assert.equal(syncs.length, 1, `commit ${i} went to the thread pool`);
+      syncs.shift()!(null);
+    }
+    assert.equal(inline.count, 0);
+    w.afterCommit(() => answered++, 50);
+    assert.equal(inline.count, 1, 'the 100th is synced on the spot');
+    w.afterCommit(() => answered++, 50);
+    assert.equal(inline.count, 2, 'the disk syncs in 0.1 ms: the next large commit stays on the spot');
+    assert.equal(syncs.length, 0);
+    assert.equal(answered, 101);
     await w.close();
     rmSync(dir, { recursive: true, force: true });
   });

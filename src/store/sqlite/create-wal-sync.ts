@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
  * requests that arrive meanwhile are read and handled, and the group commit commits them when the
  * sync ends, so the disk's wait overlaps the next group's work instead of adding to it. A commit
  * of a few writes is synced at once, on the event loop (see `INLINE_BELOW`), unless the disk has
- * been slow to sync (`INLINE_MAX_MS`).
+ * been slow to sync (`INLINE_MAX_MS`); so is every commit while the disk is fast (`FAST_SYNC_MS`).
  *
  * What is acknowledged is on disk exactly as with `synchronous = FULL`: an fdatasync of the WAL
  * (any descriptor of the file) flushes every frame written before it, and SQLite still syncs the
@@ -20,8 +20,8 @@ import { performance } from 'node:perf_hooks';
 export interface WalSync {
   /**
    * Calls `done` once everything committed before this call is on disk, or with the sync's error:
-   * before returning when the commit held fewer than `INLINE_BELOW` writes, no sync is in flight
-   * and syncs have been fast (`INLINE_MAX_MS`).
+   * before returning when no sync is in flight, syncs have not been slow (`INLINE_MAX_MS`), and
+   * the commit held fewer than `INLINE_BELOW` writes or the disk is fast (`FAST_SYNC_MS`).
    */
   afterCommit(done: (error: WalSyncError | null) => void, writes: number): void;
   /** Like `afterCommit` without a commit of its own: at once when nothing committed is unsynced. */
@@ -56,6 +56,19 @@ const INLINE_BELOW = 8;
  */
 const INLINE_MAX_MS = 1;
 const AVERAGE_WEIGHT = 0.2;
+/**
+ * While syncs made on the event loop take less than this on average, a commit of any size syncs
+ * on the spot: the disk's wait is shorter than the hand-off to the thread pool and back (a local
+ * SSD syncing the WAL in 0.1 ms: 34,300 req/s closed loop this way against 31,900 with large
+ * commits on the thread pool; on a disk syncing in 0.46 ms the thread pool gave 3–12% more).
+ */
+const FAST_SYNC_MS = 0.25;
+/**
+ * While large commits go to the thread pool, every this many of them is synced on the spot
+ * instead, so the disk's speed is measured again (a sync on the thread pool is timed with the
+ * event loop's delay in answering it, and says little about the disk).
+ */
+const PROBE_EVERY = 100;
 
 /** How the syncs are made and timed: `fs.fdatasync`, `fs.fdatasyncSync`, `performance.now`. Tests pass their own. */
 export interface WalSyncIo {
@@ -85,8 +98,19 @@ export function createWalSync(walPath: string, io: Partial<WalSyncIo> = {}): Wal
   let idle: (() => void) | undefined;
   /** Moving average of how long a sync takes, in ms (on the thread pool: until its callback runs). */
   let averageMs = 0;
-  const took = (began: number): void => {
-    averageMs += (now() - began - averageMs) * AVERAGE_WEIGHT;
+  /** Moving average of the syncs made on the event loop (the disk's own time); unknown before the first. */
+  let diskMs: number | undefined;
+  let largePooled = 0;
+  const took = (began: number): number => {
+    const ms = now() - began;
+    averageMs += (ms - averageMs) * AVERAGE_WEIGHT;
+    return ms;
+  };
+  const onTheSpot = (writes: number): boolean => {
+    if (inFlight || averageMs > INLINE_MAX_MS) return false;
+    if (writes < INLINE_BELOW || (diskMs !== undefined && diskMs < FAST_SYNC_MS)) return true;
+    // A large commit while the disk is slow or not yet measured: to the thread pool, all but a probe.
+    return ++largePooled % PROBE_EVERY === 0;
   };
 
   const start = (): void => {
@@ -117,7 +141,7 @@ export function createWalSync(walPath: string, io: Partial<WalSyncIo> = {}): Wal
   return {
     afterCommit(done, writes) {
       committed++;
-      if (inFlight || writes >= INLINE_BELOW || averageMs > INLINE_MAX_MS) {
+      if (!onTheSpot(writes)) {
         wait(committed, done);
         return;
       }
@@ -129,7 +153,8 @@ export function createWalSync(walPath: string, io: Partial<WalSyncIo> = {}): Wal
       } catch (cause) {
         error = new WalSyncError(cause as Error);
       }
-      took(began);
+      const ms = took(began);
+      diskMs = diskMs === undefined ? ms : diskMs + (ms - diskMs) * AVERAGE_WEIGHT;
       done(error);
     },
     whenSynced(done) {
