@@ -17,12 +17,15 @@ interface Setup {
   /** Syncs started on the thread pool, completed by the test. */
   syncs: SyncCallback[];
   sync: typeof fdatasync;
-  /** Syncs made on the event loop; `failNow` makes the next one throw. */
-  inline: { count: number; failNow: boolean };
+  /** Syncs made on the event loop; `failNow` makes the next one throw; each takes `ms` on `now`. */
+  inline: { count: number; failNow: boolean; ms: number };
   syncNow: typeof fdatasyncSync;
+  /** A clock the syncs on the spot move, and the test (pass `now` to time the syncs by it). */
+  time: { at: number };
+  now: () => number;
 }
 
-/** A WAL file, a sync that completes when the test says so, and a sync on the spot it counts. */
+/** A WAL file, a sync that completes when the test says so, and a sync on the spot it counts and times. */
 function setup(): Setup {
   const dir = mkdtempSync(join(tmpdir(), 'hookgate-walsync-'));
   const path = join(dir, 'x.db-wal');
@@ -31,12 +34,14 @@ function setup(): Setup {
   const sync = ((_fd: number, cb: SyncCallback) => {
     syncs.push(cb);
   }) as typeof fdatasync;
-  const inline = { count: 0, failNow: false };
+  const inline = { count: 0, failNow: false, ms: 0 };
+  const time = { at: 0 };
   const syncNow = (() => {
     inline.count++;
+    time.at += inline.ms;
     if (inline.failNow) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
   }) as typeof fdatasyncSync;
-  return { dir, path, syncs, sync, inline, syncNow };
+  return { dir, path, syncs, sync, inline, syncNow, time, now: () => time.at };
 }
 
 describe('createWalSync', () => {
@@ -60,15 +65,10 @@ describe('createWalSync', () => {
   });
 
   it('syncs a commit of a few writes on the spot, unless a sync is in flight, and reports its failure the same way', async () => {
-    const { dir, path, syncs, sync, inline } = setup();
+    const { dir, path, syncs, sync, inline, syncNow, now } = setup();
     // Syncs on the spot take 0.5 ms: not slow, not fast enough for large commits.
-    let clock = 0;
-    const syncNow = (() => {
-      inline.count++;
-      clock += 0.5;
-      if (inline.failNow) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
-    }) as typeof fdatasyncSync;
-    const w = createWalSync(path, { sync, syncNow, now: () => clock });
+    inline.ms = 0.5;
+    const w = createWalSync(path, { sync, syncNow, now });
     const done: Array<Error | null> = [];
     w.afterCommit((e) => done.push(e), 3);
     assert.equal(done.length, 1, 'answered before afterCommit returned');
@@ -92,24 +92,19 @@ describe('createWalSync', () => {
   });
 
   it('sends small commits to the thread pool while syncs are slow, and syncs them on the spot again once syncs are fast', async () => {
-    const { dir, path, syncs, sync, inline } = setup();
-    let clock = 0;
-    let inlineMs = 10;
-    const syncNow = (() => {
-      inline.count++;
-      clock += inlineMs;
-    }) as typeof fdatasyncSync;
-    const w = createWalSync(path, { sync, syncNow, now: () => clock });
+    const { dir, path, syncs, sync, inline, syncNow, time, now } = setup();
+    inline.ms = 10;
+    const w = createWalSync(path, { sync, syncNow, now });
     const noop = (): void => {};
     w.afterCommit(noop, 1);
     assert.equal(inline.count, 1, 'the first small commit syncs on the spot');
     w.afterCommit(noop, 1);
     assert.equal(syncs.length, 1, 'after a 10 ms sync the next small commit goes to the thread pool');
-    inlineMs = 0.1;
+    inline.ms = 0.1;
     let fast = 0;
     let pooled = syncs.length;
     while (pooled > 0 && fast < 50) {
-      clock += 0.1;
+      time.at += 0.1;
       syncs.shift()!(null);
       w.afterCommit(noop, 1);
       pooled = syncs.length;
@@ -122,21 +117,16 @@ describe('createWalSync', () => {
   });
 
   it('syncs commits of any size on the spot while the disk is fast, and large ones on the thread pool once it is slow', async () => {
-    const { dir, path, syncs, sync, inline } = setup();
-    let clock = 0;
-    let inlineMs = 0.1;
-    const syncNow = (() => {
-      inline.count++;
-      clock += inlineMs;
-    }) as typeof fdatasyncSync;
-    const w = createWalSync(path, { sync, syncNow, now: () => clock });
+    const { dir, path, syncs, sync, inline, syncNow, now } = setup();
+    inline.ms = 0.1;
+    const w = createWalSync(path, { sync, syncNow, now });
     const done: string[] = [];
     w.afterCommit(() => done.push('small'), 1);
     w.afterCommit(() => done.push('large'), 100);
     assert.deepEqual(done, ['small', 'large'], 'both answered before afterCommit returned');
     assert.equal(inline.count, 2);
     assert.equal(syncs.length, 0, 'nothing went to the thread pool');
-    inlineMs = 0.5;
+    inline.ms = 0.5;
     for (let i = 0; i < 10; i++) w.afterCommit(() => done.push('small'), 1);
     assert.equal(inline.count, 12, 'small commits still sync on the spot at 0.5 ms');
     w.afterCommit(() => done.push('large'), 100);
@@ -149,13 +139,9 @@ describe('createWalSync', () => {
   });
 
   it('measures the disk again every 100th large commit while they go to the thread pool, and keeps them on the spot once it is fast', async () => {
-    const { dir, path, syncs, sync, inline } = setup();
-    let clock = 0;
-    const syncNow = (() => {
-      inline.count++;
-      clock += 0.1;
-    }) as typeof fdatasyncSync;
-    const w = createWalSync(path, { sync, syncNow, now: () => clock });
+    const { dir, path, syncs, sync, inline, syncNow, now } = setup();
+    inline.ms = 0.1;
+    const w = createWalSync(path, { sync, syncNow, now });
     let answered = 0;
     // Never measured: large commits go to the thread pool (a flood from the first request).
     for (let i = 1; i < 100; i++) {
