@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { checkTransformResult } from './check-transform-result.js';
-import { TransformError, type TransformCall, type TransformInput, type TransformSpec, type WorkerMessage } from './transform-types.js';
+import { TransformError, type SharedInput, type TransformCall, type TransformInput, type TransformSpec, type WorkerMessage } from './transform-types.js';
 
 /** A worker silent for this long while it has calls in flight is stuck in synchronous code. */
 const SILENT_MS = 100;
@@ -108,6 +108,20 @@ export function startTransformWorker(options: {
   });
   thread.on('exit', (code) => gone(`transform worker exited (code ${code})`));
 
+  /** The input of the `forEach` items this worker keeps, by identity of its parts (see `TransformCall`). */
+  let kept: (SharedInput & { ref: number }) | undefined;
+  let nextRef = 1;
+  const encodeCall = (id: number, spec: TransformSpec, input: TransformInput | null): TransformCall => {
+    const common = { id, file: spec.file, exportName: spec.exportName };
+    if (input === null) return { ...common, probe: true };
+    const { maxResultBytes } = spec;
+    if (input.item === undefined) return { ...common, input, maxResultBytes };
+    if (kept !== undefined && sameShared(kept, input)) return { ...common, shared: kept.ref, item: input.item, maxResultBytes };
+    const { payload, headers, url, path } = input;
+    kept = { payload, headers, url, path, ref: nextRef++ };
+    return { ...common, input, keep: kept.ref, maxResultBytes };
+  };
+
   const handle: TransformWorker = {
     get busy() {
       return pending.size > 0;
@@ -127,10 +141,7 @@ export function startTransformWorker(options: {
           void handle.end('transform worker restarted after another call to it timed out');
         }, spec.timeoutMs);
         pending.set(id, { resolve, reject, timer, maxResultBytes: spec.maxResultBytes });
-        const call: TransformCall = input === null
-          ? { id, probe: true, file: spec.file, exportName: spec.exportName }
-          : { id, file: spec.file, exportName: spec.exportName, input, maxResultBytes: spec.maxResultBytes };
-        thread.postMessage(call);
+        thread.postMessage(encodeCall(id, spec, input));
       });
     },
     checkMemory(rssBytes) {
@@ -146,4 +157,9 @@ export function startTransformWorker(options: {
     },
   };
   return handle;
+}
+
+/** Whether `input` shares `kept`'s payload and headers (the same objects) and its url and path. */
+function sameShared(kept: SharedInput, input: TransformInput): boolean {
+  return kept.payload === input.payload && kept.headers === input.headers && kept.url === input.url && kept.path === input.path;
 }

@@ -34,9 +34,18 @@ export interface TransformSpec {
   maxResultBytes: number;
 }
 
-/** A call to the transform worker; `probe` only loads the module and answers its function exports. */
+/** What the items of one `forEach` request share: everything of the input but the item. */
+export type SharedInput = Omit<TransformInput, 'item'>;
+
+/**
+ * A call to the transform worker; `probe` only loads the module and answers its function exports.
+ * A call carries its input whole (a `forEach` item's call asks the worker to keep a copy under
+ * `keep`), or names the input kept last (`shared`) and carries only its item: the items of one
+ * `forEach` request send their payload once, not once each.
+ */
 export type TransformCall =
-  | { id: number; probe?: false; file: string; exportName: string; input: TransformInput; maxResultBytes: number }
+  | { id: number; probe?: false; file: string; exportName: string; input: TransformInput; keep?: number; maxResultBytes: number }
+  | { id: number; probe?: false; file: string; exportName: string; shared: number; item: unknown; maxResultBytes: number }
   | { id: number; probe: true; file: string; exportName: string };
 
 /** The worker's answer to one call. */
