@@ -57,6 +57,8 @@ export function createReadThread(path: string, idleMs = READ_THREAD_IDLE_MS): Re
   let closed = false;
   let nextId = 0;
   let idle: NodeJS.Timeout | undefined;
+  /** Threads told to end and not yet gone: close waits for them too (their connections must close first). */
+  const ending = new Set<Promise<void>>();
   const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 
   const failAll = (error: Error): void => {
@@ -66,6 +68,9 @@ export function createReadThread(path: string, idleMs = READ_THREAD_IDLE_MS): Re
   // Ends the thread gracefully: it closes its connection, then exits.
   const retire = (t: Worker): void => {
     if (thread === t) thread = null;
+    const exited = new Promise<void>((resolve) => t.once('exit', () => resolve()));
+    ending.add(exited);
+    void exited.then(() => ending.delete(exited));
     t.postMessage('close');
   };
   const start = (): Worker => {
@@ -118,13 +123,13 @@ export function createReadThread(path: string, idleMs = READ_THREAD_IDLE_MS): Re
       closed = true;
       clearTimeout(idle);
       const t = thread;
-      if (t === null) return;
-      const exited = new Promise<void>((resolve) => t.once('exit', () => resolve()));
-      retire(t);
-      failAll(new Error('store is closed'));
+      if (t !== null) {
+        retire(t);
+        failAll(new Error('store is closed'));
+      }
       // A read in progress is let finish (the connection closes cleanly after it), within a bound.
-      const cut = setTimeout(() => void t.terminate(), CLOSE_WAIT_MS);
-      await exited;
+      const cut = t === null ? undefined : setTimeout(() => void t.terminate(), CLOSE_WAIT_MS);
+      await Promise.all(ending);
       clearTimeout(cut);
     },
   };
