@@ -160,6 +160,55 @@ describe('createWalSync', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('keeps small commits on the spot while syncs made there are fast, however late the thread pool answers', async () => {
+    const { dir, path, syncs, sync, inline, syncNow, time, now } = setup();
+    inline.ms = 0.3;
+    const w = createWalSync(path, { sync, syncNow, now });
+    const noop = (): void => {};
+    w.afterCommit(noop, 1);
+    // Large commits on the thread pool, each answered 5 ms later (an event loop busy under load).
+    for (let i = 0; i < 5; i++) {
+      w.afterCommit(noop, 50);
+      time.at += 5;
+      syncs.shift()!(null);
+    }
+    w.afterCommit(noop, 1);
+    assert.equal(syncs.length, 0, 'the small commit did not go to the thread pool');
+    assert.equal(inline.count, 2);
+    await w.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('syncs every 100th commit on the spot while all go to the thread pool, and a fast disk brings them back', async () => {
+    const { dir, path, syncs, sync, inline, syncNow, time, now } = setup();
+    inline.ms = 0.1;
+    const w = createWalSync(path, { sync, syncNow, now });
+    const noop = (): void => {};
+    // Never measured on the spot, and the thread pool answers 5 ms late: once that is the average,
+    // small commits go there too.
+    let pooled = 0;
+    const commit = (writes: number): void => {
+      w.afterCommit(noop, writes);
+      if (syncs.length === 0) return;
+      pooled++;
+      time.at += 5;
+      syncs.shift()!(null);
+    };
+    for (let i = 0; i < 5; i++) commit(50);
+    for (let i = 0; i < 90; i++) commit(1);
+    assert.equal(inline.count, 0, 'every commit so far went to the thread pool');
+    assert.equal(pooled, 95);
+    for (let i = 0; i < 5; i++) commit(1);
+    assert.equal(pooled, 99);
+    assert.equal(inline.count, 1, 'the 100th is synced on the spot');
+    w.afterCommit(noop, 1);
+    w.afterCommit(noop, 50);
+    assert.equal(inline.count, 3, 'the disk syncs in 0.1 ms: commits of any size stay on the spot');
+    assert.equal(syncs.length, 0);
+    await w.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('answers whenSynced at once when nothing is unsynced, else after the sync that covers the last commit', async () => {
     const { dir, path, syncs, sync, syncNow } = setup();
     const w = createWalSync(path, { sync, syncNow });
