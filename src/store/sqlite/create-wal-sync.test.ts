@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
 import type { CommitObservation } from '../store-stats.js';
 import { createGroupCommit } from './create-group-commit.js';
-import { createWalSync, WalSyncError } from './create-wal-sync.js';
+import { createWalSync, WalSyncError, type WalSync } from './create-wal-sync.js';
 
 type SyncCallback = (error: NodeJS.ErrnoException | null) => void;
 
@@ -44,6 +44,18 @@ function setup(): Setup {
   return { dir, path, syncs, sync, inline, syncNow, time, now: () => time.at };
 }
 
+/** `setup()` with a sync timed by its clock, each sync on the spot taking `ms`; `end` closes it and removes the files. */
+function timed(ms: number): Setup & { w: WalSync; end: () => Promise<void> } {
+  const s = setup();
+  s.inline.ms = ms;
+  const w = createWalSync(s.path, { sync: s.sync, syncNow: s.syncNow, now: s.now });
+  const end = async (): Promise<void> => {
+    await w.close();
+    rmSync(s.dir, { recursive: true, force: true });
+  };
+  return { ...s, w, end };
+}
+
 describe('createWalSync', () => {
   it('answers a commit only after a sync that started after it, and lets commits made meanwhile share the next sync', async () => {
     const { dir, path, syncs, sync, syncNow } = setup();
@@ -65,10 +77,8 @@ describe('createWalSync', () => {
   });
 
   it('syncs a commit of a few writes on the spot, unless a sync is in flight, and reports its failure the same way', async () => {
-    const { dir, path, syncs, sync, inline, syncNow, now } = setup();
     // Syncs on the spot take 0.5 ms: not slow, not fast enough for large commits.
-    inline.ms = 0.5;
-    const w = createWalSync(path, { sync, syncNow, now });
+    const { syncs, inline, w, end } = timed(0.5);
     const done: Array<Error | null> = [];
     w.afterCommit((e) => done.push(e), 3);
     assert.equal(done.length, 1, 'answered before afterCommit returned');
@@ -87,14 +97,11 @@ describe('createWalSync', () => {
     inline.failNow = true;
     w.afterCommit((e) => done.push(e), 1);
     assert.ok(done[4] instanceof WalSyncError && isStoreUnavailable(done[4]));
-    await w.close();
-    rmSync(dir, { recursive: true, force: true });
+    await end();
   });
 
   it('sends small commits to the thread pool while syncs are slow, and syncs them on the spot again once syncs are fast', async () => {
-    const { dir, path, syncs, sync, inline, syncNow, time, now } = setup();
-    inline.ms = 10;
-    const w = createWalSync(path, { sync, syncNow, now });
+    const { syncs, inline, time, w, end } = timed(10);
     const noop = (): void => {};
     w.afterCommit(noop, 1);
     assert.equal(inline.count, 1, 'the first small commit syncs on the spot');
@@ -112,14 +119,11 @@ describe('createWalSync', () => {
     }
     assert.ok(fast > 1 && fast < 50, `a few fast syncs bring small commits back to the event loop (after ${fast})`);
     assert.equal(inline.count, 2);
-    await w.close();
-    rmSync(dir, { recursive: true, force: true });
+    await end();
   });
 
   it('syncs commits of any size on the spot while the disk is fast, and large ones on the thread pool once it is slow', async () => {
-    const { dir, path, syncs, sync, inline, syncNow, now } = setup();
-    inline.ms = 0.1;
-    const w = createWalSync(path, { sync, syncNow, now });
+    const { syncs, inline, w, end } = timed(0.1);
     const done: string[] = [];
     w.afterCommit(() => done.push('small'), 1);
     w.afterCommit(() => done.push('large'), 100);
@@ -134,14 +138,11 @@ describe('createWalSync', () => {
     assert.equal(done.length, 12);
     syncs.shift()!(null);
     assert.equal(done.length, 13);
-    await w.close();
-    rmSync(dir, { recursive: true, force: true });
+    await end();
   });
 
   it('measures the disk again every 100th large commit while they go to the thread pool, and keeps them on the spot once it is fast', async () => {
-    const { dir, path, syncs, sync, inline, syncNow, now } = setup();
-    inline.ms = 0.1;
-    const w = createWalSync(path, { sync, syncNow, now });
+    const { syncs, inline, w, end } = timed(0.1);
     let answered = 0;
     // Never measured: large commits go to the thread pool (a flood from the first request).
     for (let i = 1; i < 100; i++) {
@@ -156,14 +157,11 @@ describe('createWalSync', () => {
     assert.equal(inline.count, 2, 'the disk syncs in 0.1 ms: the next large commit stays on the spot');
     assert.equal(syncs.length, 0);
     assert.equal(answered, 101);
-    await w.close();
-    rmSync(dir, { recursive: true, force: true });
+    await end();
   });
 
   it('keeps small commits on the spot while syncs made there are fast, however late the thread pool answers', async () => {
-    const { dir, path, syncs, sync, inline, syncNow, time, now } = setup();
-    inline.ms = 0.3;
-    const w = createWalSync(path, { sync, syncNow, now });
+    const { syncs, inline, time, w, end } = timed(0.3);
     const noop = (): void => {};
     w.afterCommit(noop, 1);
     // Large commits on the thread pool, each answered 5 ms later (an event loop busy under load).
@@ -175,14 +173,11 @@ describe('createWalSync', () => {
     w.afterCommit(noop, 1);
     assert.equal(syncs.length, 0, 'the small commit did not go to the thread pool');
     assert.equal(inline.count, 2);
-    await w.close();
-    rmSync(dir, { recursive: true, force: true });
+    await end();
   });
 
   it('syncs every 100th commit on the spot while all go to the thread pool, and a fast disk brings them back', async () => {
-    const { dir, path, syncs, sync, inline, syncNow, time, now } = setup();
-    inline.ms = 0.1;
-    const w = createWalSync(path, { sync, syncNow, now });
+    const { syncs, inline, time, w, end } = timed(0.1);
     const noop = (): void => {};
     // Never measured on the spot, and the thread pool answers 5 ms late: once that is the average,
     // small commits go there too.
@@ -205,8 +200,7 @@ describe('createWalSync', () => {
     w.afterCommit(noop, 50);
     assert.equal(inline.count, 3, 'the disk syncs in 0.1 ms: commits of any size stay on the spot');
     assert.equal(syncs.length, 0);
-    await w.close();
-    rmSync(dir, { recursive: true, force: true });
+    await end();
   });
 
   it('answers whenSynced at once when nothing is unsynced, else after the sync that covers the last commit', async () => {

@@ -104,9 +104,11 @@ export function createWalSync(walPath: string, io: Partial<WalSyncIo> = {}): Wal
   /** Moving average of the syncs made on the event loop (the disk's own time); unknown before the first. */
   let diskMs: number | undefined;
   let pooled = 0;
+  /** A moving average moved toward the latest sync's `ms`. */
+  const toward = (average: number, ms: number): number => average + (ms - average) * AVERAGE_WEIGHT;
   const took = (began: number): number => {
     const ms = now() - began;
-    averageMs += (ms - averageMs) * AVERAGE_WEIGHT;
+    averageMs = toward(averageMs, ms);
     return ms;
   };
   const onTheSpot = (writes: number): boolean => {
@@ -158,7 +160,7 @@ export function createWalSync(walPath: string, io: Partial<WalSyncIo> = {}): Wal
         error = new WalSyncError(cause as Error);
       }
       const ms = took(began);
-      diskMs = diskMs === undefined ? ms : diskMs + (ms - diskMs) * AVERAGE_WEIGHT;
+      diskMs = diskMs === undefined ? ms : toward(diskMs, ms);
       done(error);
     },
     whenSynced(done) {
