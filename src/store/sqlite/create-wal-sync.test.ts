@@ -131,13 +131,42 @@ describe('createWalSync', () => {
     assert.equal(inline.count, 2);
     assert.equal(syncs.length, 0, 'nothing went to the thread pool');
     inline.ms = 0.5;
-    for (let i = 0; i < 10; i++) w.afterCommit(() => done.push('small'), 1);
-    assert.equal(inline.count, 12, 'small commits still sync on the spot at 0.5 ms');
+    for (let i = 0; i < 20; i++) {
+      w.afterCommit(() => done.push('small'), 1);
+      syncs.shift()?.(null);
+    }
+    const onTheSpot = inline.count;
+    w.afterCommit(() => done.push('small'), 1);
+    assert.equal(inline.count, onTheSpot + 1, 'a small commit among small ones still syncs on the spot at 0.5 ms');
     w.afterCommit(() => done.push('large'), 100);
     assert.equal(syncs.length, 1, 'a large commit goes to the thread pool once syncs take 0.5 ms');
-    assert.equal(done.length, 12);
+    assert.equal(done.length, 23);
     syncs.shift()!(null);
-    assert.equal(done.length, 13);
+    assert.equal(done.length, 24);
+    await end();
+  });
+
+  it('sends the small commits between large ones to the thread pool, and syncs them on the spot again once commits are small', async () => {
+    // Neither fast nor slow: small commits on their own sync on the spot, large ones on the thread pool.
+    const { syncs, inline, w, end } = timed(0.5);
+    const noop = (): void => {};
+    w.afterCommit(noop, 1);
+    assert.equal(inline.count, 1);
+    // A saturated closed loop: large groups, and small ones between them.
+    const load = [40, 40, 2, 40, 2, 40, 5, 40, 2, 40, 2, 40, 2, 40, 2];
+    for (const [i, writes] of load.entries()) {
+      w.afterCommit(noop, writes);
+      assert.equal(syncs.length, 1, `commit ${i + 1} of the load (${writes} writes) went to the thread pool`);
+      syncs.shift()!(null);
+    }
+    assert.equal(inline.count, 1, 'no small commit stopped the event loop while commits were large');
+    let small = 0;
+    while (inline.count === 1 && small < 50) {
+      w.afterCommit(noop, 2);
+      syncs.shift()?.(null);
+      small++;
+    }
+    assert.ok(small > 1 && small < 20, `once the load is over, small commits sync on the spot again (after ${small})`);
     await end();
   });
 
@@ -170,8 +199,17 @@ describe('createWalSync', () => {
       time.at += 5;
       syncs.shift()!(null);
     }
-    w.afterCommit(noop, 1);
-    assert.equal(syncs.length, 0, 'the small commit did not go to the thread pool');
+    // The small commits right after large ones go to the thread pool, answered late as well.
+    let small = 0;
+    while (inline.count === 1 && small < 50) {
+      w.afterCommit(noop, 1);
+      if (syncs.length > 0) {
+        time.at += 5;
+        syncs.shift()!(null);
+      }
+      small++;
+    }
+    assert.ok(small < 20, `small commits come back to the spot once commits are small (after ${small}), late answers notwithstanding`);
     assert.equal(inline.count, 2);
     await end();
   });

@@ -8,8 +8,9 @@ import { performance } from 'node:perf_hooks';
  * commit of many writes (a burst, a saturated closed loop) is synced on libuv's thread pool:
  * requests that arrive meanwhile are read and handled, and the group commit commits them when the
  * sync ends, so the disk's wait overlaps the next group's work instead of adding to it. A commit
- * of a few writes is synced at once, on the event loop (see `INLINE_BELOW`), unless the disk has
- * been slow to sync (`INLINE_MAX_MS`); so is every commit while the disk is fast (`FAST_SYNC_MS`).
+ * of a few writes, while commits are small, is synced at once, on the event loop (see
+ * `INLINE_BELOW`), unless the disk has been slow to sync (`INLINE_MAX_MS`); so is every commit
+ * while the disk is fast (`FAST_SYNC_MS`).
  *
  * What is acknowledged is on disk exactly as with `synchronous = FULL`: an fdatasync of the WAL
  * (any descriptor of the file) flushes every frame written before it, and SQLite still syncs the
@@ -21,7 +22,8 @@ export interface WalSync {
   /**
    * Calls `done` once everything committed before this call is on disk, or with the sync's error:
    * before returning when no sync is in flight, syncs have not been slow (`INLINE_MAX_MS`), and
-   * the commit held fewer than `INLINE_BELOW` writes or the disk is fast (`FAST_SYNC_MS`).
+   * the commit and the recent ones held fewer than `INLINE_BELOW` writes or the disk is fast
+   * (`FAST_SYNC_MS`).
    */
   afterCommit(done: (error: WalSyncError | null) => void, writes: number): void;
   /** Like `afterCommit` without a commit of its own: at once when nothing committed is unsynced. */
@@ -43,10 +45,14 @@ export class WalSyncError extends Error {
 }
 
 /**
- * A commit of fewer writes than this syncs on the event loop, as `synchronous = FULL` would: with
- * few writers waiting there is little to overlap, and the hand-off to a thread and back costs more
- * CPU and latency than it saves (at 2,000 req/s open loop, 59–60% CPU this way against 70–73% with
- * every sync on the thread pool).
+ * A commit of fewer writes than this syncs on the event loop, as `synchronous = FULL` would, while
+ * commits are small on average too: with few writers waiting there is little to overlap, and the
+ * hand-off to a thread and back costs more CPU and latency than it saves (at 2,000 req/s open loop,
+ * 59–60% CPU this way against 70–73% with every sync on the thread pool). Under a load that makes
+ * commits large, the small ones between them go to the thread pool as well: a sync on the spot
+ * stops the event loop while the next group's requests wait to be read (closed loop, 50
+ * connections, a disk syncing in 0.2–0.7 ms: 23,200–24,400 req/s with those small commits synced
+ * on the spot, 25,000–25,700 without).
  */
 const INLINE_BELOW = 8;
 /**
@@ -62,9 +68,10 @@ const AVERAGE_WEIGHT = 0.2;
  * While syncs made on the event loop take less than this on average, a commit of any size syncs
  * on the spot: the disk's wait is shorter than the hand-off to the thread pool and back (a local
  * SSD syncing the WAL in 0.1 ms: 34,300 req/s closed loop this way against 31,900 with large
- * commits on the thread pool; on a disk syncing in 0.46 ms the thread pool gave 3–12% more).
+ * commits on the thread pool; on a disk syncing in 0.46 ms the thread pool gave 3–12% more, and on
+ * one syncing in 0.2–0.3 ms about 8% more).
  */
-const FAST_SYNC_MS = 0.25;
+const FAST_SYNC_MS = 0.15;
 /**
  * Of the commits sent to the thread pool, every this many is synced on the spot instead, so the
  * disk's speed is measured again (a sync on the thread pool is timed with the event loop's delay
@@ -111,10 +118,14 @@ export function createWalSync(walPath: string, io: Partial<WalSyncIo> = {}): Wal
     averageMs = toward(averageMs, ms);
     return ms;
   };
+  /** Moving average of the writes a commit holds. */
+  let averageWrites = 0;
   const onTheSpot = (writes: number): boolean => {
+    averageWrites = toward(averageWrites, writes);
     if (inFlight) return false;
     const slow = averageMs > INLINE_MAX_MS && (diskMs === undefined || diskMs > INLINE_MAX_MS);
-    if (!slow && (writes < INLINE_BELOW || (diskMs !== undefined && diskMs < FAST_SYNC_MS))) return true;
+    const small = writes < INLINE_BELOW && averageWrites < INLINE_BELOW;
+    if (!slow && (small || (diskMs !== undefined && diskMs < FAST_SYNC_MS))) return true;
     // To the thread pool (a large commit while the disk is not fast, or any while it is slow), all but a probe.
     return ++pooled % PROBE_EVERY === 0;
   };
