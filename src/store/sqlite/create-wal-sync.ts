@@ -51,8 +51,8 @@ export class WalSyncError extends Error {
  * 59–60% CPU this way against 70–73% with every sync on the thread pool). Under a load that makes
  * commits large, the small ones between them go to the thread pool as well: a sync on the spot
  * stops the event loop while the next group's requests wait to be read (closed loop, 50
- * connections, a disk syncing in 0.2–0.7 ms: 23,200–24,400 req/s with those small commits synced
- * on the spot, 25,000–25,700 without).
+ * connections, a disk syncing in 0.2–0.7 ms: 23,700–24,300 req/s with those small commits synced
+ * on the spot, 24,200–25,200 without, ahead in 4 of 4 alternating pairs).
  */
 const INLINE_BELOW = 8;
 /**
@@ -69,7 +69,7 @@ const AVERAGE_WEIGHT = 0.2;
  * on the spot: the disk's wait is shorter than the hand-off to the thread pool and back (a local
  * SSD syncing the WAL in 0.1 ms: 34,300 req/s closed loop this way against 31,900 with large
  * commits on the thread pool; on a disk syncing in 0.46 ms the thread pool gave 3–12% more, and on
- * one syncing in 0.2–0.3 ms about 8% more).
+ * one syncing in 0.2–0.7 ms about 5–8% more).
  */
 const FAST_SYNC_MS = 0.15;
 /**
