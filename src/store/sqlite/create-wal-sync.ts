@@ -110,23 +110,24 @@ export function createWalSync(walPath: string, io: Partial<WalSyncIo> = {}): Wal
   let averageMs = 0;
   /** Moving average of the syncs made on the event loop (the disk's own time); unknown before the first. */
   let diskMs: number | undefined;
+  /** Moving average of the writes a commit holds. */
+  let averageWrites = 0;
   let pooled = 0;
-  /** A moving average moved toward the latest sync's `ms`. */
-  const toward = (average: number, ms: number): number => average + (ms - average) * AVERAGE_WEIGHT;
+  /** A moving average moved toward the latest value (a sync's time, a commit's writes). */
+  const toward = (average: number, latest: number): number => average + (latest - average) * AVERAGE_WEIGHT;
   const took = (began: number): number => {
     const ms = now() - began;
     averageMs = toward(averageMs, ms);
     return ms;
   };
-  /** Moving average of the writes a commit holds. */
-  let averageWrites = 0;
   const onTheSpot = (writes: number): boolean => {
     averageWrites = toward(averageWrites, writes);
     if (inFlight) return false;
     const slow = averageMs > INLINE_MAX_MS && (diskMs === undefined || diskMs > INLINE_MAX_MS);
     const small = writes < INLINE_BELOW && averageWrites < INLINE_BELOW;
     if (!slow && (small || (diskMs !== undefined && diskMs < FAST_SYNC_MS))) return true;
-    // To the thread pool (a large commit while the disk is not fast, or any while it is slow), all but a probe.
+    // To the thread pool (a large commit, or a small one among large ones, while the disk is not
+    // fast; any while it is slow), all but a probe.
     return ++pooled % PROBE_EVERY === 0;
   };
 
