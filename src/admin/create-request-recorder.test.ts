@@ -149,4 +149,31 @@ describe('createRequestRecorder', () => {
     seen.end(null);
     assert.deepEqual([records[0]!.status, records[0]!.code], [499, 'client_closed']);
   });
+
+  it('reports a batch that failed once, however many of its records share it, and each failed batch', async () => {
+    const { store } = fakeStore();
+    let batch = Promise.reject(new Error('disk full'));
+    store.recordRequest = () => batch;
+    const errors: string[] = [];
+    const obs = createRequestRecorder({
+      store, recordPayloads: false, ids: createIds(), clock: { now: () => 1_000, sleep: async () => undefined },
+      onError: (e) => void errors.push((e as Error).message),
+    });
+    for (let i = 0; i < 3; i++) obs.begin(req).end(404);
+    batch = Promise.reject(new Error('locked'));
+    obs.begin(req).end(404);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(errors, ['disk full', 'locked']);
+  });
+
+  it('records durations to the microsecond', () => {
+    const { store, records } = fakeStore();
+    const times = [10, 10.123456789];
+    const obs = createRequestRecorder({
+      store, recordPayloads: false, ids: createIds(), clock: { now: () => 1_000, sleep: async () => undefined },
+      elapsedMs: () => times.shift()!, onError: (e) => assert.fail(String(e)),
+    });
+    obs.begin(req).end(404);
+    assert.equal(records[0]!.durationMs, 0.123);
+  });
 });

@@ -31,10 +31,15 @@ export const REFUSAL_BURST = 500;
 const CLIENT_CLOSED = 499;
 const NONE: readonly string[] = Object.freeze([]);
 
-type Shared = Required<Pick<RequestRecorderDeps, 'store' | 'recordPayloads' | 'elapsedMs' | 'onError'>> & {
+type Shared = Required<Pick<RequestRecorderDeps, 'store' | 'recordPayloads' | 'elapsedMs'>> & {
   /** Takes one refusal record from the budget; false when it is spent. */
   takeRefusal: () => boolean;
   onDropped: () => void;
+  /**
+   * Reports a record's failure through `onError`. Records gathered into one batch share its
+   * promise (SQLite): it is watched once, not once a record.
+   */
+  watch: (written: Promise<void>) => void;
 };
 
 /**
@@ -117,7 +122,7 @@ class Trace implements ObservedRequest, IngressStore {
     const status = answered ?? CLIENT_CLOSED;
     if (this.queuedStatus === status && this.error === undefined) return;
     this.status = status;
-    this.durationMs = this.shared.elapsedMs() - this.startedMs;
+    this.durationMs = this.elapsed();
     if (this.error !== undefined) {
       ({ code: this.code, reason: this.reason } = describeRejection(this.error));
     } else if (answered === null) {
@@ -140,7 +145,7 @@ class Trace implements ObservedRequest, IngressStore {
     this.status = status;
     this.eventIds = eventIds;
     this.runIds = runIds;
-    this.durationMs = this.shared.elapsedMs() - this.startedMs;
+    this.durationMs = this.elapsed();
     this.queuedStatus = status;
     this.write();
     // Registered before the hook handler's own reaction: by the time the answer closes, the trace
@@ -153,6 +158,11 @@ class Trace implements ObservedRequest, IngressStore {
     return committed;
   }
 
+  /** Milliseconds since the request arrived, to the microsecond (the clock's further digits are noise, and cost to encode). */
+  private elapsed(): number {
+    return Math.round((this.shared.elapsedMs() - this.startedMs) * 1000) / 1000;
+  }
+
   /** Queues the record as it stands now (a snapshot: the trace may still change before the commit). */
   private write(): void {
     const record: RequestRecord = {
@@ -160,7 +170,7 @@ class Trace implements ObservedRequest, IngressStore {
       status: this.status, code: this.code, reason: this.reason, durationMs: this.durationMs,
       eventIds: this.eventIds, runIds: this.runIds, payload: this.payload,
     };
-    this.shared.store.recordRequest(record).catch(this.shared.onError);
+    this.shared.watch(this.shared.store.recordRequest(record));
   }
 }
 
@@ -172,11 +182,11 @@ class Trace implements ObservedRequest, IngressStore {
 export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserver {
   let tokens = REFUSAL_BURST;
   let filledAt = deps.clock.now();
+  let watched: Promise<void> | undefined;
   const shared: Shared = {
     store: deps.store,
     recordPayloads: deps.recordPayloads,
     elapsedMs: deps.elapsedMs ?? (() => performance.now()),
-    onError: deps.onError,
     takeRefusal() {
       const now = deps.clock.now();
       tokens = Math.min(REFUSAL_BURST, tokens + ((now - filledAt) / 1000) * REFUSALS_PER_SECOND);
@@ -186,6 +196,11 @@ export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserve
       return true;
     },
     onDropped: deps.onDropped ?? (() => undefined),
+    watch(written) {
+      if (written === watched) return;
+      watched = written;
+      written.catch(deps.onError);
+    },
   };
   return {
     begin: ({ method, path, hook, client }) =>

@@ -15,6 +15,8 @@ describe('textExceedsJsonDepth', () => {
     ['an escaped quote inside a string', '{"a":"\\"[[[[[["}', 1, false],
     ['an escaped backslash before the closing quote', '{"a":"\\\\","b":[[1]]}', 2, true],
     ['siblings do not add up', '[[1],[2],[3],[4]]', 2, false],
+    ['text no longer than the limit', '[[[', 3, false],
+    ['text of opening brackets only, one past the limit', '[[[[', 3, true],
   ];
   for (const [name, text, max, want] of cases) {
     it(`${want ? 'refuses' : 'accepts'} ${name}`, () => assert.equal(textExceedsJsonDepth(bytes(text), max), want));

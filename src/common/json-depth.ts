@@ -19,6 +19,8 @@ const CLOSE_BRACKET = 0x5d;
  * the parser to refuse.
  */
 export function textExceedsJsonDepth(bytes: Uint8Array, maxDepth: number = MAX_JSON_DEPTH): boolean {
+  // Each level opens with a byte of its own: text this short cannot nest that deep.
+  if (bytes.length <= maxDepth) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < bytes.length; i++) {

@@ -143,15 +143,18 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     sendError(req, res, new RequestError('internal_error'), { bodyWithheld });
   };
 
-  const readCounted = async (req: IncomingMessage, group: string, limits: { maxBytes: number; timeoutMs: number }): Promise<Buffer> => {
+  /** Reads a body, counted against its client's group while it is being read. */
+  const readCounted = (req: IncomingMessage, group: string, limits: { maxBytes: number; timeoutMs: number }): Promise<Buffer> => {
     reading.set(group, (reading.get(group) ?? 0) + 1);
-    try {
-      return await readBody(req, limits);
-    } finally {
+    const done = (): void => {
       const left = (reading.get(group) ?? 1) - 1;
       if (left === 0) reading.delete(group);
       else reading.set(group, left);
-    }
+    };
+    const body = readBody(req, limits);
+    // The count drops before the reader sees the body or its error (a reaction added first runs first).
+    body.then(done, done);
+    return body;
   };
   const handleHook = async (
     req: IncomingMessage, res: ServerResponse, entry: Exchange, settings: IngressSettings, name: string,

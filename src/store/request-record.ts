@@ -19,7 +19,7 @@ export interface RequestRecord {
   code: string | null;
   /** Why it was rejected, in words (the public message, the offending fields, a transform's error). */
   reason: string | null;
-  /** From arrival until the answer was decided (for accepted requests: until their action was queued for commit). */
+  /** From arrival until the answer was decided (for accepted requests: until their action was queued for commit), to the microsecond. */
   durationMs: number;
   /** System events the request created. */
   eventIds: readonly string[];
