@@ -33,8 +33,9 @@ const decode = ([id, at, method, path, hook, client, status, code, reason, durat
   ({ id, at, method, path, hook, client, status, code, reason, durationMs, eventIds, runIds, payload });
 
 /**
- * About how many characters a record takes in its batch, without encoding it: the fixed fields
- * and an id's quotes and commas, plus what varies (escapes aside).
+ * About how many characters a record takes in its batch, without encoding it: 100 for the fields
+ * of a fixed size (its own id, time, method, status, duration, the brackets and commas), 39 for each
+ * event or run id (quoted, with its comma), and the text fields' lengths (escapes aside).
  */
 const approxChars = (r: RequestRecord): number =>
   100 + r.path.length + r.client.length + (r.hook?.length ?? 0) + (r.code?.length ?? 0) + (r.reason?.length ?? 0) +
