@@ -5,6 +5,7 @@ import { RequestError } from '../common/errors.js';
 import type { Log } from '../common/log.js';
 import type { RequestHandler } from './create-request-handler.js';
 import { createPeerGrouper } from './create-peer-grouper.js';
+import { createGroupCounts } from './group-counts.js';
 import { OVER_CAPACITY_HELD, readOpenFileLimit, resolveMaxConnections, resolveMaxConnectionsPerClient } from './resolve-max-connections.js';
 import { errorJson, sendError } from './send-response.js';
 
@@ -72,9 +73,9 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   const firstRequestMs = options.firstRequestTimeoutMs ?? FIRST_REQUEST_TIMEOUT_MS;
   /** Connections turned away and still held, oldest first, with why. */
   const turnedAway = new Map<Socket, ConnectionRefusal>();
-  /** Connections let in, in all and by peer group (a group leaves the map with its last connection). */
+  /** Connections let in, in all and by peer group. */
   let admitted = 0;
-  const byGroup = new Map<string, number>();
+  const byGroup = createGroupCounts();
   const admit = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], expectsContinue: boolean): void => {
     // The first request has come: from here Node's own timeouts (body, keep-alive) apply, and a
     // caller waiting in silence for its answer (`waitForCompletion`) must not be cut off.
@@ -89,13 +90,10 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   };
   const letIn = (socket: Socket, group: string | null): void => {
     admitted++;
-    if (group !== null) byGroup.set(group, (byGroup.get(group) ?? 0) + 1);
+    if (group !== null) byGroup.add(group);
     socket.once('close', () => {
       admitted--;
-      if (group === null) return;
-      const left = byGroup.get(group)! - 1;
-      if (left === 0) byGroup.delete(group);
-      else byGroup.set(group, left);
+      if (group !== null) byGroup.remove(group);
     });
   };
   const turnAway = (socket: Socket, refusal: ConnectionRefusal): void => {
@@ -120,7 +118,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     // Node's server destroys a socket whose timeout fires when nothing else listens for it.
     socket.setTimeout(firstRequestMs);
     const group = peerGroup(socket.remoteAddress);
-    if (group !== null && (byGroup.get(group) ?? 0) >= perClient) turnAway(socket, 'too_many_connections');
+    if (group !== null && byGroup.get(group) >= perClient) turnAway(socket, 'too_many_connections');
     else if (admitted >= maxConnections) turnAway(socket, 'over_capacity');
     else letIn(socket, group);
   });

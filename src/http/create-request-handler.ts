@@ -11,6 +11,7 @@ import type { RunWaitResult } from '../runtime/index.js';
 import { isStoreUnavailable } from '../store/index.js';
 import { clipLogged, logAccess, type AccessEntry } from './access-log.js';
 import { addressGroup } from './create-peer-grouper.js';
+import { createGroupCounts } from './group-counts.js';
 import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
 import type { ObservedRequest, RequestObserver } from './request-observer.js';
@@ -113,8 +114,8 @@ async function waitWhileConnected<T>(res: ServerResponse, wait: (signal: AbortSi
 }
 
 export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
-  /** Bodies being read per client address group (`addressGroup`); a group leaves the map when its count is back to 0. */
-  const reading = new Map<string, number>();
+  /** Bodies being read per client address group (`addressGroup`). */
+  const reading = createGroupCounts();
   const reportStoreOutage = createThrottledLog(deps.log, 'error', 'store cannot write; answering 503 store_unavailable', {
     intervalMs: STORE_LOG_INTERVAL_MS,
     now: deps.clock.now,
@@ -145,12 +146,8 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
 
   /** Reads a body, counted against its client's group while it is being read. */
   const readCounted = (req: IncomingMessage, group: string, limits: { maxBytes: number; timeoutMs: number }): Promise<Buffer> => {
-    reading.set(group, (reading.get(group) ?? 0) + 1);
-    const done = (): void => {
-      const left = (reading.get(group) ?? 1) - 1;
-      if (left === 0) reading.delete(group);
-      else reading.set(group, left);
-    };
+    reading.add(group);
+    const done = (): void => reading.remove(group);
     const body = readBody(req, limits);
     // The count drops before the reader sees the body or its error (a reaction added first runs first).
     body.then(done, done);
@@ -164,7 +161,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   ) => {
     const limits = { maxBytes: settings.hooks.maxBodyBytes, timeoutMs: settings.bodyTimeoutMs };
     const group = addressGroup(entry.client);
-    if ((reading.get(group) ?? 0) >= settings.hooks.maxBodiesPerClient) {
+    if (reading.get(group) >= settings.hooks.maxBodiesPerClient) {
       fail(req, res, entry, new RequestError('too_many_bodies', { retryAfterSeconds: BODIES_RETRY_AFTER_SECONDS }), expectsContinue);
       return;
     }

@@ -23,3 +23,32 @@ describe('createStallWatch', () => {
     watch.check();
   });
 });
+
+describe('createStallWatch, writes ending out of order', () => {
+  it('tracks the oldest write still open when a later one ends first, and ignores an end given twice', () => {
+    let now = 0;
+    const watch = createStallWatch(100, () => now);
+    const a = watch.begin();
+    now = 50;
+    const b = watch.begin();
+    now = 60;
+    const c = watch.begin();
+    watch.end(b);
+    watch.end(b);
+    now = 101;
+    assert.throws(() => watch.check(), /101 ms ago/, 'a is still open');
+    watch.end(a);
+    now = 159;
+    watch.check();
+    now = 161;
+    assert.throws(() => watch.check(), /101 ms ago/, 'c is the oldest now, b having ended');
+    watch.end(c);
+    watch.check();
+    now = 1000;
+    const d = watch.begin();
+    now = 1101;
+    assert.throws(() => watch.check(), /101 ms ago/, 'a write after the watch emptied counts from its own start');
+    watch.end(d);
+    watch.check();
+  });
+});

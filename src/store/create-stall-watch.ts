@@ -26,27 +26,38 @@ export interface StallWatch {
 }
 
 export function createStallWatch(stallMs = STALL_MS, now: () => number = () => performance.now()): StallWatch {
-  /** Start times by id, oldest first (writes mostly end in the order they began; any order works). */
-  const open = new Map<number, number>();
+  // Start times of the writes from id `head` on, oldest first, and which of them have ended (writes
+  // mostly end in the order they began; any order works). Arrays rather than a Map: emptying a
+  // long-lived Map allocates a new table in the old generation, once a commit.
+  const starts: number[] = [];
+  const ended: boolean[] = [];
+  let head = 0;
   let next = 0;
-  /** When the oldest unfinished write started: kept as writes begin and end, so `check` (every ingress write) reads no map. */
-  let oldestAt = 0;
   return {
     begin() {
-      const id = next++;
-      const at = now();
-      if (open.size === 0) oldestAt = at;
-      open.set(id, at);
-      return id;
+      starts.push(now());
+      ended.push(false);
+      return next++;
     },
     end(id) {
-      const wasOldest = open.keys().next().value === id;
-      open.delete(id);
-      if (wasOldest && open.size > 0) oldestAt = open.values().next().value!;
+      const at = id - head;
+      if (at < 0 || at >= ended.length) return;
+      ended[at] = true;
+      let done = 0;
+      while (done < ended.length && ended[done]) done++;
+      if (done === ended.length) {
+        starts.length = 0;
+        ended.length = 0;
+        head = next;
+      } else if (done > 0) {
+        starts.splice(0, done);
+        ended.splice(0, done);
+        head += done;
+      }
     },
     check() {
-      if (open.size === 0) return;
-      const stalled = now() - oldestAt;
+      if (starts.length === 0) return;
+      const stalled = now() - starts[0]!;
       if (stalled > stallMs) throw new StoreStalledError(stalled);
     },
   };
