@@ -25,35 +25,32 @@ export interface StallWatch {
   check(): void;
 }
 
+/** Marks a write that has ended while an older one is still open (never a time `now` gives). */
+const ENDED = Number.NaN;
+
 export function createStallWatch(stallMs = STALL_MS, now: () => number = () => performance.now()): StallWatch {
-  // Start times of the writes from id `head` on, oldest first, and which of them have ended (writes
-  // mostly end in the order they began; any order works). Arrays rather than a Map: emptying a
-  // long-lived Map allocates a new table in the old generation, once a commit.
+  // Start times of the writes from id `head` on, oldest first, `ENDED` for one that has ended while
+  // an older one is still open (writes mostly end in the order they began; any order works). An
+  // array rather than a Map: emptying a long-lived Map allocates a new table in the old generation,
+  // once a commit.
   const starts: number[] = [];
-  const ended: boolean[] = [];
   let head = 0;
   let next = 0;
   return {
     begin() {
       starts.push(now());
-      ended.push(false);
       return next++;
     },
     end(id) {
       const at = id - head;
-      if (at < 0 || at >= ended.length) return;
-      ended[at] = true;
+      if (at < 0 || at >= starts.length) return;
+      starts[at] = ENDED;
       let done = 0;
-      while (done < ended.length && ended[done]) done++;
-      if (done === ended.length) {
-        starts.length = 0;
-        ended.length = 0;
-        head = next;
-      } else if (done > 0) {
-        starts.splice(0, done);
-        ended.splice(0, done);
-        head += done;
-      }
+      while (done < starts.length && Number.isNaN(starts[done])) done++;
+      // Emptied in place when every write has ended (the usual case): no array is made per commit.
+      if (done === starts.length) starts.length = 0;
+      else if (done > 0) starts.splice(0, done);
+      head += done;
     },
     check() {
       if (starts.length === 0) return;
