@@ -1,6 +1,5 @@
 import type { Clock } from '../common/clock.js';
 import type { StoreConfig } from '../config/index.js';
-import { createPostgresStore } from './postgres/create-postgres-store.js';
 import { createSqliteStore } from './sqlite/create-sqlite-store.js';
 import type { Store } from './store.js';
 import type { StoreObserver } from './store-stats.js';
@@ -46,7 +45,10 @@ export async function createStore(config: StoreConfig, options: CreateStoreOptio
   switch (config.driver) {
     case 'sqlite':
       return createSqliteStore({ path: config.path, sync: config.sync, ...common, ...sqliteOnly });
-    case 'postgres':
+    case 'postgres': {
+      // Loaded only for PostgreSQL: the driver and its store cost a SQLite gateway memory for nothing.
+      const { createPostgresStore } = await import('./postgres/create-postgres-store.js');
       return createPostgresStore({ url: config.url, schema: config.schema, poolSize: config.poolSize, ...common });
+    }
   }
 }
