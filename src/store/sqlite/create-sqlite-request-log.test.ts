@@ -1,13 +1,15 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
 import Database from 'better-sqlite3';
 import { createIds } from '../../common/ids.js';
 import type { RequestRecord } from '../request-record.js';
-import { createSqliteRequestLog, type SqliteRequestLog } from './create-sqlite-request-log.js';
+import { createSqliteRequestLog, FILTERED_ON_THREAD_ABOVE, type SqliteRequestLog } from './create-sqlite-request-log.js';
 import { MIGRATIONS } from './migrations.js';
-import { recordWindowEnd } from './request-batch.js';
+import { PACK_FROM_CHARS, recordWindowEnd } from './request-batch.js';
 
-describe('createSqliteRequestLog', () => {
+// Every case runs on batches as a gateway writes them (small ones as text) and with every batch packed.
+for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestLog (batches packed from ${packFromChars} characters)`, () => {
   let db: Database.Database;
   let log: SqliteRequestLog;
   let writes: number;
@@ -38,7 +40,7 @@ describe('createSqliteRequestLog', () => {
         writes++;
         return db.transaction(fn)();
       },
-    });
+    }, undefined, FILTERED_ON_THREAD_ABOVE, packFromChars);
   });
   afterEach(() => db.close());
 
@@ -132,6 +134,31 @@ describe('createSqliteRequestLog', () => {
     assert.deepEqual(await log.listRequests({ hook: 'wake', status: 401 }), []);
   });
 
+  it('filters rows written before batches named their statuses and hooks by their text', async () => {
+    const [gh, ok] = [record({ status: 401, hook: 'gh' }), record({ status: 200 })];
+    await batch(gh);
+    await batch(ok);
+    // As the migration leaves them: JSON text, nothing in the new columns.
+    for (const { seq, records } of db.prepare('SELECT seq, records FROM request_batches').all() as { seq: number; records: string | Buffer }[]) {
+      const text = typeof records === 'string' ? records : zlib.brotliDecompressSync(records).toString('utf8');
+      db.prepare('UPDATE request_batches SET records = ?, statuses = NULL, hooks = NULL WHERE seq = ?').run(text, seq);
+    }
+    assert.deepEqual((await log.listRequests({ status: 401 })).map((r) => r.id), [gh.id]);
+    assert.deepEqual((await log.listRequests({ hook: 'wake' })).map((r) => r.id), [ok.id]);
+    assert.deepEqual((await log.listRequests({ hook: 'gh', status: 200 })), []);
+    assert.equal((await log.getRequest(ok.id))?.status, 200);
+  });
+
+  it('packs a batch from its threshold on, and reads it back whole', async () => {
+    const made = Array.from({ length: 30 }, (_, i) => record({ status: i % 2 === 0 ? 200 : 404 }));
+    await batch(...made);
+    const stored = db.prepare('SELECT records FROM request_batches').pluck().get() as string | Buffer;
+    assert.equal(Buffer.isBuffer(stored), true, 'a batch of 30 records is past both thresholds');
+    assert.deepEqual((await log.listRequests({ limit: 100 })).map((r) => r.id), made.map((r) => r.id).reverse());
+    assert.deepEqual((await log.listRequests({ status: 404, limit: 100 })).length, 15);
+    assert.deepEqual(await log.getRequest(made[7]!.id), made[7]);
+  });
+
   it('rejects every record of a batch that could not be written; reads still answer', async () => {
     failWrites = true;
     const committed = [log.recordRequest(record()), log.recordRequest(record())];
@@ -145,7 +172,7 @@ describe('createSqliteRequestLog', () => {
     log = createSqliteRequestLog({ db, write: async <T>(fn: () => T) => db.transaction(fn)() }, async (o) => {
       asked.push(o);
       return [];
-    }, 3);
+    }, 3, packFromChars);
     for (let i = 0; i < 3; i++) await batch(record({ status: 401 }));
     assert.equal((await log.listRequests({ status: 401 })).length, 3, 'three batches: here');
     await batch(record({ status: 401 }));

@@ -1,6 +1,6 @@
 import type { RequestLog } from '../store.js';
 import type { ListRequestsOptions, RequestRecord } from '../request-record.js';
-import { readRequestBatch, recordWindowEnd, RequestBatchBuilder, type RequestBatchRow } from './request-batch.js';
+import { PACK_FROM_CHARS, readRequestBatch, recordWindowEnd, RequestBatchBuilder, type RequestBatchRow } from './request-batch.js';
 import { createRequestsReader } from './read-requests.js';
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -40,10 +40,12 @@ export function createSqliteRequestLog(
   /** Makes a filtered listing on a read thread (read-requests.ts); without it, every listing is made here. */
   onThread?: (o: ListRequestsOptions) => Promise<RequestRecord[]>,
   onThreadAbove = FILTERED_ON_THREAD_ABOVE,
+  /** Batches whose JSON is at least this long are stored compressed (request-batch.ts; tests pass 0). */
+  packFromChars = PACK_FROM_CHARS,
 ): SqliteRequestLog {
   const insert = db.prepare(
-    `INSERT INTO request_batches (min_id, max_id, upto_id, min_at, max_at, count, records)
-      VALUES (@min_id, @max_id, @upto_id, @min_at, @max_at, @count, @records)`,
+    `INSERT INTO request_batches (min_id, max_id, upto_id, min_at, max_at, count, records, statuses, hooks)
+      VALUES (@min_id, @max_id, @upto_id, @min_at, @max_at, @count, @records, @statuses, @hooks)`,
   );
   const lastUpto = db.prepare('SELECT upto_id FROM request_batches ORDER BY seq DESC LIMIT 1').pluck();
   // Batches that may hold an id: those written from its arrival until its record window closed.
@@ -54,12 +56,13 @@ export function createSqliteRequestLog(
   const remove = db.prepare('DELETE FROM request_batches WHERE seq = ?');
   const rewrite = db.prepare(
     `UPDATE request_batches SET min_id = @min_id, max_id = @max_id, min_at = @min_at, max_at = @max_at, count = @count,
-      records = @records WHERE seq = @seq`,
+      records = @records, statuses = @statuses, hooks = @hooks WHERE seq = @seq`,
   );
   const countWhole = db.prepare('SELECT coalesce(sum(count), 0) FROM request_batches WHERE max_at < ?').pluck();
   const straddling = db.prepare('SELECT records FROM request_batches WHERE min_at < @cutoff AND max_at >= @cutoff').pluck();
 
-  let pending = new RequestBatchBuilder();
+  const newBatch = (): RequestBatchBuilder => new RequestBatchBuilder(packFromChars);
+  let pending = newBatch();
   let joined: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | null = null;
   let timer: NodeJS.Timeout | undefined;
   let upto: string | null = null;
@@ -80,7 +83,7 @@ export function createSqliteRequestLog(
     const batch = joined;
     if (batch === null) return Promise.resolve();
     const gathered = pending;
-    pending = new RequestBatchBuilder();
+    pending = newBatch();
     joined = null;
     write(() => writeBatch(gathered)).then(batch.resolve, batch.reject);
     return batch.promise;
@@ -121,7 +124,7 @@ export function createSqliteRequestLog(
     listRequests: list,
     async getRequest(id) {
       await flushQuietly();
-      for (const records of holding.all({ id, end: recordWindowEnd(id) ?? '\uffff' }) as string[]) {
+      for (const records of holding.all({ id, end: recordWindowEnd(id) ?? '\uffff' }) as (string | Buffer)[]) {
         const found = readRequestBatch(records).filter((r) => r.id === id);
         if (found.length > 0) return found[found.length - 1]!;
       }
@@ -146,7 +149,7 @@ export function createSqliteRequestLog(
         // A stable sort: of two versions of a record, the later one stays after the earlier.
         const records = readRequestBatch(row.records).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
         let quota = limit - removed;
-        const kept = new RequestBatchBuilder();
+        const kept = newBatch();
         for (const r of records) {
           if (r.at < cutoff && quota > 0) quota--;
           else kept.add(r);
@@ -160,7 +163,7 @@ export function createSqliteRequestLog(
     },
     countRecordsBefore(cutoff) {
       let n = countWhole.get(cutoff) as number;
-      for (const records of straddling.all({ cutoff }) as string[]) n += readRequestBatch(records).filter((r) => r.at < cutoff).length;
+      for (const records of straddling.all({ cutoff }) as (string | Buffer)[]) n += readRequestBatch(records).filter((r) => r.at < cutoff).length;
       return n;
     },
   };

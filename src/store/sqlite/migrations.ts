@@ -275,4 +275,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX heartbeat_spend_agent ON heartbeat_spend (agent_id, at);
   `,
+  `
+  -- What a batch of request records holds, for filtered listings to pass over a batch without
+  -- reading it: large batches are now stored compressed (see request-batch.ts), and the text of
+  -- older rows, NULL here, is searched as before.
+  ALTER TABLE request_batches ADD COLUMN statuses TEXT;
+  ALTER TABLE request_batches ADD COLUMN hooks TEXT;
+  `,
 ];

@@ -35,4 +35,17 @@ describe('request listings on a read thread', () => {
     assert.deepEqual((await thread.read({ kind: 'requests', options: { status: 401 } })).map((r) => r.id), [made[3]!.id, made[1]!.id]);
     assert.deepEqual(await thread.read({ kind: 'requests', options: { status: 200 } }), [{ ...made[0]! }]);
   });
+
+  it('reads packed batches as the serving thread does', async () => {
+    const made = Array.from({ length: 40 }, (_, i) => record({ status: i % 4 === 0 ? 401 : 200, hook: i % 5 === 0 ? 'github' : 'wake' }));
+    await Promise.all(made.map((r) => f.store.recordRequest(r)));
+    await f.store.recordRequest({ ...made[10]!, status: 499 });
+    assert.ok(Buffer.isBuffer(f.raw.prepare('SELECT records FROM request_batches ORDER BY seq LIMIT 1').pluck().get()), 'the first batch is packed');
+    for (const options of [{ limit: 100 }, { status: 401 }, { hook: 'github' }, { status: 499 }, { status: 200, hook: 'github' }]) {
+      const here = createRequestsReader(f.raw)(options);
+      assert.ok(here.length > 0, JSON.stringify(options));
+      assert.deepEqual(await thread.read({ kind: 'requests', options }), here, JSON.stringify(options));
+    }
+    assert.deepEqual((await thread.read({ kind: 'requests', options: { hook: 'github' } })).map((r) => r.id), [35, 30, 25, 20, 15, 10, 5, 0].map((i) => made[i]!).map((r) => r.id), 'made[10] is a 499 now, still a github request');
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RequestRecord } from '../request-record.js';
-import { readRequestBatch, RequestBatchBuilder } from './request-batch.js';
+import { PACK_FROM_CHARS, readRequestBatch, RequestBatchBuilder, unpackRecords } from './request-batch.js';
 
 const record = (o: Partial<RequestRecord> = {}): RequestRecord => ({
   id: '01900000-0000-7000-8000-000000000001', at: 1_000, method: 'POST', path: '/hooks/wake', hook: 'wake',
@@ -37,8 +37,36 @@ describe('RequestBatchBuilder', () => {
     for (const payload of [null, 'x'.repeat(10_000), '{"text":"New email from alerts@example.com"}']) {
       const b = new RequestBatchBuilder();
       for (let i = 0; i < 50; i++) b.add(record({ payload, reason: i % 2 === 0 ? null : 'Missing or invalid token.' }));
-      const encoded = b.build()!.records.length;
+      const encoded = unpackRecords(b.build()!.records).length;
       assert.ok(Math.abs(b.chars - encoded) <= encoded * 0.2, `${b.chars} counted, ${encoded} encoded`);
     }
+  });
+
+  it('stores a batch as JSON text below PACK_FROM_CHARS and compressed from it, reading back the same records', () => {
+    const small = new RequestBatchBuilder();
+    small.add(record());
+    const text = small.build()!.records;
+    assert.equal(typeof text, 'string');
+    assert.ok(text.length < PACK_FROM_CHARS);
+
+    const large = new RequestBatchBuilder();
+    const made = Array.from({ length: 40 }, (_, i) =>
+      record({ id: `01900000-0000-7000-8000-${String(i).padStart(12, '0')}`, at: 1_000 + i, status: i % 3 === 0 ? 401 : 200 }));
+    for (const r of made) large.add(r);
+    const packed = large.build()!.records;
+    assert.ok(Buffer.isBuffer(packed), 'a BLOB');
+    const json = unpackRecords(packed);
+    assert.ok(json.length >= PACK_FROM_CHARS && packed.length * 3 < json.length, `${json.length} characters packed into ${packed.length} bytes`);
+    assert.deepEqual(readRequestBatch(packed), made);
+    assert.equal(unpackRecords(json), json, 'text is read as it is');
+  });
+
+  it('names the statuses and hooks a batch holds, as a filter searches for them', () => {
+    const b = new RequestBatchBuilder(0);
+    for (const r of [record(), record({ status: 401, hook: null }), record({ status: 200, hook: 'gh "app"' }), record()]) b.add(r);
+    const row = b.build()!;
+    assert.equal(row.statuses, ',200,401,');
+    assert.equal(row.hooks, '"wake","gh \\"app\\""');
+    assert.ok(Buffer.isBuffer(row.records), 'packed from 0 characters on');
   });
 });
