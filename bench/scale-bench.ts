@@ -216,8 +216,8 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
   });
   await withStore('sqlite', async (store, p) => {
     const db = new Database((p.config as { path: string }).path);
-    const insert = db.prepare(`INSERT INTO request_batches (min_id, max_id, upto_id, min_at, max_at, count, records)
-      VALUES (@min_id, @max_id, @max_id, @min_at, @max_at, @count, @records)`);
+    const insert = db.prepare(`INSERT INTO request_batches (min_id, max_id, upto_id, min_at, max_at, count, records, statuses, hooks)
+      VALUES (@min_id, @max_id, @max_id, @min_at, @max_at, @count, @records, @statuses, @hooks)`);
     db.transaction(() => {
       for (let i = 0; i < s.rows; i += 20) {
         const b = new RequestBatchBuilder();

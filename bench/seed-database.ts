@@ -36,8 +36,8 @@ export function seedDatabase(path: string, o: SeedOptions): { requests: number; 
         VALUES (?, 'main', 'agent:main:main', ?, 'next-heartbeat', ?, ?, ?, ?)`,
     );
     const addBatch = db.prepare(
-      `INSERT INTO request_batches (min_id, max_id, upto_id, min_at, max_at, count, records)
-        VALUES (@min_id, @max_id, @max_id, @min_at, @max_at, @count, @records)`,
+      `INSERT INTO request_batches (min_id, max_id, upto_id, min_at, max_at, count, records, statuses, hooks)
+        VALUES (@min_id, @max_id, @max_id, @min_at, @max_at, @count, @records, @statuses, @hooks)`,
     );
     // Past the window: 40 to 31 days old; inside it: 29 days old up to a minute ago.
     const oldFrom = o.now - 40 * DAY;
