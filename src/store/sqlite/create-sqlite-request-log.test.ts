@@ -1,12 +1,11 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import zlib from 'node:zlib';
 import Database from 'better-sqlite3';
 import { createIds } from '../../common/ids.js';
 import type { RequestRecord } from '../request-record.js';
 import { createSqliteRequestLog, FILTERED_ON_THREAD_ABOVE, type SqliteRequestLog } from './create-sqlite-request-log.js';
 import { MIGRATIONS } from './migrations.js';
-import { PACK_FROM_CHARS, recordWindowEnd } from './request-batch.js';
+import { PACK_FROM_CHARS, recordWindowEnd, unpackRecords } from './request-batch.js';
 
 // Every case runs on batches as a gateway writes them (small ones as text) and with every batch packed.
 for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestLog (batches packed from ${packFromChars} characters)`, () => {
@@ -140,8 +139,7 @@ for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestL
     await batch(ok);
     // As the migration leaves them: JSON text, nothing in the new columns.
     for (const { seq, records } of db.prepare('SELECT seq, records FROM request_batches').all() as { seq: number; records: string | Buffer }[]) {
-      const text = typeof records === 'string' ? records : zlib.brotliDecompressSync(records).toString('utf8');
-      db.prepare('UPDATE request_batches SET records = ?, statuses = NULL, hooks = NULL WHERE seq = ?').run(text, seq);
+      db.prepare('UPDATE request_batches SET records = ?, statuses = NULL, hooks = NULL WHERE seq = ?').run(unpackRecords(records), seq);
     }
     assert.deepEqual((await log.listRequests({ status: 401 })).map((r) => r.id), [gh.id]);
     assert.deepEqual((await log.listRequests({ hook: 'wake' })).map((r) => r.id), [ok.id]);
