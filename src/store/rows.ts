@@ -4,6 +4,7 @@ import type {
 } from './types.js';
 import type { RequestRecord } from './request-record.js';
 import { RUN_STATES, type QueueStats, type RunCounts } from './store-stats.js';
+import { decodeSource } from './action-source.js';
 
 /** How many records a listing returns when it is given no `limit`. */
 export const DEFAULT_LIMIT = 20;
@@ -41,7 +42,7 @@ export const toEvent = (r: EventRow): SystemEventRecord => ({
   sessionKey: r.session_key,
   text: r.text,
   mode: r.mode as SystemEventRecord['mode'],
-  source: JSON.parse(r.source) as ActionSource,
+  source: decodeSource(r.source),
   createdAt: r.created_at,
   consumedAt: r.consumed_at,
 });
@@ -60,7 +61,7 @@ export const toRun = (r: RunRow): RunRecord => ({
   model: r.model,
   thinking: r.thinking as RunRecord['thinking'],
   timeoutSeconds: r.timeout_seconds,
-  source: JSON.parse(r.source) as ActionSource,
+  source: decodeSource(r.source),
   createdAt: r.created_at,
   attempts: r.attempts,
   startedAt: r.started_at,

@@ -1,6 +1,7 @@
 import type { RunControl } from '../store.js';
 import type { WorkSignal } from '../types.js';
 import { notify, type PgContext } from './pg-context.js';
+import { encodeSource } from '../action-source.js';
 
 /**
  * Cancels a queued run. A claim locks the row and turns it `running` with a claim id; this
@@ -19,7 +20,7 @@ export function createPgCancelRun(ctx: Pick<PgContext, 'tx' | 'channel'>): RunCo
         const s = c.summary;
         await client.query(
           'INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-          [s.id, s.agentId, s.sessionKey, s.text, s.mode, JSON.stringify(s.source), s.createdAt],
+          [s.id, s.agentId, s.sessionKey, s.text, s.mode, encodeSource(s.source), s.createdAt],
         );
         const signals: WorkSignal[] = [{ kind: 'runs' }, { kind: 'finished', runId: c.runId }];
         if (s.mode === 'now') signals.push({ kind: 'heartbeat', agentId: s.agentId });

@@ -6,6 +6,7 @@ import type { StallWatch } from '../create-stall-watch.js';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
 import type { NewDelivery, NewRun, NewSystemEvent, WorkSignal } from '../types.js';
 import { encodeSignal } from './pg-context.js';
+import { encodeSource } from '../action-source.js';
 
 /** An ingress write, as the group commit takes it. */
 export type IngressWrite =
@@ -85,7 +86,7 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
     ctes.push(`e AS (INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at)
       SELECT * FROM unnest(${arr(events.map((e) => e.id), 'text')}, ${arr(events.map((e) => e.agentId), 'text')},
         ${arr(events.map((e) => e.sessionKey), 'text')}, ${arr(events.map((e) => e.text), 'text')}, ${arr(events.map((e) => e.mode), 'text')},
-        ${arr(events.map((e) => JSON.stringify(e.source)), 'text')}, ${arr(events.map((e) => e.createdAt), 'bigint')}))`);
+        ${arr(events.map((e) => encodeSource(e.source)), 'text')}, ${arr(events.map((e) => e.createdAt), 'bigint')}))`);
   }
   if (runs.length > 0) {
     ctes.push(`r AS (INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient, model,
@@ -96,7 +97,7 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
         ${arr(runs.map((r) => r.message), 'text')}, ${arr(runs.map((r) => r.name), 'text')}, ${arr(runs.map((r) => r.wakeMode), 'text')},
         ${arr(runs.map((r) => (r.deliver ? 1 : 0)), 'integer')}, ${arr(runs.map((r) => r.channel), 'text')}, ${arr(runs.map((r) => r.to), 'text')},
         ${arr(runs.map((r) => r.model), 'text')}, ${arr(runs.map((r) => r.thinking), 'text')}, ${arr(runs.map((r) => r.timeoutSeconds), 'float8')},
-        ${arr(runs.map((r) => JSON.stringify(r.source)), 'text')}, ${arr(runs.map((r) => r.createdAt), 'bigint')},
+        ${arr(runs.map((r) => encodeSource(r.source)), 'text')}, ${arr(runs.map((r) => r.createdAt), 'bigint')},
         ${arr(runs.map((r) => r.coalesce?.key ?? null), 'text')},
         ${arr(runs.map((r) => (r.coalesce === undefined ? null : r.createdAt + r.coalesce.windowMs)), 'bigint')},
         ${arr(runs.map((r) => r.source.hook), 'text')})

@@ -8,6 +8,7 @@ import type { ClaimedRun, WorkSignal } from '../types.js';
 import { claimCandidates, firstCandidates } from './pg-claim-candidates.js';
 import { ready } from '../ready-runs.js';
 import { notify, nowSql, type PgContext } from './pg-context.js';
+import { encodeSource } from '../action-source.js';
 
 const claimed = (row: RunRow & { claim_id: string }): ClaimedRun => ({ ...toRun(row), claimId: row.claim_id });
 
@@ -173,7 +174,7 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
         const s = c.summary;
         await client.query(
           `INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          [s.id, s.agentId, s.sessionKey, s.text, s.mode, JSON.stringify(s.source), s.createdAt],
+          [s.id, s.agentId, s.sessionKey, s.text, s.mode, encodeSource(s.source), s.createdAt],
         );
         const signals: WorkSignal[] = [{ kind: 'runs' }, { kind: 'finished', runId: c.runId }];
         if (c.delivery !== null) {

@@ -1,5 +1,6 @@
 import type { RunControl } from '../store.js';
 import type { SqliteContext } from './sqlite-context.js';
+import { encodeSource } from '../action-source.js';
 
 /**
  * Cancels a queued run. A claim turns `queued` into `running` with a claim id under the same
@@ -12,7 +13,7 @@ export function createSqliteCancelRun({ db, st, write, emit }: Pick<SqliteContex
   );
   return {
     async cancelRun(c) {
-      const source = JSON.stringify(c.summary.source);
+      const source = encodeSource(c.summary.source);
       const done = await write(() => {
         if (cancel.run(c.finishedAt, c.error, c.runId).changes !== 1) return false;
         st.addEvent(c.summary, source);

@@ -6,6 +6,7 @@ import { hasBudgets } from '../run-budgets.js';
 import { READY_BATCH } from '../ready-runs.js';
 import { createSqliteBudgets } from './create-sqlite-budgets.js';
 import type { SqliteContext } from './sqlite-context.js';
+import { encodeSource } from '../action-source.js';
 
 const claimed = (row: RunRow, claimId: string): ClaimedRun => ({ ...toRun(row), claimId });
 type ClaimableRow = RunRow & { seq: number };
@@ -79,7 +80,7 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
       return released;
     },
     async completeRun(c) {
-      const source = JSON.stringify(c.summary.source);
+      const source = encodeSource(c.summary.source);
       const done = await write(() => {
         if (st.finishRun.run(c.state, c.finishedAt, c.model, c.reply, c.error, c.tokens ?? null, c.runId, c.claimId).changes !== 1) return false;
         st.addTranscript(c.summary.agentId, c.transcript, c.finishedAt);

@@ -31,6 +31,7 @@ import { prepareStatements } from './prepare-statements.js';
 import { startCheckpointer, type Checkpointer } from './start-checkpointer.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
+import { encodeSource } from '../action-source.js';
 
 export interface SqliteStoreOptions {
   /** Database file path. */
@@ -172,7 +173,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     };
     const coalesced: Record<string, string> = {};
     const write = (g: RecordedGroup): void => {
-      for (const e of g.events) st.addEvent(e, JSON.stringify(e.source));
+      for (const e of g.events) st.addEvent(e, encodeSource(e.source));
       for (const r of g.runs) {
         const c = r.coalesce;
         const joined = c === undefined ? undefined
@@ -180,7 +181,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
             key: c.key, now: clock.now(), message: r.message, separator: COALESCE_SEPARATOR, growth: coalescedGrowth(r.message), max: MAX_COALESCED_CHARS,
           }) as { id: string } | undefined;
         if (joined !== undefined) coalesced[r.id] = joined.id;
-        else st.addRun(r, JSON.stringify(r.source));
+        else st.addRun(r, encodeSource(r.source));
       }
     };
     if (!claim(a.idempotency)) throw new DuplicateRequestError(a.idempotency!.hook, a.idempotency!.key);
@@ -218,13 +219,13 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     shared: false,
     async addSystemEvent(e) {
       stalls.check();
-      const source = JSON.stringify(e.source);
+      const source = encodeSource(e.source);
       await ctx.write(() => st.addEvent(e, source));
       if (e.mode === 'now') ctx.emit({ kind: 'heartbeat', agentId: e.agentId });
     },
     async enqueueRun(r) {
       stalls.check();
-      const source = JSON.stringify(r.source);
+      const source = encodeSource(r.source);
       await ctx.write(() => st.addRun(r, source));
       ctx.emit({ kind: 'runs' });
     },
