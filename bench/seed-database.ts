@@ -9,13 +9,14 @@
 import Database from 'better-sqlite3';
 import { createIds } from '../src/common/ids.js';
 import { RequestBatchBuilder } from '../src/store/sqlite/request-batch.js';
+import { encodeSource } from '../src/store/action-source.js';
 
 const DAY = 86_400_000;
 /** The default `store.retention.requests`. */
 const REQUESTS_KEPT_MS = 7 * DAY;
 /** Records per `request_batches` row. */
 const BATCH = 200;
-const SOURCE = JSON.stringify({ hook: 'wake', external: true, allowUnsafeExternalContent: false });
+const SOURCE = encodeSource({ hook: 'wake', external: true, allowUnsafeExternalContent: false });
 
 export interface SeedOptions {
   rows: number;
