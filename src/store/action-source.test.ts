@@ -15,11 +15,18 @@ describe('encodeSource / decodeSource', () => {
     for (const source of every) assert.deepEqual(decodeSource(encodeSource(source)), source);
   });
 
-  it('leaves out the fields at their usual values, and only those', () => {
-    assert.equal(encodeSource(every[0]!), '{"hook":"wake"}');
-    assert.deepEqual(JSON.parse(encodeSource(every[1]!)), { hook: 'gmail', allowUnsafeExternalContent: true });
+  it('leaves out allowUnsafeExternalContent when false, and nothing else', () => {
+    assert.equal(encodeSource(every[0]!), '{"hook":"wake","external":true}');
+    assert.deepEqual(JSON.parse(encodeSource(every[1]!)), { hook: 'gmail', external: true, allowUnsafeExternalContent: true });
     assert.deepEqual(JSON.parse(encodeSource(every[2]!)), { hook: 'agent', external: false });
     assert.deepEqual(JSON.parse(encodeSource(every[3]!)), { hook: 'odd "name"', external: false, allowUnsafeExternalContent: true });
+  });
+
+  it('is read as external, and as not allowing unsafe content, by a reader that fills in nothing', () => {
+    // What code from before this encoding does with a stored source: JSON.parse alone.
+    const parsed = JSON.parse(encodeSource(every[0]!)) as Partial<ActionSource>;
+    assert.equal(parsed.external, true);
+    assert.ok(!parsed.allowUnsafeExternalContent);
   });
 
   it('reads rows written with every field', () => {

@@ -1,20 +1,22 @@
 import type { ActionSource } from './types.js';
 
 /**
- * How an event's or a run's source is stored (both stores): JSON holding `hook`, and the other
- * fields only where they differ from a hook's usual source (`external: true`,
- * `allowUnsafeExternalContent: false`). A wake from `/hooks/wake` is stored as `{"hook":"wake"}`
- * instead of its 68 characters in full (a stored wake 162 bytes instead of 218). The column stays JSON
- * with a `hook` key, so queries read `$.hook` as before, and rows written in full read the same.
+ * How an event's or a run's source is stored (both stores): JSON holding `hook` and `external`,
+ * and `allowUnsafeExternalContent` only when it is true. A wake from `/hooks/wake` is stored as
+ * `{"hook":"wake","external":true}` instead of its 68 characters in full. `external` is always
+ * written: code from before this encoding reads a missing field as false, and would take a hook's
+ * content as trusted (no untrusted-content wrapper) on a downgrade or in a PostgreSQL fleet being
+ * upgraded; a missing `allowUnsafeExternalContent` reads as false there too, the safe side. The
+ * column stays JSON with a `hook` key, so queries read `$.hook` as before, and rows written in full
+ * read the same.
  */
 export function encodeSource(source: ActionSource): string {
-  const stored: Partial<ActionSource> & { hook: string } = { hook: source.hook };
-  if (!source.external) stored.external = false;
-  if (source.allowUnsafeExternalContent) stored.allowUnsafeExternalContent = true;
-  return JSON.stringify(stored);
+  return source.allowUnsafeExternalContent
+    ? JSON.stringify({ hook: source.hook, external: source.external, allowUnsafeExternalContent: true })
+    : JSON.stringify({ hook: source.hook, external: source.external });
 }
 
-/** Reads a stored source, either form, with the fields left out at their usual values. */
+/** Reads a stored source, short or in full; a field left out reads as the safe value (external, unsafe content not allowed). */
 export function decodeSource(text: string): ActionSource {
   const stored = JSON.parse(text) as Partial<ActionSource> & { hook: string };
   return {
