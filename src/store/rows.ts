@@ -1,6 +1,6 @@
 /** Row shapes as the databases return them (same columns in SQLite and PostgreSQL), and their mapping to records. */
 import type {
-  ActionSource, IdempotencyRecord, DeliveryAttempt, DeliveryRecord, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry,
+  IdempotencyRecord, DeliveryAttempt, DeliveryRecord, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry,
 } from './types.js';
 import type { RequestRecord } from './request-record.js';
 import { RUN_STATES, type QueueStats, type RunCounts } from './store-stats.js';
