@@ -36,7 +36,7 @@ export interface GroupCommitOptions {
    * the error it gives (see create-wal-sync.ts). Without it they are answered as soon as the commit
    * returns.
    */
-  afterCommit?: ((done: (error: Error | null) => void, writes: number) => void) | undefined;
+  afterCommit?: ((done: (error: Error | null) => void) => void) | undefined;
   /** Told when each commit's sync starts and ends, so a sync that never ends is seen (create-stall-watch.ts). */
   stallWatch?: StallWatch | undefined;
 }
@@ -123,7 +123,7 @@ export function createGroupCommit(db: Database, options: GroupCommitOptions = {}
       else for (const p of committed) p.reject(error);
       // What queued during the sync is committed now, as one batch, and its sync starts at once.
       if (syncing === 0 && !held) flush();
-    }, committed.length);
+    });
   };
   const scheduledFlush = (): void => {
     scheduled = false;

@@ -1,6 +1,6 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, fdatasync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, fdatasync, fdatasyncSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -38,15 +38,25 @@ describe('createSqliteStore (what only SQLite has)', () => {
     await store.close();
     const held: Array<() => void> = [];
     let stall = true;
+    let clock = 0;
     store = createSqliteStore({
       path, stallMs: 50,
-      // A disk that stops answering: a sync on the thread pool does not come back until released.
-      walSyncIo: { sync: ((fd: number, done: (error: Error | null) => void) => {
-        if (stall) held.push(() => fdatasync(fd, done));
-        else fdatasync(fd, done);
-      }) as typeof fdatasync },
+      walSyncIo: {
+        // A slow disk: each sync on the spot takes 10 ms by this clock, so commits after the first are synced on the thread pool.
+        now: () => clock,
+        syncNow: ((fd: number) => {
+          clock += 10;
+          fdatasyncSync(fd);
+        }) as typeof fdatasyncSync,
+        // A disk that stops answering: a sync on the thread pool does not come back until released.
+        sync: ((fd: number, done: (error: Error | null) => void) => {
+          if (stall) held.push(() => fdatasync(fd, done));
+          else fdatasync(fd, done);
+        }) as typeof fdatasync,
+      },
     });
-    // Eight writes at once: their commit is synced on the thread pool.
+    await store.addSystemEvent(event('measured'));
+    assert.equal(held.length, 0, 'the first commit was synced on the spot');
     const taken = Array.from({ length: 8 }, (_, i) => store.addSystemEvent(event(`taken ${i}`)));
     try {
       for (let i = 0; i < 100 && held.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
@@ -63,8 +73,8 @@ describe('createSqliteStore (what only SQLite has)', () => {
     await Promise.all(taken);
     await store.addSystemEvent(event('after'));
     const texts = (await store.listSystemEvents({ limit: 20 })).map((e) => e.text);
-    assert.equal(texts.length, 9);
-    assert.ok(texts.includes('after') && !texts.some((t) => t.startsWith('refused')), JSON.stringify(texts));
+    assert.equal(texts.length, 10);
+    assert.ok(texts.includes('after') && texts.includes('measured') && !texts.some((t) => t.startsWith('refused')), JSON.stringify(texts));
   });
 
   it('uses WAL with synchronous FULL by default', () => {
