@@ -50,7 +50,7 @@ export class WalSyncError extends Error {
  * requests, and the disk is flushed twice as often. Measured on a 2-core VM whose disk synced a
  * commit of 40–50 writes in about 0.5 ms (50 connections, `now` wakes, 10 alternating pairs): on
  * the spot, 36 requests a flush against 21, 60 µs of CPU a request against 72 (less in all 10
- * pairs), 15,100 req/s against 14,600 (ahead in 8 of 10); `next-heartbeat` wakes, 12 pairs: ahead
+ * pairs), 15,100 req/s against 14,600 (ahead in 7 of 10); `next-heartbeat` wakes, 12 pairs: ahead
  * in 10. Syncs on the thread pool are timed until the event loop takes their answer, so under load
  * they look slower than the disk is: while the syncs made on the event loop are fast, they decide.
  */
