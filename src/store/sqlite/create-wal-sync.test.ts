@@ -25,6 +25,9 @@ interface Setup {
   now: () => number;
 }
 
+/** The error a failed fdatasync gives. */
+const EIO = (): NodeJS.ErrnoException => Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+
 /** A WAL file, a sync that completes when the test says so, and a sync on the spot it counts and times. */
 function setup(): Setup {
   const dir = mkdtempSync(join(tmpdir(), 'hookgate-walsync-'));
@@ -39,7 +42,7 @@ function setup(): Setup {
   const syncNow = (() => {
     inline.count++;
     time.at += inline.ms;
-    if (inline.failNow) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+    if (inline.failNow) throw EIO();
   }) as typeof fdatasyncSync;
   return { dir, path, syncs, sync, inline, syncNow, time, now: () => time.at };
 }
@@ -63,8 +66,6 @@ function slowDisk(): Setup & { w: WalSync; end: () => Promise<void> } {
   assert.equal(t.inline.count, 1, 'the first commit is synced on the spot, measuring the disk');
   return t;
 }
-
-const EIO = (): NodeJS.ErrnoException => Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
 
 describe('createWalSync', () => {
   it('syncs every commit on the spot while the disk is not slow, and reports a failed sync the same way', async () => {

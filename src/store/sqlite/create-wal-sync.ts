@@ -104,7 +104,8 @@ export function createWalSync(walPath: string, io: Partial<WalSyncIo> = {}): Wal
   };
   const onTheSpot = (): boolean => {
     if (inFlight) return false;
-    const slow = averageMs > INLINE_MAX_MS && (diskMs === undefined || diskMs > INLINE_MAX_MS);
+    // The first commit is always synced here, so once any sync has been timed the disk has been too.
+    const slow = averageMs > INLINE_MAX_MS && diskMs! > INLINE_MAX_MS;
     if (!slow) return true;
     // To the thread pool while the disk is slow, all but a probe.
     return ++pooled % PROBE_EVERY === 0;
