@@ -12,6 +12,8 @@ for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestL
   let db: Database.Database;
   let log: SqliteRequestLog;
   let writes: number;
+  /** Writes handed to the group commit, committed or not. */
+  let submitted: number;
   let failWrites: boolean;
   const ids = createIds();
   const record = (o: Partial<RequestRecord> = {}): RequestRecord => ({
@@ -30,10 +32,12 @@ for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestL
     db = new Database(':memory:');
     for (const sql of MIGRATIONS) db.exec(sql);
     writes = 0;
+    submitted = 0;
     failWrites = false;
     log = createSqliteRequestLog({
       db,
       write: async <T>(fn: () => T) => {
+        submitted++;
         await new Promise((resolve) => setImmediate(resolve));
         if (failWrites) throw new Error('disk full');
         writes++;
@@ -54,12 +58,38 @@ for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestL
     assert.deepEqual((await log.listRequests()).map((r) => r.id), made.map((r) => r.id).reverse());
   });
 
-  it('writes a batch at once when it reaches 512 records', async () => {
+  it('writes a batch at once when it reaches 512 records', async (t) => {
+    // The 100 ms timer never fires here: only a batch written without it lets the records settle.
+    t.mock.timers.enable({ apis: ['setTimeout'] });
     const committed = Array.from({ length: 512 }, () => log.recordRequest(record()));
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(batches(), [512], 'written before the 100 ms timer');
     await Promise.all(committed);
+    assert.deepEqual(batches(), [512], 'written before the 100 ms timer');
+  });
+
+  it('writes batches in the order they were gathered, a large one compressed meanwhile', async () => {
+    const first = Array.from({ length: 512 }, () => record({ reason: 'x'.repeat(100) }));
+    const committed = first.map((r) => log.recordRequest(r));
+    const late = record();
+    const lateCommitted = log.recordRequest(late);
+    // The read writes the late batch; the large one before it is still being compressed.
+    const listed = await log.listRequests({ limit: 600 });
+    await Promise.all([...committed, lateCommitted]);
+    assert.deepEqual(batches(), [512, 1]);
+    assert.deepEqual(listed.map((r) => r.id), [late, ...first].map((r) => r.id).sort().reverse());
+    const uptos = db.prepare('SELECT upto_id FROM request_batches ORDER BY seq').pluck().all() as string[];
+    assert.deepEqual(uptos, [first[first.length - 1]!.id, late.id]);
+  });
+
+  it('hands every batch to the group commit at once when the store shuts down, one being compressed included', async () => {
+    const committed = Array.from({ length: 512 }, () => log.recordRequest(record({ reason: 'x'.repeat(100) })));
+    const last = log.recordRequest(record());
+    log.flushPending();
+    assert.equal(submitted, 2, 'both batches queued before the store flushes its last commit');
+    await Promise.all([...committed, last]);
+    assert.deepEqual(batches(), [512, 1]);
+    // The compression started before shutdown ends later and writes nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(batches(), [512, 1]);
   });
 
   it('writes what it gathered before a read, so a read sees every record made before it', async () => {

@@ -1,6 +1,9 @@
 import type { RequestLog } from '../store.js';
 import type { ListRequestsOptions, RequestRecord } from '../request-record.js';
-import { PACK_FROM_CHARS, readRequestBatch, recordWindowEnd, RequestBatchBuilder, type RequestBatchRow } from './request-batch.js';
+import {
+  batchRow, PACK_FROM_CHARS, packRecords, packRecordsLater, readRequestBatch, recordWindowEnd, RequestBatchBuilder,
+  type EncodedBatch, type NewRequestBatch, type RequestBatchRow,
+} from './request-batch.js';
 import { createRequestsReader } from './read-requests.js';
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -28,12 +31,28 @@ export interface SqliteRequestLog extends RequestLog {
   countRecordsBefore(cutoff: number): number;
 }
 
+/** A batch on its way to the database, with the promise its records' writers wait on. */
+interface Outgoing {
+  batch: EncodedBatch;
+  /** As they will be stored; `null` while they are being compressed. */
+  records: string | Buffer | null;
+  joined: Joined;
+}
+
+interface Joined {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * The request log on SQLite. Every hook request writes a record, so a row per record would be a
  * B-tree insert per request in the ingress's commit; instead records gather in memory and are
  * written as one row per batch (a JSON array), at most `FLUSH_MS` later, in whatever group commit
- * is next. A crash can lose the last moment's records, never the actions they describe. Reads
- * write what is gathered first, so they see every record made before them.
+ * is next. A large batch is compressed on libuv's thread pool first, off the thread serving
+ * requests; batches are written in the order they were gathered all the same. A crash can lose
+ * the last moment's records, never the actions they describe. Reads write what is gathered first,
+ * so they see every record made before them.
  */
 export function createSqliteRequestLog(
   { db, write }: Pick<SqliteContext, 'db' | 'write'>,
@@ -63,30 +82,53 @@ export function createSqliteRequestLog(
 
   const newBatch = (): RequestBatchBuilder => new RequestBatchBuilder(packFromChars);
   let pending = newBatch();
-  let joined: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | null = null;
+  let joined: Joined | null = null;
   let timer: NodeJS.Timeout | undefined;
   let upto: string | null = null;
+  /** Batches taken from `pending`, oldest first, until they are queued into a group commit. */
+  const outgoing: Outgoing[] = [];
+  /** The promise of the batch taken last: settled once it is committed. */
+  let last: Promise<void> = Promise.resolve();
 
-  const writeBatch = (gathered: RequestBatchBuilder): void => {
-    const batch = gathered.build();
-    if (batch === null) return;
+  const writeBatch = (batch: NewRequestBatch): void => {
     upto ??= (lastUpto.get() as string | undefined) ?? '';
     const next = batch.max_id > upto ? batch.max_id : upto;
     insert.run({ ...batch, upto_id: next });
     upto = next;
   };
 
-  /** Queues what is gathered into the next group commit; resolves once it is committed. */
+  /** Queues into the next group commit, in order, the batches at the head of the line whose records are ready. */
+  const queueReady = (): void => {
+    while (outgoing.length > 0 && outgoing[0]!.records !== null) {
+      const { batch, records, joined: waiting } = outgoing.shift()!;
+      const row = batchRow(batch, records!);
+      write(() => writeBatch(row)).then(waiting.resolve, waiting.reject);
+    }
+  };
+
+  /** Takes what is gathered towards the next group commit; resolves once it (and every batch before it) is committed. */
   const flush = (): Promise<void> => {
     clearTimeout(timer);
     timer = undefined;
-    const batch = joined;
-    if (batch === null) return Promise.resolve();
+    const waiting = joined;
+    if (waiting === null) return last;
     const gathered = pending;
     pending = newBatch();
     joined = null;
-    write(() => writeBatch(gathered)).then(batch.resolve, batch.reject);
-    return batch.promise;
+    last = waiting.promise;
+    // Not null: `joined` is set by the first record added.
+    const batch = gathered.encode()!;
+    const entry: Outgoing = { batch, records: gathered.packs(batch) ? null : batch.json, joined: waiting };
+    outgoing.push(entry);
+    if (entry.records === null) {
+      packRecordsLater(batch.json, (records) => {
+        if (entry.records !== null) return; // packed at shutdown meanwhile
+        entry.records = records;
+        queueReady();
+      });
+    }
+    queueReady();
+    return waiting.promise;
   };
 
   /** Before a read: a batch that cannot be written is the recorder's to report, not the reader's. */
@@ -132,6 +174,9 @@ export function createSqliteRequestLog(
     },
     flushPending() {
       void flushQuietly();
+      // The store closes after its next flush: batches still being compressed are packed here.
+      for (const entry of outgoing) entry.records ??= packRecords(entry.batch.json);
+      queueReady();
     },
     pruneRecords(cutoff, limit) {
       let removed = 0;
