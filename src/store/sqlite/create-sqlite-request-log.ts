@@ -99,10 +99,10 @@ export function createSqliteRequestLog(
 
   /** Queues into the next group commit, in order, the batches at the head of the line whose records are ready. */
   const queueReady = (): void => {
-    while (outgoing.length > 0 && outgoing[0]!.records !== null) {
-      const { batch, records, joined: waiting } = outgoing.shift()!;
-      const row = batchRow(batch, records!);
-      write(() => writeBatch(row)).then(waiting.resolve, waiting.reject);
+    for (let head = outgoing[0]; head !== undefined && head.records !== null; head = outgoing[0]) {
+      outgoing.shift();
+      const row = batchRow(head.batch, head.records);
+      write(() => writeBatch(row)).then(head.joined.resolve, head.joined.reject);
     }
   };
 
