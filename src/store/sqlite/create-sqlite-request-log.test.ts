@@ -5,7 +5,7 @@ import { createIds } from '../../common/ids.js';
 import type { RequestRecord } from '../request-record.js';
 import { createSqliteRequestLog, FILTERED_ON_THREAD_ABOVE, type SqliteRequestLog } from './create-sqlite-request-log.js';
 import { MIGRATIONS } from './migrations.js';
-import { PACK_FROM_CHARS, recordWindowEnd, unpackRecords } from './request-batch.js';
+import { PACK_FROM_CHARS, packRecordsLater, recordWindowEnd, unpackRecords } from './request-batch.js';
 
 // Every case runs on batches as a gateway writes them (small ones as text) and with every batch packed.
 for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestLog (batches packed from ${packFromChars} characters)`, () => {
@@ -15,6 +15,9 @@ for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestL
   /** Writes handed to the group commit, committed or not. */
   let submitted: number;
   let failWrites: boolean;
+  /** While set, compressions wait in `heldPacks` until a case lets each go (resolving once it has called back). */
+  let holdPacking: boolean;
+  let heldPacks: Array<() => Promise<void>>;
   const ids = createIds();
   const record = (o: Partial<RequestRecord> = {}): RequestRecord => ({
     id: ids.next(), at: 1_000, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1', status: 200,
@@ -34,6 +37,8 @@ for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestL
     writes = 0;
     submitted = 0;
     failWrites = false;
+    holdPacking = false;
+    heldPacks = [];
     log = createSqliteRequestLog({
       db,
       write: async <T>(fn: () => T) => {
@@ -43,7 +48,13 @@ for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestL
         writes++;
         return db.transaction(fn)();
       },
-    }, undefined, FILTERED_ON_THREAD_ABOVE, packFromChars);
+    }, undefined, FILTERED_ON_THREAD_ABOVE, packFromChars, (json, done) => {
+      if (!holdPacking) return packRecordsLater(json, done);
+      heldPacks.push(() => new Promise<void>((resolve) => packRecordsLater(json, (records) => {
+        done(records);
+        resolve();
+      })));
+    });
   });
   afterEach(() => db.close());
 
@@ -81,15 +92,24 @@ for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestL
   });
 
   it('hands every batch to the group commit at once when the store shuts down, one being compressed included', async () => {
-    const committed = Array.from({ length: 512 }, () => log.recordRequest(record({ reason: 'x'.repeat(100) })));
-    const last = log.recordRequest(record());
+    holdPacking = true;
+    const made = Array.from({ length: 512 }, () => record({ reason: 'x'.repeat(100) }));
+    const committed = made.map((r) => log.recordRequest(r));
+    const last = record();
+    const lastCommitted = log.recordRequest(last);
     log.flushPending();
     assert.equal(submitted, 2, 'both batches queued before the store flushes its last commit');
-    await Promise.all([...committed, last]);
+    await Promise.all([...committed, lastCommitted]);
     assert.deepEqual(batches(), [512, 1]);
-    // The compression started before shutdown ends later and writes nothing more.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The compressions started before shutdown (the full batch's, and with every batch packed the
+    // last one's) end afterwards and write nothing more.
+    assert.equal(heldPacks.length, packFromChars === 0 ? 2 : 1, 'compressions in flight at shutdown');
+    await Promise.all(heldPacks.map((letGo) => letGo()));
+    assert.equal(submitted, 2, 'nothing handed to the group commit after shutdown');
+    await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(batches(), [512, 1]);
+    const listed = await log.listRequests({ limit: 600 });
+    assert.deepEqual(listed.map((r) => r.id), [...made, last].map((r) => r.id).reverse());
   });
 
   it('writes what it gathered before a read, so a read sees every record made before it', async () => {

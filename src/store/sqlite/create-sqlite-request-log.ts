@@ -61,6 +61,8 @@ export function createSqliteRequestLog(
   onThreadAbove = FILTERED_ON_THREAD_ABOVE,
   /** Batches whose JSON is at least this long are stored compressed (request-batch.ts; tests pass 0). */
   packFromChars = PACK_FROM_CHARS,
+  /** Compresses a batch off this thread and calls back (request-batch.ts; tests hold the call back). */
+  packLater: typeof packRecordsLater = packRecordsLater,
 ): SqliteRequestLog {
   const insert = db.prepare(
     `INSERT INTO request_batches (min_id, max_id, upto_id, min_at, max_at, count, records, statuses, hooks)
@@ -121,7 +123,7 @@ export function createSqliteRequestLog(
     const entry: Outgoing = { batch, records: gathered.packs(batch) ? null : batch.json, joined: waiting };
     outgoing.push(entry);
     if (entry.records === null) {
-      packRecordsLater(batch.json, (records) => {
+      packLater(batch.json, (records) => {
         if (entry.records !== null) return; // packed at shutdown meanwhile
         entry.records = records;
         queueReady();
