@@ -94,13 +94,15 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
   if (agents.list.filter((a) => a.default === true).length > 1) {
     issues.push({ path: 'agents.list', message: 'at most one agent may set default: true' });
   }
-  const every = parseDurationMs(agents.defaults.heartbeat.every);
-  if (every === null) {
-    issues.push({ path: 'agents.defaults.heartbeat.every', message: 'must be a duration such as "30m", "1h" or 0 (off)' });
-  } else if (every > MAX_TIMER_MS) {
-    // Node runs a longer timer after 1 ms: the heartbeat would tick without pause.
-    issues.push({ path: 'agents.defaults.heartbeat.every', message: 'must be at most 24 days ("24d")' });
-  }
+  // Node runs a longer timer after 1 ms: the heartbeat would tick, or a flood's pause end, at once.
+  const timerDuration = (key: 'every' | 'floodPause', example: string): void => {
+    const ms = parseDurationMs(agents.defaults.heartbeat[key]);
+    const path = `agents.defaults.heartbeat.${key}`;
+    if (ms === null) issues.push({ path, message: `must be a duration such as ${example} or 0 (off)` });
+    else if (ms > MAX_TIMER_MS) issues.push({ path, message: 'must be at most 24 days ("24d")' });
+  };
+  timerDuration('every', '"30m", "1h"');
+  timerDuration('floodPause', '"30s", "2m"');
   const aliases = new Map<string, string>();
   for (const [ref, entry] of Object.entries(agents.defaults.models ?? {})) {
     if (!/^[^/\s]+\/\S+$/.test(ref)) {

@@ -74,6 +74,8 @@ describe('safeParseConfig', () => {
     ['a message template expression that is not a path', { hooks: { ...valid.hooks, mappings: [{ messageTemplate: 'Got {{payload.a + 1}}' }] } }, 'hooks.mappings[0].messageTemplate'],
     ['a coalesce key expression that is not a path', { hooks: { ...valid.hooks, mappings: [{ coalesce: { key: '{{payload.pr number}}', windowSeconds: 60 } }] } }, 'hooks.mappings[0].coalesce.key'],
     ['a heartbeat period past what a timer can wait', { agents: { defaults: { heartbeat: { every: '30d' } } } }, 'agents.defaults.heartbeat.every'],
+    ['a flood pause that is not a duration', { agents: { defaults: { heartbeat: { floodPause: 'soon' } } } }, 'agents.defaults.heartbeat.floodPause'],
+    ['a flood pause past what a timer can wait', { agents: { defaults: { heartbeat: { floodPause: '25d' } } } }, 'agents.defaults.heartbeat.floodPause'],
     ['a body deadline over an hour', { gateway: { bodyTimeoutMs: 3_600_001 } }, 'gateway.bodyTimeoutMs'],
     ['a channel call timeout over ten minutes', { channels: { telegram: { botToken: '1:x', timeoutMs: 600_001 } } }, 'channels.telegram.timeoutMs'],
     ['a mapping id of a built-in endpoint', { hooks: { ...valid.hooks, mappings: [{ id: 'agent', match: { path: 'runs' } }] } }, 'hooks.mappings[0].id'],

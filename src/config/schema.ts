@@ -176,6 +176,8 @@ export const AgentsSchema = z.strictObject({
           every: z.union([z.string(), z.literal(0)]).default('30m'),
           prompt: z.string().optional(),
           ackMaxChars: z.number().int().min(0).default(300),
+          /** After a turn that took a flood's digest, requested turns wait this long (0: not at all). */
+          floodPause: z.union([z.string(), z.literal(0)]).default('30s'),
         })
         .prefault({}),
     })

@@ -1,15 +1,23 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createHeartbeatScheduler } from './create-heartbeat-scheduler.js';
+import { createHeartbeatScheduler, type TurnAsk } from './create-heartbeat-scheduler.js';
 
-function recorder(turnMs: number) {
+/** `request`, `periodic`, or `both` for a turn asked for by both. */
+const kind = (ask: TurnAsk): string => (ask.request && ask.periodic ? 'both' : ask.periodic ? 'periodic' : 'request');
+
+/** Records each turn's kind; each turn takes `turnMs` and asks for a pause of `pauseMs` after it. */
+function recorder(turnMs: number, pauseMs?: number) {
   const turns: string[] = [];
+  const at: number[] = [];
   return {
     turns,
-    runTurn: async (trigger: 'request' | 'periodic') => {
-      turns.push(trigger);
+    at,
+    runTurn: async (ask: TurnAsk) => {
+      turns.push(kind(ask));
+      at.push(performance.now());
       if (turnMs > 0) await sleep(turnMs);
+      return pauseMs;
     },
   };
 }
@@ -43,6 +51,60 @@ describe('createHeartbeatScheduler', () => {
     await s.stop();
     assert.ok(r.turns.length >= 2, `ticks: ${r.turns.length}`);
     assert.ok(r.turns.every((t) => t === 'periodic'));
+  });
+
+  it('keeps a periodic tick that meets waiting requests: their one turn is both', async () => {
+    const r = recorder(0);
+    const s = createHeartbeatScheduler({ runTurn: r.runTurn, everyMs: 40, coalesceMs: 30 });
+    s.start();
+    // Requests every 10 ms keep a coalescing timer set whenever the tick comes.
+    for (let i = 0; i < 12; i++) {
+      s.request();
+      await sleep(10);
+    }
+    await s.stop();
+    assert.ok(r.turns.includes('both'), `turns: ${r.turns.join(',')}`);
+  });
+
+  it('keeps a periodic tick made while a turn runs for the turn after it', async () => {
+    const r = recorder(120);
+    const s = createHeartbeatScheduler({ runTurn: r.runTurn, everyMs: 50, coalesceMs: 1 });
+    s.request();
+    await sleep(20); // the requested turn runs; ticks come during it
+    s.start();
+    await sleep(140);
+    await s.stop();
+    assert.equal(r.turns[0], 'request');
+    assert.equal(r.turns[1], 'periodic', `turns: ${r.turns.join(',')}`);
+  });
+
+  it('after a turn that asks for a pause, requests wait it out and then share one turn', async () => {
+    const r = recorder(0, 150);
+    const s = createHeartbeatScheduler({ runTurn: r.runTurn, everyMs: 0, coalesceMs: 5 });
+    s.request();
+    await sleep(30); // the first turn ran and asked for the pause
+    for (let i = 0; i < 10; i++) {
+      s.request();
+      await sleep(5);
+    }
+    assert.equal(r.turns.length, 1, 'no turn during the pause');
+    await sleep(200);
+    assert.deepEqual(r.turns, ['request', 'request']);
+    assert.ok(r.at[1]! - r.at[0]! >= 140, `second turn ${(r.at[1]! - r.at[0]!).toFixed(0)} ms after the first`);
+    await s.stop();
+  });
+
+  it('lets a periodic tick through a pause, taking the waiting requests with it', async () => {
+    const r = recorder(0, 10_000);
+    const s = createHeartbeatScheduler({ runTurn: r.runTurn, everyMs: 60, coalesceMs: 5 });
+    s.request();
+    await sleep(20);
+    s.request(); // waits for the pause
+    s.start();
+    await sleep(100);
+    await s.stop();
+    assert.equal(r.turns[0], 'request');
+    assert.equal(r.turns[1], 'both', `turns: ${r.turns.join(',')}`);
   });
 
   it('stops: no turn after stop, and stop waits for the running one', async () => {

@@ -1,4 +1,4 @@
-/** Per-agent heartbeat triggering: coalescing, one follow-up turn, a periodic tick. */
+/** Per-agent heartbeat triggering: coalescing, one follow-up turn, a periodic tick, a pause after a flood. */
 export interface HeartbeatScheduler {
   /** Asks for a turn soon. Requests within `coalesceMs` share one turn; one made during a turn causes exactly one more. */
   request(): void;
@@ -8,45 +8,75 @@ export interface HeartbeatScheduler {
   stop(): Promise<void>;
 }
 
-export interface HeartbeatSchedulerOptions {
-  /** Runs one turn; `periodic` tells a tick from a request. Errors are the caller's to log. */
-  runTurn: (trigger: 'request' | 'periodic') => Promise<void>;
-  everyMs: number;
-  coalesceMs: number;
+/** What asked for a turn since the last one: requests, the periodic tick, or both (they share one turn). */
+export interface TurnAsk {
+  request: boolean;
+  periodic: boolean;
 }
 
+export interface HeartbeatSchedulerOptions {
+  /**
+   * Runs one turn for what asked for it. Resolves how long, in ms, requested turns must wait after
+   * it (a turn that took a flood's digest), if at all. Errors are the caller's to log.
+   */
+  runTurn: (ask: TurnAsk) => Promise<number | undefined>;
+  everyMs: number;
+  coalesceMs: number;
+  /** A monotonic clock in ms. @default performance.now */
+  now?: () => number;
+}
+
+/**
+ * Neither kind of ask is lost to the other: a periodic tick that meets requests (waiting to be
+ * coalesced, or made during a turn) shares their turn as both. After a turn that asks for a pause,
+ * requests wait until it is over (one turn then takes all they brought); the periodic tick does not.
+ */
 export function createHeartbeatScheduler(options: HeartbeatSchedulerOptions): HeartbeatScheduler {
+  const now = options.now ?? (() => performance.now());
   let running: Promise<void> | null = null;
-  let again = false;
-  let pendingTrigger: 'request' | 'periodic' = 'request';
+  let requested = false;
+  let periodicDue = false;
+  /** Requested turns wait until then (a flood's pause). */
+  let requestsFrom = 0;
   let timer: NodeJS.Timeout | null = null;
+  /** When the timer fires (on `now`'s clock). */
+  let firesAt = 0;
   let tick: NodeJS.Timeout | null = null;
   let stopped = false;
 
   const fire = (): void => {
     timer = null;
     if (stopped) return;
-    const trigger = pendingTrigger;
-    pendingTrigger = 'request';
-    running = options.runTurn(trigger).catch(() => undefined).finally(() => {
+    const ask = { request: requested, periodic: periodicDue };
+    requested = false;
+    periodicDue = false;
+    running = options.runTurn(ask).then((pauseMs) => {
+      if (pauseMs !== undefined && pauseMs > 0) requestsFrom = now() + pauseMs;
+    }, () => undefined).finally(() => {
       running = null;
-      if (again && !stopped) {
-        again = false;
-        schedule('request');
-      }
+      arm();
     });
+  };
+
+  /** Sets the timer for what has asked, unless a turn runs (its end arms it). */
+  const arm = (): void => {
+    if (stopped || running !== null || (!requested && !periodicDue)) return;
+    const t = now();
+    const waitMs = periodicDue ? options.coalesceMs : Math.max(options.coalesceMs, requestsFrom - t);
+    if (timer !== null) {
+      // Set already, unless a periodic tick arrived during a flood's pause: it brings the turn forward.
+      if (firesAt <= t + waitMs) return;
+      clearTimeout(timer);
+    }
+    firesAt = t + waitMs;
+    timer = setTimeout(fire, waitMs);
   };
 
   const schedule = (trigger: 'request' | 'periodic'): void => {
     if (stopped) return;
-    if (trigger === 'request') pendingTrigger = 'request';
-    else if (timer === null) pendingTrigger = 'periodic';
-    if (running !== null) {
-      again = true;
-      return;
-    }
-    if (timer !== null) return;
-    timer = setTimeout(fire, options.coalesceMs);
+    if (trigger === 'request') requested = true;
+    else periodicDue = true;
+    arm();
   };
 
   return {

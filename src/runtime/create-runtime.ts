@@ -45,6 +45,7 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
   const owner = `${process.pid}:${randomUUID()}`;
   const { config, log, clock, store } = deps;
   const everyMs = parseDurationMs(config.agents.defaults.heartbeat.every) ?? 0;
+  const floodPauseMs = parseDurationMs(config.agents.defaults.heartbeat.floodPause) ?? 0;
   const agentIds = config.agents.list.length > 0 ? config.agents.list.map((a) => a.id) : [resolveDefaultAgentId(config.agents)];
   const schedulers = new Map<string, HeartbeatScheduler>();
   const startBudgets = resolveRunBudgets(config);
@@ -77,18 +78,23 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
       s = createHeartbeatScheduler({
         everyMs,
         coalesceMs: options.coalesceMs ?? 250,
-        runTurn: async (trigger) => {
+        runTurn: async (ask) => {
           try {
-            if (trigger === 'request' && (await overTokens(agentId))) return;
-            // Another process holding the agent's lease runs the turn (it hears the same signal).
-            // A periodic tick skips an agent another replica gave a turn within half a period.
-            const minIntervalMs = trigger === 'periodic' ? Math.floor(everyMs / 2) : undefined;
+            // A requested turn is paid for unless the agent's tokensPerDay is spent; a periodic one always runs.
+            const paid = ask.request && !(await overTokens(agentId));
+            if (!paid && !ask.periodic) return undefined;
+            // Another process holding the agent's lease runs the turn (it hears the same signal). A
+            // periodic tick (and a turn that is both) runs even with nothing pending; alone, it skips an
+            // agent another replica gave a turn within half a period.
+            const trigger = ask.periodic ? 'periodic' : 'request';
+            const minIntervalMs = ask.periodic && !paid ? Math.floor(everyMs / 2) : undefined;
             const lease = { agentId, owner, leaseMs, shutdown: shutdown.signal, ...(minIntervalMs === undefined ? {} : { minIntervalMs }) };
-            const more = await withHeartbeatLease(deps, lease, (held) => runHeartbeatTurn(deps, agentId, trigger, held));
-            // Events beyond one turn's share wait for the next turn, which is asked for at once.
-            if (more === true) schedulerFor(agentId).request();
+            const flooded = await withHeartbeatLease(deps, lease, (held) => runHeartbeatTurn(deps, agentId, trigger, held));
+            // A flood goes on arriving: the next requested turn waits, and takes what came meanwhile at once.
+            return flooded === true ? floodPauseMs : undefined;
           } catch (error) {
             log.error('heartbeat turn failed; its events stay pending', { agentId, err: error });
+            return undefined;
           }
         },
       });

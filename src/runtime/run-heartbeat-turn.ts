@@ -21,8 +21,8 @@ export interface HeartbeatLease {
  * that is refused if the lease was lost or any event was consumed meanwhile. A failure leaves the
  * events pending for the next turn. A requested turn with nothing pending does nothing. A backlog
  * larger than one prompt holds becomes a bounded digest, and the turn consumes all of it, so a
- * flood costs one model turn, never one per fifty events. Resolves `true` when more are waiting
- * (never, now that a backlog is digested; the scheduler keeps the follow-up for callers that need it).
+ * flood costs one model turn, never one per fifty events. Resolves `true` when the turn recorded
+ * such a digest (the scheduler then makes requests wait before the next turn).
  */
 export async function runHeartbeatTurn(
   deps: RuntimeDeps,
@@ -83,5 +83,5 @@ export async function runHeartbeatTurn(
   log.info('heartbeat turn recorded', { agentId, turnId, events: digest?.total ?? events.length, digest: digest !== null, ack });
   if (delivery !== null) deps.delivery.deliver(delivery);
   // Everything pending went into this turn; what arrived since is announced by its own signals.
-  return false;
+  return digest !== null;
 }

@@ -68,3 +68,33 @@ describe('heartbeat turns under an agent\'s tokensPerDay', () => {
     assert.equal(await wake('door at last', 5000), true);
   });
 });
+
+describe('periodic heartbeat turns of an agent whose tokensPerDay is spent, under a stream of now wakes', () => {
+  it('still runs the periodic turns, which take the waiting events', async () => {
+    let calls = 0;
+    const fake = await createFakeOpenAi({ apiKey: 'sk', reply: () => { calls++; return 'HEARTBEAT_OK'; } });
+    // One turn (10 + 5 tokens) spends a budget of 10; the periodic heartbeat ticks every second.
+    const gw = await startTestGateway(baseConfig({
+      models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
+      agents: { defaults: { model: 'fake/m', heartbeat: { every: '1s' } }, list: [{ id: 'main', default: true, budget: { tokensPerDay: 10 } }] },
+    }));
+    try {
+      const pending = async (): Promise<number> => (await gw.gateway.store.listPendingEvents(MAIN, { limit: 1000 })).length;
+      assert.equal((await post(gw.port, '/hooks/wake', { text: 'first', mode: 'now' })).status, 200);
+      for (let i = 0; i < 100 && calls === 0; i++) await sleep(20);
+      assert.equal(calls, 1, 'the first now wake got its turn, which spent the budget');
+      const before = calls;
+      // 3.5 s of now wakes, one every 100 ms: each asks for a turn the budget refuses.
+      for (let i = 0, end = Date.now() + 3500; Date.now() < end; i++) {
+        assert.equal((await post(gw.port, '/hooks/wake', { text: `door ${i}`, mode: 'now' })).status, 200);
+        await sleep(100);
+      }
+      assert.ok(calls - before >= 2, `periodic turns ran during the stream: ${calls - before}`);
+      for (let i = 0; i < 100 && (await pending()) > 0; i++) await sleep(20);
+      assert.equal(await pending(), 0, 'the next periodic turn took every waiting event');
+    } finally {
+      await gw.stop();
+      await fake.close();
+    }
+  });
+});

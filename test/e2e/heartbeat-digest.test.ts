@@ -1,6 +1,7 @@
 /**
  * A flood of 10,000 pending events costs at most two model turns: the heartbeat digests the
- * backlog (counts by hook, kinds with a sample, the newest) and consumes all of it at once.
+ * backlog (counts by hook, kinds with a sample, the newest) and consumes all of it at once. A flood
+ * of `now` wakes that goes on arriving pays a turn per `heartbeat.floodPause`, not one per model call.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,5 +54,37 @@ describe('heartbeat over a flood of events', () => {
     assert.match(digest, /By source: gmail 9000, ci 1000, wake 1\./);
     assert.match(digest, /\(and 8999 more similar\)/);
     assert.ok(digest.length < 30_000, `the digest is bounded (${digest.length} chars)`);
+  });
+
+  it('makes now wakes that keep arriving after a digest turn wait out the flood pause, then takes them in one turn', async () => {
+    let calls = 0;
+    const model = await createFakeOpenAi({ apiKey: 'sk', delayMs: 100, reply: () => { calls++; return 'HEARTBEAT_OK'; } });
+    const flooded = await startTestGateway(baseConfig({
+      models: { providers: { fake: { api: 'openai', baseUrl: `${model.url}/v1`, apiKey: 'sk' } } },
+      agents: { list: [{ id: 'main', default: true }], defaults: { model: 'fake/m', heartbeat: { every: 0, floodPause: '1500ms' } } },
+    }));
+    try {
+      const pending = async (): Promise<number> => (await flooded.gateway.store.listPendingEvents('agent:main:main', { limit: 1 })).length;
+      const wake = async (text: string, mode: 'now' | 'next-heartbeat'): Promise<void> => {
+        const res = await post(flooded.port, '/hooks/wake', { text, mode }, { headers: { authorization: `Bearer ${HOOK_TOKEN}` } });
+        assert.equal(res.status, 200);
+      };
+      // More than one prompt holds, so the first turn is a digest.
+      for (let i = 0; i < 60; i++) await wake(`Backlog ${i}`, 'next-heartbeat');
+      const started = Date.now();
+      let sent = 0;
+      // 1.2 s of now wakes: without the pause a turn would follow each 100 ms model call.
+      while (Date.now() - started < 1200) {
+        await wake(`Alert ${sent++}`, 'now');
+        await sleep(20);
+      }
+      assert.equal(calls, 1, 'one turn while the flood arrived: the digest, then the pause');
+      for (let i = 0; i < 250 && (await pending()) > 0; i++) await sleep(20);
+      assert.equal(await pending(), 0, `all ${60 + sent} events consumed`);
+      assert.equal(calls, 2, 'one more turn after the pause took every wake that waited');
+    } finally {
+      await flooded.stop();
+      await model.close();
+    }
   });
 });
