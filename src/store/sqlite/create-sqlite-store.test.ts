@@ -226,6 +226,54 @@ describe('createGroupCommit', () => {
     }
   });
 
+  it('after the lock fails a batch, fails the writes of a growing pause at once without trying the database', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hookgate-gc-'));
+    const path = join(dir, 'g.db');
+    const db = new Database(path);
+    const other = new Database(path);
+    try {
+      db.pragma('busy_timeout = 0');
+      db.exec('CREATE TABLE t (v INTEGER)');
+      other.exec('BEGIN IMMEDIATE');
+      let t = 0;
+      let tries = 0;
+      const group = createGroupCommit(db, { now: () => t });
+      const insert = db.prepare('INSERT INTO t VALUES (?)');
+      const submit = (v: number): Promise<unknown> => group.submit(() => {
+        tries++;
+        return insert.run(v);
+      });
+      const busy = /^SQLITE_BUSY/;
+      await assert.rejects(submit(1), (e: { code?: string }) => busy.test(String(e.code)));
+      assert.equal(tries, 1);
+      t = 200;
+      await assert.rejects(submit(2), (e: { code?: string }) => busy.test(String(e.code)), 'within the first pause (250 ms)');
+      assert.equal(tries, 1, 'the database was not tried during the pause');
+      t = 260;
+      await assert.rejects(submit(3));
+      assert.equal(tries, 2, 'tried again once the pause was over');
+      t = 700;
+      await assert.rejects(submit(4));
+      assert.equal(tries, 2, 'the second pause is twice as long (500 ms)');
+      t = 770;
+      other.exec('ROLLBACK');
+      await submit(5);
+      assert.equal(tries, 3, 'committed once the lock was gone and the pause over');
+      other.exec('BEGIN IMMEDIATE');
+      t = 800;
+      await assert.rejects(submit(6));
+      t = 1060;
+      await assert.rejects(submit(7));
+      assert.equal(tries, 5, 'a commit that succeeded ended the doubling: the next pause is 250 ms again');
+      assert.deepEqual(db.prepare('SELECT v FROM t').all(), [{ v: 5 }]);
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('fills in the hook of open and recent runs when it migrates a database from before budgets', async () => {
     const { dir, path, db } = databaseBefore('ADD COLUMN hook TEXT');
     const insert = db.prepare(`INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel,
