@@ -88,7 +88,7 @@ export const MappingSchema = z.strictObject({
       export: nonEmpty.optional(),
       /** Time the transform may take. @default 5000 */
       timeoutMs: z.number().int().min(1).max(600_000).optional(),
-      /** Memory cap of this mapping's transform worker: heap, and buffers through a watchdog. @default 128 */
+      /** Memory cap of this mapping's transform process: heap, and the rest of its resident memory through a watchdog. @default 128 */
       maxMemoryMb: z.number().int().min(16).max(16_384).optional(),
     })
     .optional(),

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 
 /** Connections allowed when the open-file limit is high or unknown. */
 const DEFAULT_MAX_CONNECTIONS = 1000;
-/** File descriptors kept free for the store, logs, transform workers and outbound calls. */
+/** File descriptors kept free for the store, logs, transform processes' pipes and outbound calls. */
 const FD_MARGIN = 64;
 /**
  * Connections past the limit held at once, each until its request is answered 503 or its short

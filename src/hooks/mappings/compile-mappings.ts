@@ -19,7 +19,7 @@ export interface CompiledMapping {
 
 /** Time a transform may take before the request fails. @default 5000 */
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 5_000;
-/** Memory cap of a mapping's transform worker. @default 128 */
+/** Memory cap of a mapping's transform process. @default 128 */
 export const DEFAULT_TRANSFORM_MAX_MEMORY_MB = 128;
 
 function compile(mapping: MappingConfig, id: string, hooks: HooksConfig, transformsDir: string, validate?: CompiledMapping['validate']): CompiledMapping {

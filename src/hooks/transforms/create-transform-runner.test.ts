@@ -180,7 +180,7 @@ describe('createTransformRunner: JavaScript modules', () => {
   it('survives a transform that calls process.exit', async () => {
     write('exits.js', 'export default () => { process.exit(3); };');
     write('fine2.js', 'export default () => ({ message: "alive" });');
-    await assertTransformError(call('exits.js'), /worker exited/);
+    await assertTransformError(call('exits.js'), /process exited/);
     assert.deepEqual(await call('fine2.js'), { message: 'alive' });
   });
 

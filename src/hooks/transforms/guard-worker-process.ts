@@ -1,11 +1,12 @@
 /**
- * Run in a transform worker before any transform loads: takes away the calls through which code in
- * a worker thread reaches the whole gateway process. In a worker, `process.exit` ends only the
- * thread, but `process.kill(process.pid, …)` signals the process, `child_process` can run `kill`,
- * `process.binding('spawn_sync')` and native addons bypass both, a nested `Worker` would get a
- * fresh `process`, `process._debugProcess` opens the inspector, and an inspector session reaches the
- * main thread. This is a guard against a transform taking the gateway down, not a sandbox: a
- * transform is code the operator installed, confined to the transforms directory.
+ * Run in a transform process before any transform loads: takes away the calls through which code
+ * there reaches other processes, the gateway's among them. `process.exit`, a crash or WASI's
+ * `proc_exit` end only the transform process; but `process.kill(process.ppid, …)` signals the
+ * gateway, `child_process` can run `kill`, `process.binding('spawn_sync')` and native addons bypass
+ * both, a nested `Worker` would get a fresh `process`, `process._debugProcess` opens another
+ * process's inspector, and `os.setPriority` renices any process of the user. This is a guard
+ * against a transform taking the gateway down, not a sandbox: a transform is code the operator
+ * installed, confined to the transforms directory.
  */
 import { syncBuiltinESMExports } from 'node:module';
 import { createRequire } from 'node:module';
@@ -15,8 +16,8 @@ const require = createRequire(import.meta.url);
 /** Built-in modules whose functions (and classes) are replaced by ones that throw. */
 const BLOCKED_MODULES = ['child_process', 'cluster', 'inspector', 'inspector/promises'] as const;
 /** Single exports replaced in otherwise allowed modules. */
-const BLOCKED_EXPORTS: ReadonlyArray<readonly [string, string]> = [['worker_threads', 'Worker'], ['v8', 'setFlagsFromString']];
-/** `process` methods that reach beyond the worker thread. */
+const BLOCKED_EXPORTS: ReadonlyArray<readonly [string, string]> = [['worker_threads', 'Worker'], ['v8', 'setFlagsFromString'], ['os', 'setPriority']];
+/** `process` methods that reach beyond the transform process (other processes, the gateway's among them). */
 const BLOCKED_PROCESS = ['kill', '_kill', 'abort', 'binding', '_linkedBinding', 'dlopen', '_debugProcess', '_debugEnd'] as const;
 
 function refusal(name: string): () => never {

@@ -1,11 +1,20 @@
-import { performance } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Readable, Writable } from 'node:stream';
 import { checkTransformResult } from './check-transform-result.js';
+import { readLines } from './read-lines.js';
 import { TransformError, type SharedInput, type TransformCall, type TransformInput, type TransformSpec, type WorkerMessage } from './transform-types.js';
 
-/** A worker silent for this long while it has calls in flight is stuck in synchronous code. */
-const SILENT_MS = 100;
 const MB = 1024 * 1024;
+/** Room in an answer's line beyond the result itself (its JSON envelope, an error's message). */
+const ANSWER_ENVELOPE_BYTES = 64 * 1024;
+/**
+ * Resident memory allowed the TypeScript loader (its thread and the compiler) beyond a process's
+ * cap: it took 19-20 MB once it had compiled a first module.
+ */
+const TS_LOADER_BYTES = 32 * MB;
+/** How long an ended process is waited for (one blocked where even SIGKILL waits is left to the kernel). */
+const EXIT_WAIT_MS = 2000;
 
 interface Pending {
   resolve: (value: unknown) => void;
@@ -14,55 +23,63 @@ interface Pending {
   maxResultBytes: number;
 }
 
-/** One transform worker thread, owned by the pool; its failures fail only its own calls. */
+/** One transform process, owned by the pool; its failures fail only its own calls. */
 export interface TransformWorker {
   /** Calls the transform; with `null` only loads it and answers the problem with its export, or `null`. */
   call(spec: TransformSpec, input: TransformInput | null): Promise<unknown>;
   /** Calls in flight. */
   readonly busy: boolean;
-  /** False once the thread ended or is ending. */
+  /** False once the process ended or is ending. */
   readonly alive: boolean;
-  /**
-   * The watchdog's check, given the process RSS now: ends the worker when its buffers are over its
-   * cap, or when it has been silent in synchronous code while the process grew by more than its cap.
-   */
-  checkMemory(rssBytes: number): void;
-  /** Ends the thread; calls in flight fail with `reason`. */
+  /** The watchdog's look: ends the process once its resident memory grew past its cap. */
+  checkMemory(): void;
+  /** Ends the process (SIGKILL); calls in flight fail with `reason`. */
   end(reason: string): Promise<void>;
 }
 
 /**
- * Starts a worker thread whose JS heap is capped at `maxMemoryMb` by V8 (`resourceLimits`; going
- * over ends the thread with `ERR_WORKER_OUT_OF_MEMORY`). Buffers live outside that heap, so the
- * worker reports them and the pool's watchdog calls `checkMemory`.
+ * Starts a transform process (transform-worker.ts). Its JS heap is capped at `maxMemoryMb` by V8's
+ * flag (going over ends the process); everything else it holds (buffers, array buffers shared or
+ * not, message queues, threads, WebAssembly memory) shows in its resident memory, which `rssOf`
+ * reads from outside, where a transform cannot change what is read: the watchdog ends the process
+ * once it has grown by more than `maxMemoryMb` since it was ready. Answers come back as JSON lines,
+ * read with a bound on their length and checked again here.
  */
 export function startTransformWorker(options: {
   transformsDir: string;
   maxMemoryMb: number;
-  rss: () => number;
-  /** Called once when the thread is gone, whatever the reason. */
+  /** Resident memory of a process by pid, or `undefined` when it cannot be read. */
+  rssOf: (pid: number) => number | undefined;
+  /** Called once when the process is gone, whatever the reason. */
   onGone: (worker: TransformWorker) => void;
 }): TransformWorker {
   const capBytes = options.maxMemoryMb * MB;
-  const thread = new Worker(new URL('./transform-worker.js', import.meta.url), {
-    workerData: { transformsDir: options.transformsDir },
-    resourceLimits: {
-      maxOldGenerationSizeMb: options.maxMemoryMb,
-      maxYoungGenerationSizeMb: Math.max(2, Math.min(16, Math.floor(options.maxMemoryMb / 8))),
-    },
+  const child = spawn(process.execPath, [
+    `--max-old-space-size=${options.maxMemoryMb}`,
+    `--max-semi-space-size=${Math.max(1, Math.min(8, Math.floor(options.maxMemoryMb / 16)))}`,
+    fileURLToPath(new URL('./transform-worker.js', import.meta.url)),
+    options.transformsDir,
+  ], {
+    // Its own output stays the gateway's; descriptors 3 and 4 carry calls and answers. No IPC
+    // channel: nothing but answers, read line by line with a bound, comes back from it.
+    stdio: ['ignore', 'inherit', 'inherit', 'pipe', 'pipe'],
   });
-  thread.unref();
+  child.unref();
+  const calls = child.stdio[3] as Writable & { unref?: () => void };
+  const answers = child.stdio[4] as Readable & { unref?: () => void };
+  calls.unref?.();
+  answers.unref?.();
+  // A write to a process that just ended fails: its calls fail through `exit`.
+  calls.on('error', () => undefined);
   const pending = new Map<number, Pending>();
   let nextId = 1;
   let alive = true;
-  /** When the worker last spoke, and the process RSS then: growth while it is silent is its doing. */
-  let heardAt = performance.now();
-  let rssWhenHeard = options.rss();
-  /**
-   * Whether the thread has spoken at all. Until it has, it is still starting (a new isolate grows
-   * the process), not stuck: it reports as soon as a call reaches it, before the transform runs.
-   */
-  let started = false;
+  /** Resident memory once the process was ready to take calls: what it holds beyond this is its transforms'. */
+  let readyRss: number | undefined;
+  /** Whether the TypeScript loader's memory was added to the floor (once). */
+  let loaderAllowed = false;
+  let exited: Promise<void> | undefined;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 
   const gone = (reason: string): void => {
     if (!alive) return;
@@ -74,41 +91,62 @@ export function startTransformWorker(options: {
     pending.clear();
     options.onGone(handle);
   };
-  const heard = (): void => {
-    heardAt = performance.now();
-    rssWhenHeard = options.rss();
-  };
 
-  thread.on('message', (message: WorkerMessage) => {
-    started = true;
-    heard();
-    if (message.kind === 'memory') {
-      if (message.externalBytes > capBytes) {
-        void handle.end(`transform worker ended: ${Math.round(message.externalBytes / MB)} MB of buffers, over its ${options.maxMemoryMb} MB cap (transform.maxMemoryMb)`);
-      }
+  const onMessage = (message: WorkerMessage): void => {
+    if (message.kind === 'ready') {
+      readyRss = child.pid === undefined ? undefined : options.rssOf(child.pid);
+      return;
+    }
+    if (message.kind === 'loader') {
+      if (!loaderAllowed && readyRss !== undefined) readyRss += TS_LOADER_BYTES;
+      loaderAllowed = true;
       return;
     }
     const p = pending.get(message.id);
-    if (p === undefined) return;
+    if (p === undefined) {
+      void handle.end('transform process ended: it answered a call it was not given');
+      return;
+    }
     pending.delete(message.id);
     clearTimeout(p.timer);
     if (!message.ok) {
       p.reject(new TransformError(message.message, message.cause === undefined ? undefined : { cause: message.cause }));
       return;
     }
-    // The worker checked already; a transform could have posted on its port itself.
+    // The process checked already; a transform could have written on the answers' descriptor itself.
     const refused = checkTransformResult(message.result, p.maxResultBytes);
     if (refused === null) p.resolve(message.result);
     else p.reject(new TransformError(refused));
+  };
+  /** The longest answer line accepted now: the largest result a call in flight may return, and its envelope. */
+  const maxLine = (): number => {
+    let most = 0;
+    for (const p of pending.values()) most = Math.max(most, p.maxResultBytes);
+    return most + ANSWER_ENVELOPE_BYTES;
+  };
+  readLines(answers, maxLine, (line) => {
+    if (!alive) return;
+    let message: WorkerMessage;
+    try {
+      message = JSON.parse(line) as WorkerMessage;
+    } catch {
+      void handle.end('transform process ended: it wrote something other than an answer');
+      return;
+    }
+    onMessage(message);
+  }, (bytes) => {
+    void handle.end(`transform process ended: it sent ${Math.round(bytes / 1024)} KB in one answer, more than its calls may return (hooks.maxBodyBytes)`);
   });
-  thread.on('error', (error: Error & { code?: string }) => {
-    gone(error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-      ? `transform worker ended: its heap passed its ${options.maxMemoryMb} MB cap (transform.maxMemoryMb)`
-      : `transform worker failed: ${error.message}`);
-  });
-  thread.on('exit', (code) => gone(`transform worker exited (code ${code})`));
 
-  /** The input of the `forEach` items this worker keeps, by identity of its parts (see `TransformCall`). */
+  child.once('exit', (code, signal) => {
+    // V8 aborts a process whose heap reached its limit.
+    gone(signal === 'SIGABRT' || code === 134
+      ? `transform process ended: its heap passed its ${options.maxMemoryMb} MB cap (transform.maxMemoryMb)`
+      : `transform process exited (${signal === null ? `code ${code}` : signal})`);
+  });
+  child.once('error', (error) => gone(`transform process failed: ${error.message}`));
+
+  /** The input of the `forEach` items this process keeps, by identity of its parts (see `TransformCall`). */
   let kept: (SharedInput & { ref: number }) | undefined;
   let nextRef = 1;
   const encodeCall = (id: number, spec: TransformSpec, input: TransformInput | null): TransformCall => {
@@ -130,30 +168,43 @@ export function startTransformWorker(options: {
       return alive;
     },
     call(spec, input) {
-      if (!alive) return Promise.reject(new TransformError('transform worker has ended'));
-      if (pending.size === 0) heard();
+      if (!alive) return Promise.reject(new TransformError('transform process has ended'));
       const id = nextId++;
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           pending.delete(id);
           reject(new TransformError(`transform timed out after ${spec.timeoutMs} ms: ${spec.file}`));
-          // It may be stuck in a synchronous loop: ending the thread is the only way to stop it.
-          void handle.end('transform worker restarted after another call to it timed out');
+          // It may be stuck in a synchronous loop or a system call: ending the process is the only way to stop it.
+          void handle.end('transform process restarted after another call to it timed out');
         }, spec.timeoutMs);
-        pending.set(id, { resolve, reject, timer, maxResultBytes: spec.maxResultBytes });
-        thread.postMessage(encodeCall(id, spec, input));
+        // A probe answers with a problem's text at most.
+        pending.set(id, { resolve, reject, timer, maxResultBytes: input === null ? ANSWER_ENVELOPE_BYTES : spec.maxResultBytes });
+        calls.write(`${JSON.stringify(encodeCall(id, spec, input))}\n`);
       });
     },
-    checkMemory(rssBytes) {
-      if (!alive || !started || pending.size === 0 || performance.now() - heardAt < SILENT_MS) return;
-      const grown = rssBytes - rssWhenHeard;
+    checkMemory() {
+      if (!alive || readyRss === undefined || child.pid === undefined) return;
+      const rss = options.rssOf(child.pid);
+      if (rss === undefined) return;
+      const grown = rss - readyRss;
       if (grown > capBytes) {
-        void handle.end(`transform worker ended: the process grew by ${Math.round(grown / MB)} MB while it was stuck, over its ${options.maxMemoryMb} MB cap (transform.maxMemoryMb)`);
+        void handle.end(`transform process ended: it grew by ${Math.round(grown / MB)} MB, over its ${options.maxMemoryMb} MB cap (transform.maxMemoryMb)`);
       }
     },
-    async end(reason) {
+    end(reason) {
       gone(reason);
-      await thread.terminate();
+      exited ??= (async () => {
+        // Held until it is seen to exit (or the wait is over), so whoever awaits this is not left behind.
+        child.ref();
+        child.kill('SIGKILL');
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([exit, new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, EXIT_WAIT_MS);
+        })]);
+        clearTimeout(timer);
+        child.unref();
+      })();
+      return exited;
     },
   };
   return handle;

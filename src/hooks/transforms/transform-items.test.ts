@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { Socket } from 'node:net';
 import { createTransformRunner, type TransformInput, type TransformSpec, type WorkerTransformRunner } from './create-transform-runner.js';
 import type { TransformCall } from './transform-types.js';
 
@@ -15,9 +15,9 @@ function request(tag: string, bytes: number): TransformInput {
 describe('transform calls for the items of a forEach request', () => {
   let dir: string;
   let run: WorkerTransformRunner;
-  /** The transform calls posted to workers, in order (Worker.prototype.postMessage observed). */
+  /** The transform calls written to transform processes, in order (their pipes' writes observed). */
   const posted: TransformCall[] = [];
-  const postMessage = Worker.prototype.postMessage;
+  const write = Socket.prototype.write;
   const spec = (file: string, timeoutMs = 20_000): TransformSpec =>
     ({ key: 'items', file: join(dir, file), exportName: 'default', timeoutMs, maxMemoryMb: 64, maxResultBytes: 262_144 });
   const item = (input: TransformInput, n: number, file = 'count.js'): Promise<unknown> => run(spec(file), { ...input, item: { n } });
@@ -31,14 +31,17 @@ describe('transform calls for the items of a forEach request', () => {
       return { text: ctx.item?.n + ':' + ctx.payload.tag + ':' + ctx.payload.seen + ':' + ctx.headers['x-tag'] + ':' + ctx.path + ':' + ctx.url.pathname + ':' + ctx.payload.filler.length };
     };`);
     writeFileSync(join(dir, 'stuck.js'), 'export default () => { for (;;) {} };');
-    Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest: never[]) {
-      if (typeof message === 'object' && message !== null && 'exportName' in message) posted.push(message as TransformCall);
-      return postMessage.call(this, message, ...rest);
-    };
+    Socket.prototype.write = function (this: Socket, chunk: unknown, ...rest: never[]) {
+      if (typeof chunk === 'string' && chunk.startsWith('{"id":')) {
+        const message = JSON.parse(chunk) as unknown;
+        if (typeof message === 'object' && message !== null && 'exportName' in message) posted.push(message as TransformCall);
+      }
+      return (write as (this: Socket, ...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as typeof write;
     run = createTransformRunner(dir);
   });
   after(async () => {
-    Worker.prototype.postMessage = postMessage;
+    Socket.prototype.write = write;
     await run.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -76,12 +79,12 @@ describe('transform calls for the items of a forEach request', () => {
     assert.deepEqual(posted.map((c) => ('input' in c ? c.keep ?? 'whole' : 'shared')), ['whole', 'whole']);
   });
 
-  it('carries the input whole again to the worker that replaced one that timed out', async () => {
+  it('carries the input whole again to the process that replaced one that timed out', async () => {
     const a = request('a', 10);
     assert.deepEqual(await item(a, 0), { text: '0:a:1:a:a:/hooks/a:10' });
     await assert.rejects(run(spec('stuck.js', 300), { ...a, item: { n: 1 } }), /timed out/);
     posted.length = 0;
     assert.deepEqual(await item(a, 2), { text: '2:a:1:a:a:/hooks/a:10' });
-    assert.ok('input' in posted[0]!, 'the new worker keeps nothing yet');
+    assert.ok('input' in posted[0]!, 'the new process keeps nothing yet');
   });
 });

@@ -1,4 +1,4 @@
-/** What a transform call carries to the worker (plain data: it crosses a thread). */
+/** What a transform call carries to the transform process (plain data: it crosses as JSON). */
 export interface TransformInput {
   payload: Record<string, unknown>;
   /** Request headers, lower-case names, credentials removed. */
@@ -23,12 +23,12 @@ export class TransformError extends Error {
 }
 
 export interface TransformSpec {
-  /** Which worker runs it: one per mapping, so one slow or broken mapping never stalls another. */
+  /** Which process runs it: one per mapping, so one slow or broken mapping never stalls another. */
   key: string;
   file: string;
   exportName: string;
   timeoutMs: number;
-  /** Memory cap of the worker (heap, and buffers through the watchdog). */
+  /** Memory cap of the process (heap by V8's limit, all the rest through the watchdog). */
   maxMemoryMb: number;
   /** Largest result, as JSON, accepted back (`hooks.maxBodyBytes`). */
   maxResultBytes: number;
@@ -38,8 +38,8 @@ export interface TransformSpec {
 export type SharedInput = Omit<TransformInput, 'item'>;
 
 /**
- * A call to the transform worker; `probe` only loads the module and answers its function exports.
- * A call carries its input whole (a `forEach` item's call asks the worker to keep a copy under
+ * A call to the transform process; `probe` only loads the module and answers its function exports.
+ * A call carries its input whole (a `forEach` item's call asks the process to keep a copy under
  * `keep`), or names the input kept last (`shared`) and carries only its item: the items of one
  * `forEach` request send their payload once, not once each.
  */
@@ -48,17 +48,20 @@ export type TransformCall =
   | { id: number; probe?: false; file: string; exportName: string; shared: number; item: unknown; maxResultBytes: number }
   | { id: number; probe: true; file: string; exportName: string };
 
-/** The worker's answer to one call. */
+/** The transform process's answer to one call. */
 export type TransformAnswer =
   | { kind: 'answer'; id: number; ok: true; result: unknown }
-  /** `cause`: name and message of the error the transform threw (errors do not cross threads whole). */
+  /** `cause`: name and message of the error the transform threw (errors do not cross processes whole). */
   | { kind: 'answer'; id: number; ok: false; message: string; cause?: { name: string; message: string } };
 
-/** Sent by a worker every few tenths of a second while it has calls in flight. */
-export interface MemoryReport {
-  kind: 'memory';
-  /** Memory outside the JS heap held by the worker's isolate: buffers and array buffers. */
-  externalBytes: number;
+/** Sent once by a transform process when it is ready to take calls (its resident memory then is its floor). */
+export interface ReadyMessage {
+  kind: 'ready';
 }
 
-export type WorkerMessage = TransformAnswer | MemoryReport;
+/** Sent once, before the first TypeScript module loads: the TypeScript loader's own memory is not the transform's. */
+export interface LoaderMessage {
+  kind: 'loader';
+}
+
+export type WorkerMessage = TransformAnswer | ReadyMessage | LoaderMessage;

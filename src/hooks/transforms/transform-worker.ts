@@ -1,27 +1,26 @@
 /**
- * The transform worker thread: loads and calls transforms off the gateway's event loop, so a
- * transform that loops forever or calls `process.exit` cannot stall or end the gateway. The
- * process-wide calls are taken away before any transform loads; while calls are in flight the
- * worker reports its buffer memory, which its heap limit does not cover.
+ * The transform process: loads and calls transforms in a process of its own, so a transform that
+ * loops forever, calls `process.exit`, exhausts file descriptors or libuv's thread pool, blocks in
+ * a system call or grows without bound ends or stalls only this process, never the gateway. The
+ * gateway's side (start-transform-worker.ts) caps its heap by V8's flag and its resident memory
+ * from outside. Calls arrive as JSON lines on descriptor 3 and answers leave on descriptor 4
+ * (standard input and output stay the transform's own); the process-wide calls that reach other
+ * processes are taken away before any transform loads.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { Socket } from 'node:net';
 import { callTransform, probeTransform } from './call-transform.js';
 import { checkTransformResult } from './check-transform-result.js';
 import { guardWorkerProcess } from './guard-worker-process.js';
-import type { MemoryReport, SharedInput, TransformAnswer, TransformCall, TransformInput } from './transform-types.js';
+import { readLines } from './read-lines.js';
+import type { SharedInput, TransformAnswer, TransformCall, TransformInput } from './transform-types.js';
 
-/** How often memory is reported while a call runs; the gateway treats silence as a stuck worker. */
-const REPORT_MS = 20;
-
-const { transformsDir } = workerData as { transformsDir: string };
-const port = parentPort!;
+const transformsDir = process.argv[2]!;
 guardWorkerProcess();
 
-let inFlight = 0;
-let reporter: NodeJS.Timeout | undefined;
-const report = (): void => {
-  const message: MemoryReport = { kind: 'memory', externalBytes: process.memoryUsage().external };
-  port.postMessage(message);
+const calls = new Socket({ fd: 3, readable: true, writable: false });
+const answers = new Socket({ fd: 4, readable: false, writable: true });
+const send = (message: unknown): void => {
+  answers.write(`${JSON.stringify(message)}\n`);
 };
 
 /** A copy of the input the last call with `keep` carried, its item left out (see `TransformCall`). */
@@ -29,7 +28,7 @@ let kept: { ref: number; input: SharedInput } | undefined;
 
 /**
  * The call's input: its own, or a fresh copy of the kept one with the call's item. Each call gets
- * an input of its own, as if it had crossed the thread: a transform may change what it is given.
+ * an input of its own: a transform may change what it is given.
  */
 function inputOf(call: Exclude<TransformCall, { probe: true }>): TransformInput {
   if ('input' in call) {
@@ -43,11 +42,25 @@ function inputOf(call: Exclude<TransformCall, { probe: true }>): TransformInput 
   return { ...structuredClone(kept.input), item: call.item };
 }
 
+/**
+ * Why a result would not arrive as it was returned (a function, a symbol, a class instance with
+ * methods: JSON leaves them out without a word), or `null`. Structured clone refuses what is not
+ * data; what it keeps that JSON does not (a Map, a Date) still crosses as JSON turns it.
+ */
+function notPlainData(result: unknown): string | null {
+  try {
+    structuredClone(result);
+    return null;
+  } catch (error) {
+    return `transform returned a value that is not plain data: ${(error as Error).message}`;
+  }
+}
+
 async function answer(call: TransformCall): Promise<TransformAnswer> {
   try {
     if (call.probe === true) return { kind: 'answer', id: call.id, ok: true, result: await probeTransform(transformsDir, call.file, call.exportName) };
     const result = await callTransform(transformsDir, call.file, call.exportName, inputOf(call));
-    const refused = checkTransformResult(result, call.maxResultBytes);
+    const refused = checkTransformResult(result, call.maxResultBytes) ?? notPlainData(result);
     return refused === null ? { kind: 'answer', id: call.id, ok: true, result } : { kind: 'answer', id: call.id, ok: false, message: refused };
   } catch (error) {
     const cause = (error as { cause?: unknown }).cause;
@@ -61,18 +74,16 @@ async function answer(call: TransformCall): Promise<TransformAnswer> {
   }
 }
 
-port.on('message', (call: TransformCall) => {
-  if (inFlight++ === 0) {
-    report();
-    reporter = setInterval(report, REPORT_MS);
+const TS = /\.m?ts$/;
+let loaderAnnounced = false;
+readLines(calls, () => Number.POSITIVE_INFINITY, (line) => {
+  const call = JSON.parse(line) as TransformCall;
+  if (!loaderAnnounced && TS.test(call.file)) {
+    loaderAnnounced = true;
+    send({ kind: 'loader' });
   }
-  void answer(call).then((message) => {
-    if (--inFlight === 0) clearInterval(reporter);
-    try {
-      port.postMessage(message);
-    } catch (error) {
-      // A result that cannot cross threads (a function, a class instance with methods…).
-      port.postMessage({ kind: 'answer', id: call.id, ok: false, message: `transform returned a value that is not plain data: ${(error as Error).message}` });
-    }
-  });
-});
+  void answer(call).then(send);
+}, () => undefined);
+// The gateway is gone (or ended this process's calls): nothing is left to answer.
+calls.on('close', () => process.exit(0));
+send({ kind: 'ready' });
