@@ -90,10 +90,23 @@ describe('safeParseConfig', () => {
     ['a duplicate model alias', { agents: { defaults: { models: { 'a/x': { alias: 'm' }, 'b/y': { alias: 'm' } } } } }, 'agents.defaults.models.b/y.alias'],
     ['an allow-list without the fallback model and no default model', { agents: { defaults: { models: { 'echo/a': {} } } } }, 'agents.defaults.model'],
     ['an agent without a model under an allow-list that lacks the fallback', { agents: { defaults: { models: { 'echo/a': {} } }, list: [{ id: 'a', model: 'echo/a' }, { id: 'b' }] } }, 'agents.defaults.model'],
+    ['a retention window that is not a duration', { store: { driver: 'sqlite', retention: { events: '30 days' } } }, 'store.retention.events'],
+    ['a retention window of 0', { store: { driver: 'sqlite', retention: { transcript: '0' } } }, 'store.retention.transcript'],
+    ['a retention window over 100 years', { store: { driver: 'sqlite', retention: { events: '36501d' } } }, 'store.retention.events'],
+    ['a retention window of a trillion days', { store: { driver: 'postgres', url: 'postgres://db/h', retention: { runs: '1000000000000d' } } }, 'store.retention.runs'],
+    ['a retention window past a 64-bit integer', { store: { driver: 'sqlite', retention: { requests: '99999999999999999999999d' } } }, 'store.retention.requests'],
+    ['a retention window past what a number holds', { store: { driver: 'sqlite', retention: { deliveries: `${'9'.repeat(400)}d` } } }, 'store.retention.deliveries'],
   ];
   for (const [name, raw, where] of refusals) {
     it(`refuses ${name} at ${where}`, () => assert.ok(paths(raw).includes(where), JSON.stringify(issuesOf(raw))));
   }
+
+  it('accepts retention windows of up to 100 years, and says so of a longer one', () => {
+    const store = (events: string) => ({ ...valid, store: { driver: 'sqlite', retention: { events } } });
+    assert.deepEqual(issuesOf(store('36500d')), []);
+    assert.deepEqual(issuesOf(store('876000h')), []);
+    assert.deepEqual(issuesOf(store('36500d1ms')), [{ path: 'store.retention.events', message: 'a duration of at most 100 years ("36500d")' }]);
+  });
 
   it('warns about a hook token shorter than 24 characters, and only then', () => {
     const short = safeParseConfig(valid, { path, env });

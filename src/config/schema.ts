@@ -238,7 +238,15 @@ export const ChannelsSchema = z.strictObject({
 /** How long a claim (run, delivery, heartbeat turn) outlives a process that stopped renewing it. */
 const leaseSeconds = z.number().min(1).max(3600).default(30);
 
-const retentionAge = z.string().refine((v) => (parseDurationMs(v) ?? 0) > 0, 'a duration such as "30d" or "12h"');
+/**
+ * The longest retention window, a century: a longer one keeps everything all the same, and the
+ * cut-off it makes must stay a 64-bit integer (PostgreSQL's bigint) and exact as a JavaScript number.
+ */
+const MAX_RETENTION_MS = 36_500 * 86_400_000;
+
+const retentionAge = z.string()
+  .refine((v) => (parseDurationMs(v) ?? 0) > 0, 'a duration such as "30d" or "12h", at most 100 years ("36500d")')
+  .refine((v) => (parseDurationMs(v) ?? 0) <= MAX_RETENTION_MS, 'a duration of at most 100 years ("36500d")');
 
 /** How long finished work is kept before the background pruner deletes it. */
 export const RetentionSchema = z.strictObject({

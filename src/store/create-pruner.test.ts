@@ -27,6 +27,27 @@ function backlogStore(backlog: number): RetentionStore & { batches: number[] } {
   };
 }
 
+/** A store with a full batch of events always due, whose batches last until the test ends each (`held`, oldest first). */
+function heldStore(): RetentionStore & { held: Array<() => void>; inFlight: number; most: number } {
+  const store = {
+    held: [] as Array<() => void>,
+    inFlight: 0,
+    most: 0,
+    prune(_cutoffs: unknown, limit: number): Promise<PruneCounts> {
+      store.inFlight++;
+      store.most = Math.max(store.most, store.inFlight);
+      return new Promise((resolve) => store.held.push(() => {
+        store.inFlight--;
+        resolve(counts(limit));
+      }));
+    },
+    async countPrunable() {
+      return counts(0);
+    },
+  };
+  return store;
+}
+
 describe('createPruner', () => {
   const retention = RetentionSchema.parse({});
   const log = createLog({ level: 'silent' });
@@ -100,5 +121,48 @@ describe('createPruner', () => {
     await clock.advance(0);
     await pruner.stop();
     assert.deepEqual(store.batches, [100]);
+  });
+
+  it('never starts a pass beside one that outlasts everyMs', async () => {
+    const clock = createManualClock();
+    const store = heldStore();
+    const pruner = createPruner({ store, retention, clock, log, everyMs: 60_000, pauseMs: 10 });
+    pruner.start();
+    await clock.advance(0);
+    assert.equal(store.inFlight, 1);
+    await clock.advance(3 * 60_000);
+    assert.equal(store.most, 1, 'one batch at a time while the first one lasts three periods');
+    for (let i = 0; i < 3; i++) {
+      store.held.shift()!();
+      await clock.advance(10);
+    }
+    assert.equal(store.most, 1, 'and after it');
+    const stopping = pruner.stop();
+    store.held.shift()!();
+    await stopping;
+  });
+
+  it('stops only once the batch in flight has ended', async () => {
+    const clock = createManualClock();
+    const store = heldStore();
+    const pruner = createPruner({ store, retention, clock, log, everyMs: 60_000, pauseMs: 10 });
+    pruner.start();
+    await clock.advance(0);
+    await clock.advance(60_000);
+    let stopped = false;
+    const stopping = pruner.stop().then(() => {
+      stopped = true;
+    });
+    // Every batch but the oldest ends first (there is one only, unless a second pass was started).
+    while (store.held.length > 1) {
+      store.held.pop()!();
+      await clock.advance(0);
+    }
+    assert.equal(stopped, false, 'a batch is in flight');
+    store.held.pop()!();
+    await stopping;
+    assert.equal(store.inFlight, 0);
+    await clock.advance(60_000);
+    assert.equal(store.inFlight, 0, 'no batch after stop');
   });
 });

@@ -7,7 +7,7 @@ import type { RetentionStore } from './store.js';
 import type { PruneCounts, PruneCutoffs } from './types.js';
 
 export interface Pruner {
-  /** Prunes every `everyMs` in the background. */
+  /** Prunes in the background: a pass now, then one `everyMs` after each pass ends, never two at once. */
   start(): void;
   /** Stops, after the batch in flight. */
   stop(): Promise<void>;
@@ -101,12 +101,7 @@ export function createPruner(deps: {
     return all;
   };
 
-  let running: Promise<void> = Promise.resolve();
-  const pass = (): Promise<void> => {
-    running = passOnce();
-    return running;
-  };
-  const passOnce = async (): Promise<void> => {
+  const pass = async (): Promise<void> => {
     try {
       await pruneUntilDone(deps.backgroundBatchSize ?? 100, deps.pauseMs ?? 10, (total) => {
         if (KINDS.some((k) => total[k] > 0)) log.info('pruned finished work past its retention', { ...total });
@@ -117,11 +112,16 @@ export function createPruner(deps: {
       deps.observer?.passEnded(false);
     }
   };
+  /** The background loop; settles once stopped, after the batch in flight. */
+  let running: Promise<void> = Promise.resolve();
 
   return {
     start() {
-      void pass();
-      void repeatEvery(clock, deps.everyMs ?? 60_000, halt.signal, pass);
+      // One loop, so a pass that outlasts `everyMs` (a backlog at start) is never joined by another.
+      running = (async () => {
+        await pass();
+        await repeatEvery(clock, deps.everyMs ?? 60_000, halt.signal, pass);
+      })();
     },
     async stop() {
       halt.abort();

@@ -1,12 +1,22 @@
-/** The first row at or after a `seq`: its `seq` and its `created_at`. */
+/** A row found by a look: its `seq` and its `created_at`. */
 export interface SeqHead {
   seq: number;
   t: number;
 }
 
-/** How a store looks at a table for `findSeqBound` (each look an index seek). */
+/**
+ * How far after the store's clock a row may be dated and still be taken as in order. A row is dated
+ * by the clock of the process that wrote it: a clock that ran ahead and was then set back (a reset
+ * real-time clock, a resumed VM, NTP stepping it) leaves rows dated days or years ahead among rows
+ * dated now, and replicas' clocks differ by a little. An hour is far beyond that little, and bounds
+ * how long such a row can hold back the rows after it once it is within the hour.
+ */
+export const OUT_OF_ORDER_AFTER_MS = 60 * 60 * 1000;
+
+/** How a store looks at a table for `findSeqBound` (each look an index seek while no row is dated ahead). */
 export interface SeqLooks {
-  atOrAfter(seq: number): SeqHead | undefined | Promise<SeqHead | undefined>;
+  /** The first row with a `seq` from `seq` up to (not including) `below` whose `created_at` is at most `notAfter`. */
+  atOrAfter(seq: number, below: number, notAfter: number): SeqHead | undefined | Promise<SeqHead | undefined>;
   lastSeq(): number | Promise<number>;
 }
 
@@ -22,17 +32,24 @@ export interface SeqLooks {
  * the pruner read every table through (80 ms for 500,000 events, measured). A row a little out of
  * order lands past the bound now and inside it on a later pass, once the cut-off has moved past its
  * neighbours.
+ *
+ * A row dated more than `OUT_OF_ORDER_AFTER_MS` after `now` is left out of the search: taken as in
+ * order, it would stand for every row after it (a table whose oldest row is dated a year ahead would
+ * keep everything for a year). It lies inside the bound or past it like any other row, and the
+ * batches' own conditions on time keep it until it is due. A look passes over such rows, and never
+ * past `below`, so a search reads each of them at most once: a few dozen seeks when there are none.
  */
-export async function findSeqBound(look: SeqLooks, cutoff: number): Promise<number> {
-  const head = await look.atOrAfter(0);
-  if (head === undefined || head.t >= cutoff) return 0;
-  // Invariant: the row at `lo` is before the cut-off; no row at or after `hi` is.
-  let lo = head.seq;
+export async function findSeqBound(look: SeqLooks, cutoff: number, now: number): Promise<number> {
+  const notAfter = now + OUT_OF_ORDER_AFTER_MS;
+  // Invariant: the row at `lo` is in order and before the cut-off; no row in order at or after `hi` is.
   let hi = (await look.lastSeq()) + 1;
+  const head = await look.atOrAfter(0, hi, notAfter);
+  if (head === undefined || head.t >= cutoff) return 0;
+  let lo = head.seq;
   while (hi - lo > 1) {
     const mid = lo + Math.floor((hi - lo) / 2);
-    const row = await look.atOrAfter(mid);
-    if (row === undefined || row.seq >= hi || row.t >= cutoff) hi = mid;
+    const row = await look.atOrAfter(mid, hi, notAfter);
+    if (row === undefined || row.t >= cutoff) hi = mid;
     else lo = row.seq;
   }
   return lo;

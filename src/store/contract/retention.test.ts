@@ -3,11 +3,17 @@ import assert from 'node:assert/strict';
 import { createLog } from '../../common/log.js';
 import { RetentionSchema } from '../../config/index.js';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
-import { MAIN, completion, newDelivery, newEvent, newRun, turn } from '../../../test/helpers/store-records.js';
+import { MAIN, completion, ids, newDelivery, newEvent, newRun, turn } from '../../../test/helpers/store-records.js';
 import { createPruner, pruneCutoffs } from '../create-pruner.js';
+import type { RequestRecord } from '../request-record.js';
 import type { Store } from '../store.js';
 
 const DAY = 86_400_000;
+
+const request = (at: number, o: Partial<RequestRecord> = {}): RequestRecord => ({
+  id: ids.next(), at, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1', status: 200,
+  code: null, reason: null, durationMs: 1, eventIds: [], runIds: [], payload: null, ...o,
+});
 
 describeEachDriver('store contract: retention', (driver) => {
   let f: StoreFixture;
@@ -108,5 +114,68 @@ describeEachDriver('store contract: retention', (driver) => {
     const total = await pruner.pruneAll();
     assert.equal(total.runs, 25);
     assert.deepEqual(await store.listRuns(), []);
+  });
+
+  it('prunes what is due after rows dated ahead of the clock, and keeps those rows until they are due', async () => {
+    const t = f.clock.now();
+    // Written while the host's clock ran a year ahead, before it was set right: the oldest rows of
+    // their tables, dated in the future.
+    const ahead = t + 365 * DAY;
+    await store.addSystemEvent(newEvent('written ahead', { createdAt: ahead }));
+    await store.enqueueRun(newRun('hook:ahead', { createdAt: ahead }));
+    await store.addDelivery(newDelivery({ createdAt: ahead }));
+    const recordAhead = request(ahead);
+    await store.recordRequest(recordAhead);
+    // Then the clock is right again.
+    for (let i = 0; i < 5; i++) await store.addSystemEvent(newEvent(`event ${i}`, { createdAt: t }));
+    for (let i = 0; i < 5; i++) await store.enqueueRun(newRun(`hook:${i}`, { createdAt: t }));
+    for (let i = 0; i < 3; i++) await store.addDelivery(newDelivery({ createdAt: t }));
+    await Promise.all(Array.from({ length: 5 }, () => store.recordRequest(request(t))));
+    for (let claimed = await store.claimRuns({ owner: 'w', limit: 10, leaseMs: 1000 }); claimed.length > 0;
+      claimed = await store.claimRuns({ owner: 'w', limit: 10, leaseMs: 1000 })) {
+      for (const c of claimed) {
+        await store.completeRun(completion(c, {
+          finishedAt: t, transcript: turn(c.sessionKey, c.id, c.sessionKey === 'hook:ahead' ? ahead : t),
+          summary: newEvent('Hook agent: done', { createdAt: t }), delivery: null,
+        }));
+      }
+    }
+    for (let claimed = await store.claimDueDeliveries({ owner: 'w', limit: 10, leaseMs: 1000, now: t }); claimed.length > 0;
+      claimed = await store.claimDueDeliveries({ owner: 'w', limit: 10, leaseMs: 1000, now: t })) {
+      for (const d of claimed) {
+        await store.recordDeliveryAttempt({
+          claimId: d.claimId, deliveryId: d.id, attempt: 1, at: t, status: 200, error: null, outcome: 'sent', resolvedChannel: 'telegram',
+          resolvedTo: '42', partsSent: 1, nextAttemptAt: null, lastRoute: null,
+        });
+      }
+    }
+    const hb = await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 1000 });
+    const pending = (await store.listPendingEvents(MAIN, { limit: 100 })).map((e) => e.id);
+    await store.recordHeartbeatTurn({ claimId: hb!.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: pending, transcript: [], delivery: null, at: t });
+    await store.releaseHeartbeat(hb!);
+
+    await f.clock.advance(31 * DAY);
+    const due = await store.countPrunable(pruneCutoffs(retention, f.clock.now()));
+    // Everything consumed, finished or sent at t is due, dated ahead or not (events: 1 + 5 + 6 summaries);
+    // the transcript and the request record dated ahead are not (they are due by that date).
+    assert.deepEqual(due, { events: 12, runs: 6, deliveries: 4, transcript: 10, requests: 5, idempotencyKeys: 0, sessions: 6 });
+    const pruner = createPruner({ store, retention, clock: f.clock, log: createLog({ level: 'silent' }), batchSize: 2 });
+    assert.deepEqual(await pruner.pruneAll(), due);
+    assert.deepEqual(await store.listSystemEvents({ limit: 100 }), []);
+    assert.deepEqual(await store.listRuns(), []);
+    assert.deepEqual((await store.listRequests()).map((r) => r.id), [recordAhead.id], 'the record dated ahead waits for its time');
+    const transcript = await store.readTranscript('hook:ahead', { limit: 10 });
+    assert.equal(transcript.length, 2, 'the transcript dated ahead waits for its time');
+  });
+
+  it('counts a request record written twice in one turn once, as it deletes it', async () => {
+    const t = f.clock.now();
+    const r = request(t, { status: 202 });
+    await Promise.all([store.recordRequest(r), store.recordRequest(request(t)), store.recordRequest({ ...r, status: 499, code: 'client_closed' })]);
+    await f.clock.advance(8 * DAY);
+    const cutoffs = pruneCutoffs(retention, f.clock.now());
+    assert.equal((await store.countPrunable(cutoffs)).requests, 2);
+    assert.equal((await store.prune(cutoffs, 100)).requests, 2);
+    assert.deepEqual(await store.listRequests(), []);
   });
 });

@@ -1,7 +1,7 @@
 import type { RetentionStore } from '../store.js';
 import type { PruneCounts, PruneCutoffs } from '../types.js';
-import { nowOnceSql, type PgContext } from './pg-context.js';
-import { createPassBounds } from '../seq-bound.js';
+import { nowOnceSql, nowSql, type PgContext } from './pg-context.js';
+import { createPassBounds, OUT_OF_ORDER_AFTER_MS } from '../seq-bound.js';
 import { pgSeqBound } from './pg-seq-bound.js';
 
 /** Which rows each kind may lose (`$1` is its cut-off): only finished work. */
@@ -21,27 +21,37 @@ const PRUNABLE = {
 const batch = (table: string, where: string): string =>
   `DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} AND seq <= $3::bigint ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED)`;
 
+/**
+ * Ended deliveries with their attempts, in one statement: the attempts go with the deliveries this
+ * batch actually deletes. A delivery being requeued (its UPDATE not yet committed) is locked, so it is
+ * skipped, and its attempts stay with it.
+ */
+const DELIVERIES = `WITH gone AS (${batch('deliveries', PRUNABLE.deliveries)} RETURNING id),
+  attempts AS (DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM gone))
+  SELECT count(*) AS n FROM gone`;
+
 export function createPgRetention(ctx: PgContext): RetentionStore {
-  const boundsOf = createPassBounds((table) => (cutoff) => pgSeqBound(ctx.pool, table, cutoff));
+  /** The store's clock (the database's, as for leases), by which a row is dated ahead or not (see seq-bound.ts). */
+  const readNow = async (): Promise<number> =>
+    Number(((await ctx.pool.query(`SELECT ${nowSql(1)} AS now`, [ctx.clockParam()])).rows[0] as { now: string }).now);
+  const boundsOf = createPassBounds((table) => async (cutoff) => pgSeqBound(ctx.pool, table, cutoff, await readNow()));
   return {
     async prune(c, limit) {
       const b = await boundsOf(c);
       return ctx.tx(async (client): Promise<PruneCounts> => {
         const run = async (sql: string, values: unknown[]): Promise<number> => (await client.query(sql, values)).rowCount ?? 0;
-        await run(
-          `DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id ${PRUNABLE.deliveries} AND seq <= $3::bigint ORDER BY seq LIMIT $2::int)`,
-          [c.deliveries, limit, b.deliveries],
-        );
         return {
           events: await run(batch('system_events', PRUNABLE.events), [c.events, limit, b.events]),
           runs: await run(batch('runs', PRUNABLE.runs), [c.runs, limit, b.runs]),
-          deliveries: await run(batch('deliveries', PRUNABLE.deliveries), [c.deliveries, limit, b.deliveries]),
+          deliveries: Number(((await client.query(DELIVERIES, [c.deliveries, limit, b.deliveries])).rows[0] as { n: string }).n),
           transcript: await run(batch('transcript', PRUNABLE.transcript), [c.transcript, limit, b.transcript]),
           // The oldest `limit` records, of which those past the cut-off: a batch reads the table's head.
+          // Records dated ahead of the clock are passed over (see seq-bound.ts): at the head, they would
+          // hold back every record after them until their own time came.
           requests: await run(
-            `DELETE FROM requests WHERE seq IN (SELECT seq FROM (SELECT seq, at FROM requests ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED) o
-              WHERE o.at < $1::bigint)`,
-            [c.requests, limit],
+            `DELETE FROM requests WHERE seq IN (SELECT seq FROM (SELECT seq, at FROM requests WHERE at <= ${nowOnceSql(3)} + ${OUT_OF_ORDER_AFTER_MS}
+              ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED) o WHERE o.at < $1::bigint)`,
+            [c.requests, limit, ctx.clockParam()],
           ),
           idempotencyKeys: await run(
             // In expiry order, so the index is read even when no key has expired (the planner cannot

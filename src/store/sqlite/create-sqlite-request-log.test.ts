@@ -7,6 +7,11 @@ import { createSqliteRequestLog, FILTERED_ON_THREAD_ABOVE, type SqliteRequestLog
 import { MIGRATIONS } from './migrations.js';
 import { PACK_FROM_CHARS, packRecordsLater, recordWindowEnd, unpackRecords } from './request-batch.js';
 
+/** The store's clock when pruning: every record's time below is before it. */
+const NOW = 1_000;
+/** A time further ahead of the clock than the store takes as in order (a clock that ran a year ahead for a moment). */
+const AHEAD = NOW + 365 * 86_400_000;
+
 // Every case runs on batches as a gateway writes them (small ones as text) and with every batch packed.
 for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestLog (batches packed from ${packFromChars} characters)`, () => {
   let db: Database.Database;
@@ -151,22 +156,57 @@ for (const packFromChars of [PACK_FROM_CHARS, 0]) describe(`createSqliteRequestL
     await batch(record({ at: 30 }), record({ at: 500 }), record({ at: 40 }));
     await batch(record({ at: 600 }));
     assert.equal(log.countRecordsBefore(100), 4);
-    assert.equal(db.transaction(() => log.pruneRecords(100, 3))(), 3);
+    assert.equal(db.transaction(() => log.pruneRecords(100, 3, NOW))(), 3);
     assert.deepEqual(batches(), [2, 1], 'the first batch went whole, the second lost its oldest');
     assert.deepEqual((await log.listRequests()).map((r) => r.at), [600, 40, 500], 'newest arrival first');
-    assert.equal(db.transaction(() => log.pruneRecords(100, 10))(), 1);
+    assert.equal(db.transaction(() => log.pruneRecords(100, 10, NOW))(), 1);
     assert.deepEqual((await log.listRequests()).map((r) => r.at), [600, 500]);
-    assert.equal(db.transaction(() => log.pruneRecords(100, 10))(), 0);
+    assert.equal(db.transaction(() => log.pruneRecords(100, 10, NOW))(), 0);
     assert.equal(log.countRecordsBefore(100), 0);
   });
 
   it('keeps the last version of a record written twice when pruning rewrites its batch', async () => {
     const kept = record({ at: 600 });
     await batch(kept, record({ at: 10 }), { ...kept, status: 499, code: 'client_closed' });
-    assert.equal(db.transaction(() => log.pruneRecords(100, 10))(), 1);
-    assert.deepEqual(batches(), [2], 'both versions stay; the old record went');
+    assert.equal(db.transaction(() => log.pruneRecords(100, 10, NOW))(), 1);
+    assert.deepEqual(batches(), [1], 'the old record went; the other stays, once');
     assert.equal((await log.getRequest(kept.id))?.status, 499);
     assert.deepEqual((await log.listRequests()).map((r) => r.status), [499]);
+  });
+
+  it('holds one version of a record written twice in a batch, and counts it once', async () => {
+    const answered = record({ at: 10, status: 202 });
+    await batch(answered, record({ at: 20 }), { ...answered, status: 499, code: 'client_closed' });
+    assert.deepEqual(batches(), [2]);
+    assert.equal(log.countRecordsBefore(100), 2);
+    assert.equal(db.transaction(() => log.pruneRecords(100, 10, NOW))(), 2);
+    assert.deepEqual(batches(), []);
+  });
+
+  it('counts once a record whose batch holds two versions of it (rows written before batches held one)', async () => {
+    const twice = record({ at: 10, status: 202 });
+    const other = record({ at: 20 });
+    const late = record({ at: 600 });
+    await batch(twice, other, late);
+    // As rows were written when a batch kept every version: the record's 202, then its 499.
+    const versions = [twice, other, late, { ...twice, status: 499, code: 'client_closed' }]
+      .map((r) => [r.id, r.at, r.method, r.path, r.hook, r.client, r.status, r.code, r.reason, r.durationMs, r.eventIds, r.runIds, r.payload]);
+    db.prepare('UPDATE request_batches SET records = ?, count = 4').run(JSON.stringify(versions));
+    assert.equal(log.countRecordsBefore(100), 2, 'the batch straddles the cut-off: its records are read');
+    assert.equal(db.transaction(() => log.pruneRecords(100, 10, NOW))(), 2);
+    assert.deepEqual(batches(), [1]);
+    assert.equal(await log.getRequest(twice.id), null, 'both versions went');
+  });
+
+  it('prunes the batches after one whose records are all dated ahead of the clock, and keeps that one until due', async () => {
+    const ahead = record({ at: AHEAD });
+    await batch(ahead);
+    await batch(record({ at: 10 }), record({ at: 20 }));
+    await batch(record({ at: 30 }), record({ at: 600 }));
+    assert.equal(log.countRecordsBefore(100), 3);
+    assert.equal(db.transaction(() => log.pruneRecords(100, 10, NOW))(), 3);
+    assert.deepEqual((await log.listRequests()).map((r) => r.at), [600, AHEAD]);
+    assert.equal(db.transaction(() => log.pruneRecords(AHEAD + 1, 10, AHEAD))(), 2, 'once the clock reaches it');
   });
 
   it('filters without reading batches that cannot match, and still answers each record by its last version', async () => {

@@ -1,5 +1,6 @@
 import type { RequestLog } from '../store.js';
 import type { ListRequestsOptions, RequestRecord } from '../request-record.js';
+import { OUT_OF_ORDER_AFTER_MS } from '../seq-bound.js';
 import {
   batchRow, PACK_FROM_CHARS, packRecords, packRecordsLater, readRequestBatch, recordWindowEnd, RequestBatchBuilder,
   type EncodedBatch, type NewRequestBatch, type RequestBatchRow,
@@ -25,8 +26,11 @@ export const FILTERED_ON_THREAD_ABOVE = 5000;
 export interface SqliteRequestLog extends RequestLog {
   /** Queues the records not yet written into the next group commit (at shutdown, before its flush). */
   flushPending(): void;
-  /** Deletes up to `limit` of the oldest records from before `cutoff`; inside a write. */
-  pruneRecords(cutoff: number, limit: number): number;
+  /**
+   * Deletes up to `limit` of the oldest records from before `cutoff`, passing over batches dated ahead
+   * of `now` (see seq-bound.ts); inside a write.
+   */
+  pruneRecords(cutoff: number, limit: number, now: number): number;
   /** How many records are from before `cutoff`. */
   countRecordsBefore(cutoff: number): number;
 }
@@ -73,7 +77,9 @@ export function createSqliteRequestLog(
   const holding = db.prepare(
     'SELECT records FROM request_batches WHERE max_id >= @id AND max_id < @end AND min_id <= @id ORDER BY seq DESC',
   ).pluck();
-  const oldestFrom = db.prepare('SELECT * FROM request_batches WHERE seq > ? ORDER BY seq LIMIT 1');
+  // A batch whose records are all dated ahead of the clock is passed over: taken as the oldest, it would
+  // end the walk, and keep every batch after it, until its own time came.
+  const oldestFrom = db.prepare('SELECT * FROM request_batches WHERE seq > ? AND min_at <= ? ORDER BY seq LIMIT 1');
   const remove = db.prepare('DELETE FROM request_batches WHERE seq = ?');
   const rewrite = db.prepare(
     `UPDATE request_batches SET min_id = @min_id, max_id = @max_id, min_at = @min_at, max_at = @max_at, count = @count,
@@ -180,11 +186,11 @@ export function createSqliteRequestLog(
       for (const entry of outgoing) entry.records ??= packRecords(entry.batch.json);
       queueReady();
     },
-    pruneRecords(cutoff, limit) {
+    pruneRecords(cutoff, limit, now) {
       let removed = 0;
       let after = 0;
       while (removed < limit) {
-        const row = oldestFrom.get(after) as RequestBatchRow | undefined;
+        const row = oldestFrom.get(after, now + OUT_OF_ORDER_AFTER_MS) as RequestBatchRow | undefined;
         if (row === undefined || row.min_at >= cutoff) break;
         after = row.seq;
         if (row.max_at < cutoff && row.count <= limit - removed) {
@@ -193,15 +199,20 @@ export function createSqliteRequestLog(
           continue;
         }
         // Part of this batch goes: its oldest records from before the cut-off, as many as the limit allows.
-        // A stable sort: of two versions of a record, the later one stays after the earlier.
+        // A stable sort: of two versions of a record (in rows written before a batch kept one), the later
+        // stays after the earlier, and both go or stay together, counted once.
         const records = readRequestBatch(row.records).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        let quota = limit - removed;
         const kept = newBatch();
+        let gone: string | null = null;
         for (const r of records) {
-          if (r.at < cutoff && quota > 0) quota--;
-          else kept.add(r);
+          if (r.id === gone) continue;
+          if (r.at < cutoff && removed < limit) {
+            gone = r.id;
+            removed++;
+          } else {
+            kept.add(r);
+          }
         }
-        removed += records.length - kept.count;
         const batch = kept.build();
         if (batch === null) remove.run(row.seq);
         else rewrite.run({ ...batch, seq: row.seq });
@@ -210,7 +221,9 @@ export function createSqliteRequestLog(
     },
     countRecordsBefore(cutoff) {
       let n = countWhole.get(cutoff) as number;
-      for (const records of straddling.all({ cutoff }) as (string | Buffer)[]) n += readRequestBatch(records).filter((r) => r.at < cutoff).length;
+      for (const records of straddling.all({ cutoff }) as (string | Buffer)[]) {
+        n += new Set(readRequestBatch(records).filter((r) => r.at < cutoff).map((r) => r.id)).size;
+      }
       return n;
     },
   };

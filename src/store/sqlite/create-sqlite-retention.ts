@@ -47,7 +47,7 @@ export function createSqliteRetention({ db, write, now }: SqliteContext, request
     countSessions: count(PRUNABLE.sessions),
     countKeys: db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= @now'),
   };
-  const boundsOf = createPassBounds((table) => createSeqBound(db, table));
+  const boundsOf = createPassBounds((table) => createSeqBound(db, table, now));
   const n = (row: unknown): number => (row as { n: number }).n;
   return {
     async prune(c: PruneCutoffs, limit: number) {
@@ -62,7 +62,7 @@ export function createSqliteRetention({ db, write, now }: SqliteContext, request
           runs: st.runs.run(p).changes,
           deliveries: st.deliveries.run(p).changes,
           transcript: st.transcript.run(p).changes,
-          requests: requests.pruneRecords(c.requests, limit),
+          requests: requests.pruneRecords(c.requests, limit, p.now),
           idempotencyKeys: st.keys.run(p).changes,
           sessions: st.sessions.run(p).changes,
         };

@@ -9,19 +9,34 @@ const record = (o: Partial<RequestRecord> = {}): RequestRecord => ({
   eventIds: ['01900000-0000-7000-8000-00000000000a'], runIds: [], payload: null, ...o,
 });
 
+const idOf = (i: number): string => `01900000-0000-7000-8000-${String(i).padStart(12, '0')}`;
+
 describe('RequestBatchBuilder', () => {
   it('builds a row whose records read back in the order added, with the id and time bounds', () => {
     const b = new RequestBatchBuilder();
     assert.equal(b.build(), null, 'nothing added');
-    const later = record({ id: '01900000-0000-7000-8000-000000000002', at: 2_000, status: 202, runIds: ['r1'], eventIds: [] });
+    const later = record({ id: idOf(2), at: 2_000, status: 202, runIds: ['r1'], eventIds: [] });
     const first = record();
-    const again = record({ status: 503, code: 'store_unavailable', reason: 'The store cannot write.' });
     b.add(later);
     b.add(first);
-    b.add(again);
     const row = b.build()!;
-    assert.deepEqual([row.min_id, row.max_id, row.min_at, row.max_at, row.count], [first.id, later.id, 1_000, 2_000, 3]);
-    assert.deepEqual(readRequestBatch(row.records), [later, first, again]);
+    assert.deepEqual([row.min_id, row.max_id, row.min_at, row.max_at, row.count], [first.id, later.id, 1_000, 2_000, 2]);
+    assert.deepEqual(readRequestBatch(row.records), [later, first]);
+  });
+
+  it('holds a record added again once, as added last, in its first place', () => {
+    const b = new RequestBatchBuilder();
+    const first = record({ status: 202 });
+    const other = record({ id: idOf(2) });
+    const again = record({ status: 503, code: 'store_unavailable', reason: 'The store cannot write.' });
+    b.add(first);
+    b.add(other);
+    b.add(again);
+    assert.equal(b.count, 2);
+    const row = b.build()!;
+    assert.equal(row.count, 2);
+    assert.deepEqual(readRequestBatch(row.records), [again, other]);
+    assert.ok(Math.abs(b.chars - unpackRecords(row.records).length) <= 100, 'the replaced version no longer counts toward the batch\'s size');
   });
 
   it('keeps a record as it was when added', () => {
@@ -36,7 +51,7 @@ describe('RequestBatchBuilder', () => {
   it('counts about as many characters as the records take encoded, payloads included', () => {
     for (const payload of [null, 'x'.repeat(10_000), '{"text":"New email from alerts@example.com"}']) {
       const b = new RequestBatchBuilder();
-      for (let i = 0; i < 50; i++) b.add(record({ payload, reason: i % 2 === 0 ? null : 'Missing or invalid token.' }));
+      for (let i = 0; i < 50; i++) b.add(record({ id: idOf(i), payload, reason: i % 2 === 0 ? null : 'Missing or invalid token.' }));
       const encoded = unpackRecords(b.build()!.records).length;
       assert.ok(Math.abs(b.chars - encoded) <= encoded * 0.2, `${b.chars} counted, ${encoded} encoded`);
     }
@@ -51,7 +66,7 @@ describe('RequestBatchBuilder', () => {
 
     const large = new RequestBatchBuilder();
     const made = Array.from({ length: 40 }, (_, i) =>
-      record({ id: `01900000-0000-7000-8000-${String(i).padStart(12, '0')}`, at: 1_000 + i, status: i % 3 === 0 ? 401 : 200 }));
+      record({ id: idOf(i), at: 1_000 + i, status: i % 3 === 0 ? 401 : 200 }));
     for (const r of made) large.add(r);
     const packed = large.build()!.records;
     assert.ok(Buffer.isBuffer(packed), 'a BLOB');
@@ -63,7 +78,7 @@ describe('RequestBatchBuilder', () => {
 
   it('names the statuses and hooks a batch holds, as a filter searches for them', () => {
     const b = new RequestBatchBuilder(0);
-    for (const r of [record(), record({ status: 401, hook: null }), record({ status: 200, hook: 'gh "app"' }), record()]) b.add(r);
+    for (const r of [record({ id: idOf(1) }), record({ id: idOf(2), status: 401, hook: null }), record({ id: idOf(3), status: 200, hook: 'gh "app"' }), record({ id: idOf(4) })]) b.add(r);
     const row = b.build()!;
     assert.equal(row.statuses, ',200,401,');
     assert.equal(row.hooks, '"wake","gh \\"app\\""');

@@ -98,11 +98,18 @@ export function unpackRecords(records: string | Buffer): string {
 /**
  * Gathers records into a batch. A record's fields are copied as it is added (a later change to the
  * record is not in the batch), and the batch is encoded once, when it is built: one
- * `JSON.stringify` of the whole array costs less than half of one per record. Several records with
- * one id may be added: readers take the last.
+ * `JSON.stringify` of the whole array costs less than half of one per record. A record added again
+ * under its id (its answer, after the version queued with its action) takes the earlier version's
+ * place: a batch holds one version of each record, and `count` counts records. (Rows written before
+ * batches did so may hold several versions of a record: readers take the last.)
  */
 export class RequestBatchBuilder {
   private rows: Encoded[] = [];
+  /** Each record's place in `rows`, by id. */
+  private readonly places = new Map<string, number>();
+  /** The characters counted for the record at each place. */
+  private readonly sizes: number[] = [];
+  /** What the records added hold; a version replaced may leave one no record holds now (a filter then reads the batch for nothing). */
   private readonly statuses = new Set<number>();
   private readonly hooks = new Set<string>();
   private minId = '';
@@ -120,10 +127,20 @@ export class RequestBatchBuilder {
   constructor(private readonly packFromChars = PACK_FROM_CHARS) {}
 
   add(r: RequestRecord): void {
-    this.rows.push(encode(r));
+    const chars = approxChars(r);
+    const place = this.places.get(r.id);
+    if (place === undefined) {
+      this.places.set(r.id, this.rows.length);
+      this.rows.push(encode(r));
+      this.sizes.push(chars);
+    } else {
+      this.rows[place] = encode(r);
+      this.chars -= this.sizes[place]!;
+      this.sizes[place] = chars;
+    }
+    this.chars += chars;
     this.statuses.add(r.status);
     if (r.hook !== null) this.hooks.add(r.hook);
-    this.chars += approxChars(r);
     if (this.minId === '' || r.id < this.minId) this.minId = r.id;
     if (r.id > this.maxId) this.maxId = r.id;
     if (r.at < this.minAt) this.minAt = r.at;
