@@ -18,9 +18,13 @@ export async function mappingsTestCommand(
   deps: CliDeps,
 ): Promise<number> {
   const payload = readPayload(options);
-  if (!payload.ok) {
+  if (payload.kind === 'unusable') {
     deps.stderr(`hookgate mappings test: ${payload.message}\n`);
     return EXIT_USAGE;
+  }
+  if (payload.kind === 'too_deep') {
+    printRefusal(new RequestError('json_too_deep'), deps);
+    return EXIT_FAILURE;
   }
   if (payload.value === null || typeof payload.value !== 'object' || Array.isArray(payload.value)) {
     deps.stderr('hookgate mappings test: the payload must be a JSON object (the gateway answers 400 invalid_body)\n');
@@ -45,13 +49,18 @@ export async function mappingsTestCommand(
     return EXIT_OK;
   } catch (error) {
     if (!(error instanceof RequestError)) throw error;
-    const refusal: Record<string, unknown> = { status: error.status, code: error.code, error: error.message };
-    if (error.issues !== undefined) refusal['issues'] = error.issues;
-    // Unlike the gateway's answer, the operator sees why a transform failed.
-    if (error.code === 'transform_failed' && error.cause instanceof Error) refusal['cause'] = error.cause.message;
-    deps.stdout(`${JSON.stringify(refusal, null, 2)}\n`);
+    printRefusal(error, deps);
     return EXIT_FAILURE;
   } finally {
     await runTransform.close();
   }
+}
+
+/** Prints the gateway's answer to the payload as `{status, code, error}` (and `issues`). */
+function printRefusal(error: RequestError, deps: CliDeps): void {
+  const refusal: Record<string, unknown> = { status: error.status, code: error.code, error: error.message };
+  if (error.issues !== undefined) refusal['issues'] = error.issues;
+  // Unlike the gateway's answer, the operator sees why a transform failed.
+  if (error.code === 'transform_failed' && error.cause instanceof Error) refusal['cause'] = error.cause.message;
+  deps.stdout(`${JSON.stringify(refusal, null, 2)}\n`);
 }

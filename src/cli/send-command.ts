@@ -21,8 +21,9 @@ export async function sendCommand(
   options: { data?: string | undefined; file?: string | undefined; sign?: boolean },
   deps: CliDeps,
 ): Promise<number> {
+  // Text nested too deep is sent as it is: the gateway's own refusal (400 json_too_deep) is the answer printed.
   const payload = readPayload(options);
-  if (!payload.ok) {
+  if (payload.kind === 'unusable') {
     deps.stderr(`hookgate send: ${payload.message}\n`);
     return EXIT_USAGE;
   }

@@ -1,8 +1,9 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { sendRequest } from './send-request.js';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { createSilentListener, type SilentListener } from '../../test/fakes/create-silent-listener.js';
+import { ConnectTimeoutError, sendRequest } from './send-request.js';
 
 describe('sendRequest', () => {
   let server: Server;
@@ -43,5 +44,62 @@ describe('sendRequest', () => {
 
   it('rejects with the network error when nothing listens', async () => {
     await assert.rejects(sendRequest('http://127.0.0.1:1/', { method: 'GET', headers: {}, signal: AbortSignal.timeout(5000) }), /ECONNREFUSED/);
+  });
+
+  describe('connectTimeoutMs', () => {
+    let silent: SilentListener;
+    before(async () => {
+      silent = await createSilentListener();
+    });
+    after(() => silent.close());
+
+    it('fails a connection not made in time with ETIMEDOUT, long before the signal', async () => {
+      const started = Date.now();
+      await assert.rejects(
+        sendRequest(`http://${silent.host}:${silent.port}/v1`, { method: 'POST', headers: {}, body: '{}', signal: AbortSignal.timeout(3000), connectTimeoutMs: 100 }),
+        (e: NodeJS.ErrnoException) => {
+          assert.ok(e instanceof ConnectTimeoutError, String(e));
+          assert.equal(e.code, 'ETIMEDOUT');
+          assert.equal(e.syscall, 'connect');
+          assert.match(e.message, new RegExp(`^connect ETIMEDOUT 127\\.0\\.0\\.1:${silent.port} \\(not connected within 100 ms\\)$`));
+          return true;
+        },
+      );
+      const elapsed = Date.now() - started;
+      assert.ok(elapsed >= 90 && elapsed < 1500, `failed after ${elapsed} ms`);
+    });
+
+    it('counts the TLS handshake as part of connecting', async () => {
+      // Accepts the TCP connection and never answers the TLS ClientHello.
+      const held: Socket[] = [];
+      const mute = createTcpServer((socket) => held.push(socket));
+      await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = mute.address() as AddressInfo;
+        const started = Date.now();
+        await assert.rejects(
+          sendRequest(`https://127.0.0.1:${port}/v1`, { method: 'POST', headers: {}, body: '{}', signal: AbortSignal.timeout(3000), connectTimeoutMs: 100 }),
+          (e: Error) => e instanceof ConnectTimeoutError,
+        );
+        assert.ok(Date.now() - started < 1500);
+      } finally {
+        for (const s of held) s.destroy();
+        await new Promise<void>((resolve) => mute.close(() => resolve()));
+      }
+    });
+
+    it('leaves a connected request to the signal, however long its answer takes', async () => {
+      // A server of its own, so the request opens a new connection rather than reusing a kept-alive one.
+      const late = createServer((_req, res) => void setTimeout(() => res.end('answered'), 300));
+      await new Promise<void>((resolve) => late.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = late.address() as AddressInfo;
+        const res = await sendRequest(`http://127.0.0.1:${port}/`, { method: 'GET', headers: {}, signal: AbortSignal.timeout(5000), connectTimeoutMs: 100 });
+        assert.equal(res.text, 'answered');
+      } finally {
+        late.closeAllConnections();
+        await new Promise<void>((resolve) => late.close(() => resolve()));
+      }
+    });
   });
 });

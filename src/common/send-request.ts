@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
 
 /**
  * Keep-alive connection pools for every outbound call (model APIs, chat APIs), one per process
@@ -28,12 +29,28 @@ function headerGetter(res: IncomingMessage): HttpResponse['headers'] {
 }
 
 /**
+ * A connection (with its TLS handshake, for `https`) not made within the connect timeout. It carries
+ * the code and syscall the system gives its own connect timeout, which comes only after about two
+ * minutes of unanswered SYNs on Linux.
+ */
+export class ConnectTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+  readonly syscall = 'connect';
+  constructor(address: string, timeoutMs: number) {
+    super(`connect ETIMEDOUT ${address} (not connected within ${timeoutMs} ms)`);
+    this.name = 'ConnectTimeoutError';
+  }
+}
+
+/**
  * One HTTP(S) request with a string body, read to the end as text. Rejects with the signal's
- * reason when it aborts (as `fetch` does), and with the network error otherwise.
+ * reason when it aborts (as `fetch` does), with a `ConnectTimeoutError` when `connectTimeoutMs` is
+ * given and a new connection is not made within it (a kept-alive connection is already made), and
+ * with the network error otherwise. Once connected, only the signal bounds the wait.
  */
 export function sendRequest(
   url: string,
-  init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal },
+  init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal; connectTimeoutMs?: number },
 ): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     if (init.signal.aborted) {
@@ -65,6 +82,17 @@ export function sendRequest(
       },
     );
     req.on('error', fail);
+    const { connectTimeoutMs } = init;
+    if (connectTimeoutMs !== undefined) {
+      const address = `${target.hostname}:${target.port === '' ? (https ? '443' : '80') : target.port}`;
+      req.once('socket', (socket: Socket) => {
+        if (!socket.connecting) return;
+        const timer = setTimeout(() => req.destroy(new ConnectTimeoutError(address, connectTimeoutMs)), connectTimeoutMs);
+        const done = (): void => clearTimeout(timer);
+        socket.once(https ? 'secureConnect' : 'connect', done);
+        req.once('close', done);
+      });
+    }
     req.end(init.body);
   });
 }

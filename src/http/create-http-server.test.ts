@@ -14,7 +14,8 @@ describe('createHttpServer', () => {
     });
     await server.listen(0, '127.0.0.1');
     try {
-      // What `net` emits when accept(2) fails; without a listener this would throw and end the process.
+      // What `net` emits when libuv reports a failed accept(2) (only once its reserve descriptor is
+      // lost: see the server); without a listener this would throw and end the process.
       for (let i = 0; i < 3; i++) {
         server.server.emit('error', Object.assign(new Error('accept EMFILE'), { code: 'EMFILE', syscall: 'accept' }));
       }

@@ -45,7 +45,7 @@ export interface HttpServerOptions {
    * that is not capped. @default createPeerGrouper([]) (loopback peers uncapped, no trusted proxies)
    */
   peerGroup?: (peer: string | undefined) => string | null;
-  /** For accept failures (out of file descriptors), logged once per interval. */
+  /** For the accept failures that reach the server (out of file descriptors), logged once per interval. */
   log?: Log;
   /** @default Date.now */
   now?: () => number;
@@ -122,8 +122,11 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
     else if (admitted >= maxConnections) turnAway(socket, 'over_capacity');
     else letIn(socket, group);
   });
-  // An accept that fails (EMFILE: out of file descriptors) is emitted on the server; unhandled,
-  // it would end the process. The client sees a reset; the gateway lives on.
+  // Out of file descriptors, libuv (uv__server_io) as a rule sheds the load itself: it closes a
+  // reserve descriptor, accepts and closes every pending connection, reopens the reserve, and tells
+  // JavaScript nothing, so no event here can count those clients. Only when the reserve is lost
+  // (another thread took the freed descriptor) is the failed accept (EMFILE, ENFILE) emitted on
+  // the server, where, unhandled, it would end the process: it is logged and the gateway lives on.
   const reportAcceptFailure = options.log === undefined ? undefined : createThrottledLog(options.log, 'error', 'accepting a connection failed', {
     intervalMs: 10_000,
     now: options.now ?? Date.now,

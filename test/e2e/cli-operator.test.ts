@@ -143,6 +143,19 @@ describe('hookgate send', () => {
     assert.match(r.stderr, /connection refused; is the gateway running/);
   });
 
+  it('sends a payload nested too deep as it is, and prints the gateway\'s 400 json_too_deep', async () => {
+    const gw = await startTestGateway(baseConfig());
+    try {
+      const file = join(gw.temp.dir, 'deep.json');
+      writeFileSync(file, `{"text":${'['.repeat(5000)}1${']'.repeat(5000)}}`);
+      const r = await runHookgate(['send', 'wake', '--config', gw.temp.path, '--file', file], { env: { HOOKGATE_PORT: String(gw.port) } });
+      assert.equal(r.code, 1, out(r));
+      assert.match(r.stdout, /^400 Bad Request\n.*"code":"json_too_deep"/);
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('refuses a payload that is not JSON, or none, with exit 2', async () => {
     const { path } = configDir(baseConfig());
     assert.equal((await runHookgate(['send', 'wake', '--config', path, '--data', '{oops'])).code, 2);
@@ -198,6 +211,18 @@ describe('hookgate mappings test', () => {
     assert.equal(r.code, 1, out(r));
     const shown = JSON.parse(r.stdout) as { status: number; code: string };
     assert.deepEqual([shown.status, shown.code], [404, 'hook_not_found']);
+  });
+
+  it('shows the gateway\'s json_too_deep refusal for a payload nested 5,000 levels deep', async () => {
+    const deep = { id: 'deep', match: { path: 'deep' }, action: 'wake', textTemplate: 'got {{ a }}' };
+    const { dir, path } = configDir(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, mappings: [deep] } }));
+    const file = join(dir, 'deep.json');
+    writeFileSync(file, `{"a":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`);
+    const r = await runHookgate(['mappings', 'test', 'deep', '--config', path, '--file', file], { env: { HOOKGATE_HOME: dir } });
+    assert.equal(r.code, 1, out(r));
+    assert.equal(r.stderr, '', out(r));
+    const shown = JSON.parse(r.stdout) as { status: number; code: string };
+    assert.deepEqual([shown.status, shown.code], [400, 'json_too_deep']);
   });
 
   it('shows why a transform failed, which the gateway only logs', async () => {

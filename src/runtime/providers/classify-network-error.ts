@@ -6,7 +6,8 @@
  * - `tls`: certificate or protocol failure (expired, self-signed, HTTP spoken to an HTTPS URL):
  *   never heals by retrying.
  * - `config`: the URL itself is unusable: never heals.
- * - `timeout`, `reset`: transient; retried within the run's deadline.
+ * - `timeout` (the system's, or a connection not made within the caller's connect timeout, which
+ *   reports `ETIMEDOUT` the same way), `reset`: transient; retried within the run's deadline.
  */
 export type NetworkFailure = 'dns' | 'refused' | 'tls' | 'config' | 'timeout' | 'reset';
 

@@ -34,7 +34,7 @@ export function createAnthropicProvider(options: ProviderOptions): ModelProvider
         messages: req.messages,
       };
       if (budget !== undefined) body['thinking'] = { type: 'enabled', budget_tokens: budget };
-      const res = (await postJson(url, body, { headers, signal: req.signal, provider: 'anthropic', now: options.now })) as MessagesResponse;
+      const res = (await postJson(url, body, { headers, signal: req.signal, provider: 'anthropic', now: options.now, connectTimeoutMs: options.connectTimeoutMs })) as MessagesResponse;
       const text = (res.content ?? [])
         .filter((b) => b.type === 'text' && typeof b.text === 'string')
         .map((b) => b.text as string)

@@ -31,7 +31,7 @@ export function createOpenAiProvider(options: ProviderOptions): ModelProvider {
       };
       const effort = req.thinking === null ? undefined : REASONING_EFFORT[req.thinking];
       if (effort !== undefined) body['reasoning_effort'] = effort;
-      const res = (await postJson(url, body, { headers, signal: req.signal, provider: 'openai', now: options.now })) as ChatCompletion;
+      const res = (await postJson(url, body, { headers, signal: req.signal, provider: 'openai', now: options.now, connectTimeoutMs: options.connectTimeoutMs })) as ChatCompletion;
       const message = res.choices?.[0]?.message;
       const content = message?.content;
       if (typeof content !== 'string') {

@@ -43,6 +43,8 @@ export interface ProviderOptions {
   apiKey?: string;
   headers?: Record<string, string>;
   now: () => number;
+  /** How long each try may take to connect, TLS handshake included. @default 10000 */
+  connectTimeoutMs?: number;
 }
 
 /** A model API. Implementations throw `ProviderError` for failures the caller can classify. */

@@ -3,6 +3,16 @@ import { sendRequest, type HttpResponse } from '../../common/send-request.js';
 import { classifyNetworkError, NETWORK_FAILURE_TEXT } from './classify-network-error.js';
 import { ProviderError } from './model-provider.js';
 
+/**
+ * How long each try may take to connect (TLS handshake included) before it fails as a connection
+ * timeout, which is retried while the run's time allows. Without it, a host that drops packets
+ * silently holds each try for the system's own connect timeout, about two minutes on Linux. A
+ * model API connects in well under a second; 10 s is also `fetch`'s (undici's) connect timeout.
+ * Once connected there is no bound of its own: a long generation sends nothing until it is done,
+ * and the run's `timeoutSeconds` ends the wait.
+ */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /** Reads `error.message` (OpenAI, Anthropic) or a top-level `message` from an error body. */
 function errorMessage(body: unknown, fallback: string): string {
   if (body !== null && typeof body === 'object') {
@@ -26,7 +36,14 @@ function errorMessage(body: unknown, fallback: string): string {
 export async function postJson(
   url: string,
   body: unknown,
-  options: { headers: Record<string, string>; signal: AbortSignal; provider: string; now: () => number },
+  options: {
+    headers: Record<string, string>;
+    signal: AbortSignal;
+    provider: string;
+    now: () => number;
+    /** @default CONNECT_TIMEOUT_MS */
+    connectTimeoutMs?: number | undefined;
+  },
 ): Promise<unknown> {
   let res: HttpResponse;
   try {
@@ -35,6 +52,7 @@ export async function postJson(
       headers: { 'content-type': 'application/json', accept: 'application/json', ...options.headers },
       body: JSON.stringify(body),
       signal: options.signal,
+      connectTimeoutMs: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     });
   } catch (error) {
     if (options.signal.aborted) throw error;

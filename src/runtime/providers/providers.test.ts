@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createFakeAnthropic, anthropicError } from '../../../test/fakes/fake-anthropic.js';
 import { createFakeOpenAi, openAiError } from '../../../test/fakes/fake-openai.js';
 import type { FakeServer } from '../../../test/fakes/create-fake-server.js';
+import { createSilentListener, type SilentListener } from '../../../test/fakes/create-silent-listener.js';
 import { abortableSleep, callWithRetry } from './call-with-retry.js';
 import { createAnthropicProvider } from './create-anthropic-provider.js';
 import { createOpenAiProvider } from './create-openai-provider.js';
@@ -145,4 +146,35 @@ describe('anthropic provider against a fake Messages server', () => {
     assert.equal(e.status, 401);
     assert.match(e.message, /invalid x-api-key/);
   });
+});
+
+describe('a provider whose host never answers the connect', () => {
+  let silent: SilentListener;
+  before(async () => {
+    silent = await createSilentListener();
+  });
+  after(() => silent.close());
+
+  const providers = [
+    ['openai', (connectTimeoutMs: number) => createOpenAiProvider({ baseUrl: `http://${silent.host}:${silent.port}/v1`, apiKey: 'sk-test', now: Date.now, connectTimeoutMs })],
+    ['anthropic', (connectTimeoutMs: number) => createAnthropicProvider({ baseUrl: `http://${silent.host}:${silent.port}`, apiKey: 'ak-test', now: Date.now, connectTimeoutMs })],
+  ] as const;
+  for (const [name, create] of providers) {
+    it(`${name}: fails each try at the connect timeout as a connection timeout, retried while the deadline allows`, async () => {
+      const waits: number[] = [];
+      const sleep = (ms: number, signal: AbortSignal): Promise<void> => {
+        waits.push(ms);
+        return abortableSleep(ms, signal);
+      };
+      const started = Date.now();
+      // The signal outlasts the deadline: only the connect timeout can end each try.
+      const e = await rejects(callWithRetry(create(100), request({ signal: AbortSignal.timeout(4000) }), started + 2000, { ...retryDeps, sleep }));
+      const elapsed = Date.now() - started;
+      assert.equal(e.network, 'timeout');
+      assert.equal(e.retryable, true);
+      assert.match(e.message, new RegExp(`^${name}: connection timed out: connect ETIMEDOUT 127\\.0\\.0\\.1:${silent.port} \\(not connected within 100 ms\\)$`));
+      assert.deepEqual(waits, [250, 500], 'retried with backoff, not as a quick try');
+      assert.ok(elapsed < 2000, `gave up within the deadline (${elapsed} ms)`);
+    });
+  }
 });
