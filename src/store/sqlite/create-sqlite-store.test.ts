@@ -199,7 +199,8 @@ describe('createGroupCommit', () => {
     db.close();
   });
 
-  it('fails a whole batch at once when the database is locked, instead of waiting write by write', async () => {
+  /** A database with table `t` whose write lock `other` holds; `db` does not wait for it. Closed after `test`. */
+  async function whileLocked(test: (db: Database.Database, other: Database.Database) => Promise<void>): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'hookgate-gc-'));
     const path = join(dir, 'g.db');
     const db = new Database(path);
@@ -208,6 +209,17 @@ describe('createGroupCommit', () => {
       db.pragma('busy_timeout = 0');
       db.exec('CREATE TABLE t (v INTEGER)');
       other.exec('BEGIN IMMEDIATE');
+      await test(db, other);
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('fails a whole batch at once when the database is locked, instead of waiting write by write', async () => {
+    await whileLocked(async (db) => {
       let tries = 0;
       const group = createGroupCommit(db);
       const insert = db.prepare('INSERT INTO t VALUES (?)');
@@ -218,23 +230,11 @@ describe('createGroupCommit', () => {
       assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
       assert.match(String((results[0] as PromiseRejectedResult).reason.code), /^SQLITE_BUSY/);
       assert.ok(tries <= 1, `the batch met the lock once and no write was retried alone (${tries} tries)`);
-    } finally {
-      other.exec('ROLLBACK');
-      other.close();
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('after the lock fails a batch, fails the writes of a growing pause at once without trying the database', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hookgate-gc-'));
-    const path = join(dir, 'g.db');
-    const db = new Database(path);
-    const other = new Database(path);
-    try {
-      db.pragma('busy_timeout = 0');
-      db.exec('CREATE TABLE t (v INTEGER)');
-      other.exec('BEGIN IMMEDIATE');
+    await whileLocked(async (db, other) => {
       let t = 0;
       let tries = 0;
       const group = createGroupCommit(db, { now: () => t });
@@ -266,12 +266,7 @@ describe('createGroupCommit', () => {
       await assert.rejects(submit(7));
       assert.equal(tries, 5, 'a commit that succeeded ended the doubling: the next pause is 250 ms again');
       assert.deepEqual(db.prepare('SELECT v FROM t').all(), [{ v: 5 }]);
-    } finally {
-      if (other.inTransaction) other.exec('ROLLBACK');
-      other.close();
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('fills in the hook of open and recent runs when it migrates a database from before budgets', async () => {
