@@ -9,9 +9,12 @@ import type { RuntimeDeps } from './runtime-deps.js';
 
 /** The turn ran out of its time (retries included). */
 export class TurnTimeoutError extends Error {
-  constructor(timeoutMs: number, options?: { cause?: unknown }) {
-    super(`timed out after ${timeoutMs} ms`, options);
+  /** The message of the last failed try that was retried, if one was: why the time ran out. */
+  readonly lastFailure: string | undefined;
+  constructor(timeoutMs: number, options?: { cause?: unknown; lastFailure?: string | undefined }) {
+    super(`timed out after ${timeoutMs} ms${options?.lastFailure === undefined ? '' : ` (last failure: ${options.lastFailure})`}`, options);
     this.name = 'TurnTimeoutError';
+    this.lastFailure = options?.lastFailure;
   }
 }
 
@@ -45,6 +48,7 @@ export async function callModelTurn(
     controller.abort(new TurnTimeoutError(turn.timeoutMs));
   }, Math.max(0, turn.timeoutMs));
   const linked = linkSignals([controller.signal, turn.shutdown]);
+  let lastFailure: string | undefined;
   try {
     const history = await deps.store.readTranscript(turn.sessionKey, { limit: HISTORY_ENTRIES });
     const result = await callWithRetry(turn.model.provider, {
@@ -53,10 +57,10 @@ export async function callModelTurn(
       messages: [...fitHistory(history), { role: 'user', content: turn.content }],
       thinking: turn.thinking,
       signal: linked.signal,
-    }, started + turn.timeoutMs, { ...deps.retry, log: deps.log });
+    }, started + turn.timeoutMs, { ...deps.retry, log: deps.log, onRetried: (e) => (lastFailure = e.message) });
     return result.usage === undefined ? { text: result.text } : { text: result.text, usage: result.usage };
   } catch (error) {
-    if (timedOut) throw new TurnTimeoutError(turn.timeoutMs, { cause: error });
+    if (timedOut) throw new TurnTimeoutError(turn.timeoutMs, { cause: error, lastFailure });
     throw error;
   } finally {
     clearTimeout(timer);

@@ -67,7 +67,9 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
   } catch (err) {
     state = err instanceof TurnTimeoutError ? 'timed_out' : 'failed';
     category = classifyRunError(err);
-    error = state === 'timed_out' ? `timed out after ${run.timeoutSeconds} s` : (deps.scrub ?? keepText)((err as Error).message);
+    const scrub = deps.scrub ?? keepText;
+    const last = err instanceof TurnTimeoutError && err.lastFailure !== undefined ? ` (last failure: ${scrub(err.lastFailure)})` : '';
+    error = state === 'timed_out' ? `timed out after ${run.timeoutSeconds} s${last}` : scrub((err as Error).message);
   }
   if (shutdown.aborted && state !== 'succeeded') {
     // Interrupted by shutdown, not by the run itself: hand it back for the next start.

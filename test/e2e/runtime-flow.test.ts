@@ -190,6 +190,15 @@ describe('runtime: failures, timeouts and sessions', () => {
     assert.ok(events.some((e) => e.text === 'Hook Slow (timed_out): timed out after 0.3 s'));
   });
 
+  it('says which failure was being retried when a run ran out of time', async () => {
+    h.fake.script.push(openAiError(503, 'The engine is currently overloaded.', 'server_error'));
+    h.fake.script.push({ status: 200, body: {}, delayMs: 3000 });
+    const { json } = await h.post('/hooks/agent', { message: 'busy', name: 'Busy', timeoutSeconds: 1.5, wakeMode: 'next-heartbeat' });
+    const run = await h.waitForRun(String(json['runId']));
+    assert.equal(run.state, 'timed_out');
+    assert.match(run.error ?? '', /^timed out after 1\.5 s \(last failure: openai 503: The engine is currently overloaded\.\)$/);
+  });
+
   it('fails a run on a provider 4xx with the provider message', async () => {
     h.fake.script.push(openAiError(400, "This model's maximum context length is 8192 tokens.", 'invalid_request_error'));
     const { json } = await h.post('/hooks/agent', { message: 'too long', name: 'Big', wakeMode: 'next-heartbeat' });

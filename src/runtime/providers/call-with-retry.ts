@@ -8,6 +8,8 @@ export interface RetryDeps {
   random: () => number;
   /** Where each retry is announced (`warn`, with the attempt and the wait). */
   log?: Log;
+  /** Sees each failure that is retried (the run keeps the last, to say why it ran out of time). */
+  onRetried?: (error: ProviderError) => void;
 }
 
 /**
@@ -37,6 +39,7 @@ export async function callWithRetry(
       deps.log?.warn('model call failed; will retry', {
         model: request.model, attempt, waitMs: delay, status: error.status ?? null, error: error.message,
       });
+      deps.onRetried?.(error);
       await deps.sleep(delay, request.signal);
     }
   }
