@@ -15,6 +15,9 @@ export type WorkerTransformRunner = TransformRunner & {
   close(): Promise<void>;
 };
 
+/** An idle transform process's memory is read at one in this many of the watchdog's looks. */
+const IDLE_LOOK_EVERY = 10;
+
 interface TransformRunnerOptions {
   /** A process with no call for this long is ended; the next call starts a fresh one. @default 60000 */
   idleMs?: number;
@@ -41,13 +44,17 @@ export function createTransformRunner(transformsDir: string, options: TransformR
   const watchdogMs = options.watchdogMs ?? 20;
   let watchdog: NodeJS.Timeout | undefined;
 
+  let looks = 0;
   const watch = (): void => {
     if (workers.size === 0) {
       clearInterval(watchdog);
       watchdog = undefined;
       return;
     }
-    for (const w of workers.values()) w.checkMemory();
+    // A process with calls in flight is looked at every time; an idle one (what a transform left
+    // running after it answered) every IDLE_LOOK_EVERY times, since each look reads a file.
+    const all = ++looks % IDLE_LOOK_EVERY === 0;
+    for (const w of workers.values()) if (all || w.busy) w.checkMemory();
   };
   const settled = (key: string, worker: TransformWorker): void => {
     if (worker.busy || workers.get(key) !== worker) return;
