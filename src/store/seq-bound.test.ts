@@ -67,17 +67,20 @@ describe('findSeqBound', () => {
 });
 
 describe('createPassBounds', () => {
-  it('searches once for the batches of a pass, and again when the cut-offs move', async () => {
+  it('searches once for the batches of a pass, and again when the cut-offs move, reading the clock once a pass', async () => {
     const searched: Array<[string, number]> = [];
-    const boundsOf = createPassBounds((table) => async (cutoff) => {
+    let clockReads = 0;
+    const boundsOf = createPassBounds((table) => async (cutoff, now) => {
+      assert.equal(now, 1000 + clockReads - 1, 'the clock read for this pass');
       searched.push([table, cutoff]);
       return cutoff + 1;
-    });
+    }, () => 1000 + clockReads++);
     const pass = { events: 10, runs: 20, deliveries: 30, transcript: 40 };
     assert.deepEqual(await boundsOf(pass), { events: 11, runs: 21, deliveries: 31, transcript: 41 });
     assert.deepEqual(await boundsOf({ ...pass }), { events: 11, runs: 21, deliveries: 31, transcript: 41 });
     assert.deepEqual(searched, [['system_events', 10], ['runs', 20], ['deliveries', 30], ['transcript', 40]], 'one search a table for the pass');
     assert.deepEqual(await boundsOf({ ...pass, runs: 25 }), { events: 11, runs: 26, deliveries: 31, transcript: 41 });
     assert.equal(searched.length, 8, 'the next pass searches again');
+    assert.equal(clockReads, 2, 'the clock is read once a pass, not once a table');
   });
 });

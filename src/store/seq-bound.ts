@@ -63,21 +63,25 @@ const KINDS = Object.keys(BOUNDED_TABLES) as BoundedKind[];
 
 /**
  * The bounds of the pruner's pass under way, found once for the pass (`boundOf(table)`: each
- * store's `findSeqBound` over that table): its batches share its cut-offs, and the rows created
- * before them do not move (rows are only appended after them, and the batches only remove rows
- * within them). Before, SQLite searched again for every batch: 21 seeks of a million-run table,
- * each a read of pages outside the cache, 12 ms of a 15 ms batch.
+ * store's `findSeqBound` over that table, given the cut-off and the store's clock, read once for
+ * the pass by `now`): its batches share its cut-offs, and the rows created before them do not move
+ * (rows are only appended after them, and the batches only remove rows within them). Before,
+ * SQLite searched again for every batch: 21 seeks of a million-run table, each a read of pages
+ * outside the cache, 12 ms of a 15 ms batch.
  */
 export function createPassBounds(
-  boundOf: (table: string) => (cutoff: number) => Promise<number>,
+  boundOf: (table: string) => (cutoff: number, now: number) => Promise<number>,
+  now: () => number | Promise<number>,
 ): (cutoffs: Record<BoundedKind, number>) => Promise<PassBounds> {
-  const find = Object.fromEntries(KINDS.map((k) => [k, boundOf(BOUNDED_TABLES[k])])) as Record<BoundedKind, (cutoff: number) => Promise<number>>;
+  const find = Object.fromEntries(KINDS.map((k) => [k, boundOf(BOUNDED_TABLES[k])])) as
+    Record<BoundedKind, (cutoff: number, now: number) => Promise<number>>;
   let pass: { key: string; bounds: PassBounds } | null = null;
   return async (c) => {
     const key = JSON.stringify(KINDS.map((k) => c[k]));
     if (pass?.key !== key) {
       const bounds = {} as PassBounds;
-      for (const k of KINDS) bounds[k] = await find[k](c[k]);
+      const t = await now();
+      for (const k of KINDS) bounds[k] = await find[k](c[k], t);
       pass = { key, bounds };
     }
     return pass.bounds;

@@ -5,7 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { isInsideDir } from '../../common/is-inside-dir.js';
 import { TransformError, type TransformContext, type TransformInput } from './transform-types.js';
 
-const TS = /\.m?ts$/;
+/** A TypeScript module's file name: loaded through the TypeScript loader, unless a newer `.js` is beside it. */
+export const TS = /\.m?ts$/;
 
 /** A readable line for anything thrown, including errors that crossed a thread as plain objects. */
 function describeError(error: unknown): string {

@@ -8,7 +8,7 @@
  * processes are taken away before any transform loads.
  */
 import { Socket } from 'node:net';
-import { callTransform, probeTransform } from './call-transform.js';
+import { callTransform, probeTransform, TS } from './call-transform.js';
 import { checkTransformResult } from './check-transform-result.js';
 import { guardWorkerProcess } from './guard-worker-process.js';
 import { readLines } from './read-lines.js';
@@ -74,7 +74,6 @@ async function answer(call: TransformCall): Promise<TransformAnswer> {
   }
 }
 
-const TS = /\.m?ts$/;
 let loaderAnnounced = false;
 readLines(calls, () => Number.POSITIVE_INFINITY, (line) => {
   const call = JSON.parse(line) as TransformCall;

@@ -34,7 +34,7 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
   /** The store's clock (the database's, as for leases), by which a row is dated ahead or not (see seq-bound.ts). */
   const readNow = async (): Promise<number> =>
     Number(((await ctx.pool.query(`SELECT ${nowSql(1)} AS now`, [ctx.clockParam()])).rows[0] as { now: string }).now);
-  const boundsOf = createPassBounds((table) => async (cutoff) => pgSeqBound(ctx.pool, table, cutoff, await readNow()));
+  const boundsOf = createPassBounds((table) => (cutoff, now) => pgSeqBound(ctx.pool, table, cutoff, now), readNow);
   return {
     async prune(c, limit) {
       const b = await boundsOf(c);

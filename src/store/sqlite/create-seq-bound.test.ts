@@ -40,7 +40,7 @@ describe('createSeqBound', () => {
     it(`finds the last row created before the cut-off: ${c.name}`, async () => {
       const db = table(c.times, c.deleted);
       try {
-        assert.equal(await createSeqBound(db, 't', () => NOW)(c.cutoff), c.bound);
+        assert.equal(await createSeqBound(db, 't')(c.cutoff, NOW), c.bound);
       } finally {
         db.close();
       }
@@ -52,10 +52,10 @@ describe('createSeqBound', () => {
     const times = Array.from({ length: 1000 }, (_, i) => (i >= 599 && i < 649 ? AHEAD : i * 3));
     const db = table(times, Array.from({ length: 200 }, (_, i) => 300 + i));
     try {
-      const bound = createSeqBound(db, 't', () => NOW);
+      const bound = createSeqBound(db, 't');
       const scan = db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM t WHERE created_at < ?');
       for (let cutoff = -1; cutoff <= 3001; cutoff += 7) {
-        assert.equal(await bound(cutoff), (scan.get(cutoff) as { seq: number }).seq, `cut-off ${cutoff}`);
+        assert.equal(await bound(cutoff, NOW), (scan.get(cutoff) as { seq: number }).seq, `cut-off ${cutoff}`);
       }
     } finally {
       db.close();

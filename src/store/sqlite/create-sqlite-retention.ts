@@ -47,7 +47,7 @@ export function createSqliteRetention({ db, write, now }: SqliteContext, request
     countSessions: count(PRUNABLE.sessions),
     countKeys: db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= @now'),
   };
-  const boundsOf = createPassBounds((table) => createSeqBound(db, table, now));
+  const boundsOf = createPassBounds((table) => createSeqBound(db, table), now);
   const n = (row: unknown): number => (row as { n: number }).n;
   return {
     async prune(c: PruneCutoffs, limit: number) {
