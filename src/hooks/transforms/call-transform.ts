@@ -23,10 +23,15 @@ function describeError(error: unknown): string {
   return String(error);
 }
 let tsLoaderRegistered = false;
+/**
+ * `module.register` as it was when this module loaded: in a transform process the guard takes it
+ * away before any transform loads (guard-worker-process.ts), and only the TypeScript loader may use it.
+ */
+const registerHooks = register;
 
 function registerTsLoader(): void {
   if (tsLoaderRegistered) return;
-  register(new URL('./ts-loader-hooks.js', import.meta.url));
+  registerHooks(new URL('./ts-loader-hooks.js', import.meta.url));
   tsLoaderRegistered = true;
 }
 

@@ -4,7 +4,8 @@
  * `proc_exit` end only the transform process; but `process.kill(process.ppid, …)` signals the
  * gateway, `child_process` can run `kill`, `process.binding('spawn_sync')` and native addons bypass
  * both, a nested `Worker` would get a fresh `process`, `process._debugProcess` opens another
- * process's inspector, and `os.setPriority` renices any process of the user. This is a guard
+ * process's inspector, `os.setPriority` renices any process of the user, and `module.register`
+ * runs code in the module loader's own thread, which this guard never reaches. This is a guard
  * against a transform taking the gateway down, not a sandbox: a transform is code the operator
  * installed, confined to the transforms directory.
  */
@@ -16,7 +17,9 @@ const require = createRequire(import.meta.url);
 /** Built-in modules whose functions (and classes) are replaced by ones that throw. */
 const BLOCKED_MODULES = ['child_process', 'cluster', 'inspector', 'inspector/promises'] as const;
 /** Single exports replaced in otherwise allowed modules. */
-const BLOCKED_EXPORTS: ReadonlyArray<readonly [string, string]> = [['worker_threads', 'Worker'], ['v8', 'setFlagsFromString'], ['os', 'setPriority']];
+const BLOCKED_EXPORTS: ReadonlyArray<readonly [string, string]> = [
+  ['worker_threads', 'Worker'], ['v8', 'setFlagsFromString'], ['os', 'setPriority'], ['module', 'register'],
+];
 /** `process` methods that reach beyond the transform process (other processes, the gateway's among them). */
 const BLOCKED_PROCESS = ['kill', '_kill', 'abort', 'binding', '_linkedBinding', 'dlopen', '_debugProcess', '_debugEnd'] as const;
 

@@ -76,6 +76,7 @@ export function startTransformWorker(options: {
   let alive = true;
   /** Resident memory once the process was ready to take calls: what it holds beyond this is its transforms'. */
   let readyRss: number | undefined;
+  let ready = false;
   /** Whether the TypeScript loader's memory was added to the floor (once). */
   let loaderAllowed = false;
   let exited: Promise<void> | undefined;
@@ -94,6 +95,13 @@ export function startTransformWorker(options: {
 
   const onMessage = (message: WorkerMessage): void => {
     if (message.kind === 'ready') {
+      // The process says it once, before it reads any call; again, it is a transform resetting the
+      // floor its growth is measured from.
+      if (ready) {
+        void handle.end('transform process ended: it said it was ready again (a transform writing on the answers\' descriptor)');
+        return;
+      }
+      ready = true;
       readyRss = child.pid === undefined ? undefined : options.rssOf(child.pid);
       return;
     }

@@ -232,6 +232,9 @@ describe('process-wide calls are out of a transform\'s reach', () => {
     ['a nested worker', 'import { Worker } from "node:worker_threads";\nexport default () => { new Worker("process.kill(process.pid, 9)", { eval: true }); };', /worker_threads\.Worker is not available/],
     ['the inspector', 'import { Session } from "node:inspector";\nexport default () => { new Session().connectToMainThread(); };', /inspector\.Session is not available/],
     ['process._debugProcess', 'export default () => { process._debugProcess(process.pid); };', /process\._debugProcess is not available/],
+    // Loader hooks run in a thread of their own, which the guard does not reach.
+    ['module.register by import', 'import { register } from "node:module";\nexport default () => { register("data:text/javascript,export{}"); };', /module\.register is not available/],
+    ['module.register by require', 'import { createRequire } from "node:module";\nexport default () => { createRequire(import.meta.url)("node:module").register("data:text/javascript,export{}"); };', /module\.register is not available/],
   ];
   for (const [name, source, pattern] of attempts) {
     it(`refuses ${name} and the process lives on`, async () => {
@@ -241,6 +244,12 @@ describe('process-wide calls are out of a transform\'s reach', () => {
       assert.deepEqual(await run(spec('after-attempt', 'fast.js'), INPUT), { message: 'fast' });
     });
   }
+
+  it('ends a transform process that says it is ready again, which would reset the floor its memory is measured from', async () => {
+    write('ready-again.js', 'import { writeSync } from "node:fs";\nexport default () => { writeSync(4, \'{"kind":"ready"}\\n\'); return new Promise(() => {}); };');
+    await refused(run(spec('ready-again', 'ready-again.js'), INPUT), /said it was ready again/);
+    assert.deepEqual(await run(spec('after-ready-again', 'fast.js'), INPUT), { message: 'fast' });
+  });
 
   it('still lets process.exit end only the transform process', async () => {
     write('exits.js', 'export default () => { process.exit(7); };');
