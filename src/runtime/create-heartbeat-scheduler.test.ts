@@ -137,4 +137,44 @@ describe('createHeartbeatScheduler', () => {
     assert.equal(calls, 2);
     await s.stop();
   });
+
+  it('asks again for a requested turn that failed, after a wait that doubles, until one succeeds', async () => {
+    const at: number[] = [];
+    const s = createHeartbeatScheduler({
+      runTurn: async () => {
+        at.push(performance.now());
+        if (at.length <= 3) throw new Error('model down');
+        return undefined;
+      },
+      everyMs: 0,
+      coalesceMs: 1,
+      retryFirstMs: 40,
+      retryMaxMs: 1000,
+    });
+    s.request();
+    await sleep(600);
+    assert.equal(at.length, 4, 'three failures, then the turn that succeeded, with no new request');
+    const waits = at.slice(1).map((t, i) => t - at[i]!);
+    assert.ok(waits[0]! >= 35 && waits[1]! >= 75 && waits[2]! >= 155, `waits of 40, 80, 160 ms: ${waits.map(Math.round).join(', ')}`);
+    await sleep(400);
+    assert.equal(at.length, 4, 'nothing asked once a turn succeeded');
+    await s.stop();
+  });
+
+  it('does not ask again for a periodic turn that failed (the next tick does)', async () => {
+    let calls = 0;
+    const s = createHeartbeatScheduler({
+      runTurn: async () => {
+        calls++;
+        throw new Error('model down');
+      },
+      everyMs: 1000,
+      coalesceMs: 1,
+      retryFirstMs: 20,
+    });
+    s.start();
+    await sleep(1150);
+    await s.stop();
+    assert.equal(calls, 1);
+  });
 });

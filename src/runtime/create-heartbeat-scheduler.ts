@@ -17,11 +17,16 @@ export interface TurnAsk {
 export interface HeartbeatSchedulerOptions {
   /**
    * Runs one turn for what asked for it. Resolves how long, in ms, requested turns must wait after
-   * it (a turn that took a flood's digest), if at all. Errors are the caller's to log.
+   * it (a turn that took a flood's digest), if at all; rejects when the turn failed (its events
+   * stay pending). Errors are the caller's to log.
    */
   runTurn: (ask: TurnAsk) => Promise<number | undefined>;
   everyMs: number;
   coalesceMs: number;
+  /** The wait before a failed requested turn is asked for again, doubling to `retryMaxMs`. @default 5000 */
+  retryFirstMs?: number;
+  /** @default 300000 */
+  retryMaxMs?: number;
   /** A monotonic clock in ms. @default performance.now */
   now?: () => number;
 }
@@ -30,6 +35,10 @@ export interface HeartbeatSchedulerOptions {
  * Neither kind of ask is lost to the other: a periodic tick that meets requests (waiting to be
  * coalesced, or made during a turn) shares their turn as both. After a turn that asks for a pause,
  * requests wait until it is over (one turn then takes all they brought); the periodic tick does not.
+ * A requested turn that failed is asked for again after `retryFirstMs`, then twice as long after
+ * each failure in a row, up to `retryMaxMs`: without it a `now` wake whose turn met a model that
+ * was down waited for the next wake or the periodic tick (never, with `every: 0`). New requests
+ * meanwhile are not held back.
  */
 export function createHeartbeatScheduler(options: HeartbeatSchedulerOptions): HeartbeatScheduler {
   const now = options.now ?? (() => performance.now());
@@ -43,6 +52,10 @@ export function createHeartbeatScheduler(options: HeartbeatSchedulerOptions): He
   let firesAt = 0;
   let tick: NodeJS.Timeout | null = null;
   let stopped = false;
+  const retryFirstMs = options.retryFirstMs ?? 5_000;
+  const retryMaxMs = options.retryMaxMs ?? 300_000;
+  let retryMs = retryFirstMs;
+  let retry: NodeJS.Timeout | null = null;
 
   const fire = (): void => {
     timer = null;
@@ -51,8 +64,18 @@ export function createHeartbeatScheduler(options: HeartbeatSchedulerOptions): He
     requested = false;
     periodicDue = false;
     running = options.runTurn(ask).then((pauseMs) => {
+      retryMs = retryFirstMs;
       if (pauseMs !== undefined && pauseMs > 0) requestsFrom = now() + pauseMs;
-    }, () => undefined).finally(() => {
+    }, () => {
+      if (!ask.request || stopped) return;
+      if (retry !== null) clearTimeout(retry);
+      retry = setTimeout(() => {
+        retry = null;
+        schedule('request');
+      }, retryMs);
+      retry.unref();
+      retryMs = Math.min(retryMaxMs, retryMs * 2);
+    }).finally(() => {
       running = null;
       arm();
     });
@@ -91,8 +114,10 @@ export function createHeartbeatScheduler(options: HeartbeatSchedulerOptions): He
       stopped = true;
       if (timer !== null) clearTimeout(timer);
       if (tick !== null) clearInterval(tick);
+      if (retry !== null) clearTimeout(retry);
       timer = null;
       tick = null;
+      retry = null;
       if (running !== null) await running;
     },
   };

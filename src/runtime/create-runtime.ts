@@ -94,7 +94,8 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
             return flooded === true ? floodPauseMs : undefined;
           } catch (error) {
             log.error('heartbeat turn failed; its events stay pending', { agentId, err: error });
-            return undefined;
+            // The scheduler asks for the turn again after a wait (a `now` wake must not wait for the next one).
+            throw error;
           }
         },
       });
