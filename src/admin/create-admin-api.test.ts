@@ -110,6 +110,22 @@ describe('createAdminApi', () => {
     assert.deepEqual(hookCalls, [{ name: 'github', dryRun: true }, { name: 'github', dryRun: false }]);
   });
 
+  it('refuses to replay a recorded payload nested deeper than a request may be, dry or not, calling no hook', async () => {
+    const deep: RequestRecord = {
+      id: ids.next(), at: 1, method: 'POST', path: '/hooks/github', hook: 'github', client: '127.0.0.1', status: 400,
+      code: 'json_too_deep', reason: null, durationMs: 1, eventIds: [], runIds: [],
+      payload: `{"a":${'['.repeat(150)}${']'.repeat(150)}}`,
+    };
+    await f.store.recordRequest(deep);
+    const calls = hookCalls.length;
+    assert.equal(await codeOf(api(call('POST', `/requests/${deep.id}/replay?dryRun=1`))), 'json_too_deep');
+    assert.equal(await codeOf(api(call('POST', `/requests/${deep.id}/replay`))), 'json_too_deep');
+    const deeper = { ...deep, id: ids.next(), payload: `{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}` };
+    await f.store.recordRequest(deeper);
+    assert.equal(await codeOf(api(call('POST', `/requests/${deeper.id}/replay`))), 'json_too_deep');
+    assert.equal(hookCalls.length, calls);
+  });
+
   const refusals: Array<[string, string, string]> = [
     ['GET', '/runs?state=done', 'invalid_query'],
     ['GET', '/requests?limit=0', 'invalid_query'],

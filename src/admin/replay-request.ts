@@ -1,4 +1,5 @@
 import { RequestError } from '../common/errors.js';
+import { textExceedsJsonDepth } from '../common/json-depth.js';
 import type { HookHandler, HookOutcome, Payload } from '../hooks/index.js';
 import type { IngressStore, RequestRecord } from '../store/index.js';
 
@@ -17,6 +18,8 @@ const DRY_RUN_STORE: IngressStore = {
  */
 export async function replayRequest(handleHook: HookHandler, record: RequestRecord, hooksPath: string, dryRun: boolean): Promise<HookOutcome> {
   if (record.payload === null || record.hook === null) throw new RequestError('payload_not_recorded');
+  // A refused request's body is recorded too: one nested too deep is refused here as it was at the door.
+  if (textExceedsJsonDepth(Buffer.from(record.payload))) throw new RequestError('json_too_deep');
   let payload: unknown;
   try {
     payload = JSON.parse(record.payload);

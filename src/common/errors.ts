@@ -21,6 +21,7 @@ export const ERROR_CATALOG = {
   signature_invalid: { status: 401, message: 'Missing or invalid request signature.' },
   payload_too_large: { status: 413, message: 'Request body is larger than the allowed maximum.' },
   body_timeout: { status: 408, message: 'Request body was not received in time.' },
+  headers_timeout: { status: 408, message: 'Request headers were not received in time.' },
   invalid_json: { status: 400, message: 'Request body is not valid JSON.' },
   invalid_body: { status: 400, message: 'Request body must be a JSON object.' },
   json_too_deep: { status: 400, message: `Request body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep.` },

@@ -26,6 +26,34 @@ describe('createHttpServer', () => {
     }
   });
 
+  it('answers 408 headers_timeout to headers sent a byte at a time past headersTimeout, within a second or two of it', async () => {
+    const server = createHttpServer((_req, res) => res.end('never'), { bodyTimeoutMs: 1000, headersTimeoutMs: 1500 });
+    const port = await server.listen(0, '127.0.0.1');
+    const slow = connect({ host: '127.0.0.1', port });
+    slow.on('error', () => undefined);
+    const header = 'POST /hooks/wake HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(100);
+    let sent = 0;
+    const drip = setInterval(() => {
+      if (sent < header.length) slow.write(header[sent++]!);
+    }, 200);
+    try {
+      const started = Date.now();
+      let answer = '';
+      slow.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      const closedAfter = await new Promise<number>((resolve) => {
+        slow.on('close', () => resolve(Date.now() - started));
+        setTimeout(() => resolve(-1), 10_000).unref();
+      });
+      assert.ok(closedAfter >= 1400 && closedAfter < 4500, `closed ${closedAfter} ms after the first byte (-1: still open after 10 s)`);
+      assert.match(answer, /^HTTP\/1\.1 408 /);
+      assert.match(answer, /"code":"headers_timeout"/);
+    } finally {
+      clearInterval(drip);
+      slow.destroy();
+      await server.close();
+    }
+  });
+
   it('closes a connection that sends nothing, but not one waiting in silence for its answer', async () => {
     const server = createHttpServer((_req, res) => {
       setTimeout(() => res.end('late'), 600);

@@ -53,7 +53,15 @@ export interface HttpServerOptions {
   onTurnedAway?: (refusal: ConnectionRefusal) => void;
   /** A connection that sends nothing for this long after connecting is closed. @default 20000 */
   firstRequestTimeoutMs?: number;
+  /** A request's headers must be complete this long after their first byte, else 408 `headers_timeout`. @default 20000 */
+  headersTimeoutMs?: number;
 }
+
+/**
+ * How often Node looks for requests past `headersTimeout` (its default, 30 s, let a client sending
+ * a header byte every 2 s hold its connection 48 s against a 20 s limit).
+ */
+const TIMEOUT_CHECK_MS = 1_000;
 
 /**
  * Binds a request handler to `node:http`, with bounded header and request times and a bounded
@@ -111,7 +119,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       turnedAway.delete(socket);
     });
   };
-  const server = createServer((req, res) => admit(req, res, false));
+  const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_MS }, (req, res) => admit(req, res, false));
   // Answer `Expect: 100-continue` ourselves, so a body we would refuse is never invited.
   server.on('checkContinue', (req, res) => admit(req, res, true));
   server.on('connection', (socket: Socket) => {
@@ -134,7 +142,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   server.on('error', (error: NodeJS.ErrnoException) => {
     if (server.listening) reportAcceptFailure?.({ code: error.code, error: error.message });
   });
-  server.headersTimeout = 20_000;
+  server.headersTimeout = options.headersTimeoutMs ?? 20_000;
   // Node's own deadline stays behind ours, so the 408 comes from the handler with our JSON body.
   server.requestTimeout = options.bodyTimeoutMs + 20_000;
   server.keepAliveTimeout = 5_000;
@@ -144,7 +152,8 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       socket.destroy();
       return;
     }
-    const answer = new RequestError(error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'bad_request');
+    const answer = new RequestError(error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'headers_timeout' : 'bad_request');
     const body = errorJson(answer);
     socket.end(
       `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
