@@ -114,7 +114,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
     scrub,
   }, { leaseMs: config.store.leaseSeconds * 1000, budgets: readRunBudgets(() => current.config), ...deps.runtime });
-  const runTransform = createTransformRunner(loaded.transformsDir);
+  const runTransform = createTransformRunner(loaded.transformsDir, { maxProcesses: config.hooks.maxTransformProcesses });
   const pruner = createPruner({ store, retention: config.store.retention, clock, log, observer: metrics.pruner });
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
   const localLimiter = createAuthLimiter(config.hooks.authRateLimit);

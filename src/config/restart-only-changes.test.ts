@@ -21,6 +21,8 @@ describe('restartOnlyChanges', () => {
   it('names each restart-only key that changed', () => {
     const next = { ...base, hooks: { ...base.hooks, authRateLimit: { maxFailures: 3 } }, gateway: { port: 9999 }, agents: { defaults: { timeoutSeconds: 30 } } };
     assert.deepEqual(restartOnlyChanges(config(base), config(next)), ['gateway', 'agents', 'hooks.authRateLimit']);
+    const fewer = { ...base, hooks: { ...base.hooks, maxTransformProcesses: 2 } };
+    assert.deepEqual(restartOnlyChanges(config(base), config(fewer)), ['hooks.maxTransformProcesses']);
   });
 
   it('applies agents\' budgets at a reload, while other agent settings still need a restart', () => {

@@ -6,7 +6,7 @@ import type { Config } from './schema.js';
  * channels and run budgets are rebuilt on every reload.
  */
 export const RESTART_ONLY_KEYS = [
-  'gateway', 'store', 'agents', 'models', 'hooks.authRateLimit', 'hooks.transformsDir',
+  'gateway', 'store', 'agents', 'models', 'hooks.authRateLimit', 'hooks.transformsDir', 'hooks.maxTransformProcesses',
 ] as const;
 
 function pick(config: Config, key: (typeof RESTART_ONLY_KEYS)[number]): unknown {
@@ -15,6 +15,8 @@ function pick(config: Config, key: (typeof RESTART_ONLY_KEYS)[number]): unknown 
       return config.hooks.authRateLimit;
     case 'hooks.transformsDir':
       return config.hooks.transformsDir;
+    case 'hooks.maxTransformProcesses':
+      return config.hooks.maxTransformProcesses;
     case 'agents': {
       // Budgets are read at every claim, so a reload applies them.
       const { budget: _d, ...defaults } = config.agents.defaults;

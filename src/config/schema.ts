@@ -114,6 +114,8 @@ export const HooksSchema = z.strictObject({
   presets: z.array(z.enum(['gmail'])).default([]),
   mappings: z.array(MappingSchema).default([]),
   transformsDir: nonEmpty.optional(),
+  /** Transform processes alive at once (one per mapping in use); past it the one idle the longest ends. @default 8 */
+  maxTransformProcesses: z.number().int().min(1).max(256).optional(),
   // Written by a setup command; only the keys Hookgate reads are typed, the rest are kept.
   gmail: z
     .looseObject({

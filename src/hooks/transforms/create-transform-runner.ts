@@ -1,6 +1,6 @@
 import { readProcessRss } from './read-process-rss.js';
 import { startTransformWorker, type TransformWorker } from './start-transform-worker.js';
-import type { TransformInput, TransformSpec } from './transform-types.js';
+import { TransformError, type TransformInput, type TransformSpec } from './transform-types.js';
 
 export { TransformError } from './transform-types.js';
 export type { TransformInput, TransformSpec } from './transform-types.js';
@@ -25,7 +25,12 @@ interface TransformRunnerOptions {
   watchdogMs?: number;
   /** Resident memory of a process by pid, for the watchdog. @default readProcessRss (Linux's /proc) */
   rssOf?: (pid: number) => number | undefined;
+  /** Processes alive at once (`hooks.maxTransformProcesses`). @default 8 */
+  maxProcesses?: number | undefined;
 }
+
+/** `hooks.maxTransformProcesses` unset: each process holds about 45 MB at rest, and up to its cap beyond. */
+export const DEFAULT_MAX_TRANSFORM_PROCESSES = 8;
 
 /**
  * Runs transforms in a pool of processes, one per `spec.key` (one per mapping) and cap, started on
@@ -33,8 +38,11 @@ interface TransformRunnerOptions {
  * exhausts descriptors or the thread pool, or allocates without bound fails only its own calls,
  * while every other mapping and the gateway keep answering. A call that does not settle within its
  * `timeoutMs` fails and its process is replaced. Each process's heap is capped at the mapping's
- * `maxMemoryMb`, and a watchdog ends a process whose resident memory grew by more than that. The
- * number of processes is bounded by the number of mappings with a transform.
+ * `maxMemoryMb`, and a watchdog ends a process whose resident memory grew by more than that. At
+ * most `maxProcesses` are alive at once: a mapping whose process is not among them ends the one idle
+ * the longest, or, with every one busy, waits for one to settle (within its call's `timeoutMs`).
+ * Without the bound, 80 mappings called at once started 80 processes (3.5 GB at rest), and their
+ * start kept the gateway's health check waiting 8 s.
  */
 export function createTransformRunner(transformsDir: string, options: TransformRunnerOptions = {}): WorkerTransformRunner {
   const idleMs = options.idleMs ?? 60_000;
@@ -42,7 +50,17 @@ export function createTransformRunner(transformsDir: string, options: TransformR
   const workers = new Map<string, TransformWorker>();
   const idleTimers = new Map<string, NodeJS.Timeout>();
   const watchdogMs = options.watchdogMs ?? 20;
+  const maxProcesses = options.maxProcesses ?? DEFAULT_MAX_TRANSFORM_PROCESSES;
   let watchdog: NodeJS.Timeout | undefined;
+  /** When each process last settled a call, for ending the one idle the longest. */
+  const lastUsed = new Map<TransformWorker, number>();
+  /** Calls waiting for a process to settle or end, so one may start for them. */
+  let waiting: Array<() => void> = [];
+  const wake = (): void => {
+    const woken = waiting;
+    waiting = [];
+    for (const w of woken) w();
+  };
 
   let looks = 0;
   const watch = (): void => {
@@ -57,6 +75,8 @@ export function createTransformRunner(transformsDir: string, options: TransformR
     for (const w of workers.values()) if (all || w.busy) w.checkMemory();
   };
   const settled = (key: string, worker: TransformWorker): void => {
+    lastUsed.set(worker, performance.now());
+    wake();
     if (worker.busy || workers.get(key) !== worker) return;
     const timer = setTimeout(() => {
       idleTimers.delete(key);
@@ -72,17 +92,7 @@ export function createTransformRunner(transformsDir: string, options: TransformR
     // start and reload) share one process: a process each held about 45 MB, 1.6 GB for 35 mappings.
     const key = `${shared ? '\u0000probe' : spec.key}\u0000${spec.maxMemoryMb}`;
     let worker = workers.get(key);
-    if (worker === undefined || !worker.alive) {
-      worker = startTransformWorker({
-        transformsDir,
-        maxMemoryMb: spec.maxMemoryMb,
-        rssOf,
-        onGone: (gone) => {
-          if (workers.get(key) === gone) workers.delete(key);
-        },
-      });
-      workers.set(key, worker);
-    }
+    if (worker === undefined || !worker.alive) worker = await startWhenRoom(spec, key);
     clearTimeout(idleTimers.get(key));
     idleTimers.delete(key);
     if (watchdog === undefined) {
@@ -94,6 +104,57 @@ export function createTransformRunner(transformsDir: string, options: TransformR
       return await current.call(spec, input);
     } finally {
       settled(key, current);
+    }
+  };
+  /**
+   * The process for `key`: one started meanwhile by another call, or one started once fewer than
+   * `maxProcesses` are alive (after ending the one idle the longest, or waiting for one to settle).
+   * The count is checked and the process started in one step, so calls woken together cannot pass it.
+   */
+  const startWhenRoom = async (spec: TransformSpec, key: string): Promise<TransformWorker> => {
+    const deadline = performance.now() + spec.timeoutMs;
+    for (;;) {
+      const started = workers.get(key);
+      if (started !== undefined && started.alive) return started;
+      if (workers.size < maxProcesses) {
+        const worker = startTransformWorker({
+          transformsDir,
+          maxMemoryMb: spec.maxMemoryMb,
+          rssOf,
+          onGone: (gone) => {
+            if (workers.get(key) === gone) workers.delete(key);
+            lastUsed.delete(gone);
+            wake();
+          },
+        });
+        workers.set(key, worker);
+        // Not idle before its first call settles: another call woken now must not end it.
+        lastUsed.set(worker, Number.POSITIVE_INFINITY);
+        return worker;
+      }
+      let oldest: [string, TransformWorker] | undefined;
+      for (const entry of workers) {
+        if (entry[1].busy || lastUsed.get(entry[1]) === Number.POSITIVE_INFINITY) continue;
+        if (oldest === undefined || (lastUsed.get(entry[1]) ?? 0) < (lastUsed.get(oldest[1]) ?? 0)) oldest = entry;
+      }
+      if (oldest !== undefined) {
+        workers.delete(oldest[0]);
+        clearTimeout(idleTimers.get(oldest[0]));
+        idleTimers.delete(oldest[0]);
+        void oldest[1].end('transform process ended: its place went to another mapping (hooks.maxTransformProcesses)');
+        continue;
+      }
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new TransformError(`transform timed out after ${spec.timeoutMs} ms waiting for one of ${maxProcesses} busy transform processes (hooks.maxTransformProcesses): ${spec.file}`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        waiting.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
     }
   };
   const run = ((spec: TransformSpec, input: TransformInput): Promise<unknown> => send(spec, input)) as WorkerTransformRunner;
