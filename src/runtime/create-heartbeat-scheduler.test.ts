@@ -120,7 +120,7 @@ describe('createHeartbeatScheduler', () => {
     assert.equal(r.turns.length, 1);
   });
 
-  it('survives a failing turn', async () => {
+  it('survives a failing turn, and holds requests made after it until the retry', async () => {
     let calls = 0;
     const s = createHeartbeatScheduler({
       runTurn: async () => {
@@ -129,12 +129,15 @@ describe('createHeartbeatScheduler', () => {
       },
       everyMs: 0,
       coalesceMs: 1,
+      retryFirstMs: 150,
     });
     s.request();
     await sleep(20);
-    s.request();
-    await sleep(20);
-    assert.equal(calls, 2);
+    for (let i = 0; i < 5; i++) s.request();
+    await sleep(60);
+    assert.equal(calls, 1, 'the requests wait for the retry');
+    await sleep(150);
+    assert.equal(calls, 2, 'one turn for the retry and the requests together');
     await s.stop();
   });
 

@@ -37,8 +37,8 @@ export interface HeartbeatSchedulerOptions {
  * requests wait until it is over (one turn then takes all they brought); the periodic tick does not.
  * A requested turn that failed is asked for again after `retryFirstMs`, then twice as long after
  * each failure in a row, up to `retryMaxMs`: without it a `now` wake whose turn met a model that
- * was down waited for the next wake or the periodic tick (never, with `every: 0`). New requests
- * meanwhile are not held back.
+ * was down waited for the next wake or the periodic tick (never, with `every: 0`). Requests made
+ * meanwhile wait for that retry too; the periodic tick does not.
  */
 export function createHeartbeatScheduler(options: HeartbeatSchedulerOptions): HeartbeatScheduler {
   const now = options.now ?? (() => performance.now());
@@ -67,14 +67,17 @@ export function createHeartbeatScheduler(options: HeartbeatSchedulerOptions): He
       retryMs = retryFirstMs;
       if (pauseMs !== undefined && pauseMs > 0) requestsFrom = now() + pauseMs;
     }, () => {
+      // Requested turns (this one's, and any asked for meanwhile) wait out the retry's delay, so a
+      // flood of wakes against a model that is down is not a turn after another.
+      requestsFrom = Math.max(requestsFrom, now() + retryMs);
+      retryMs = Math.min(retryMaxMs, retryMs * 2);
       if (!ask.request || stopped) return;
       if (retry !== null) clearTimeout(retry);
       retry = setTimeout(() => {
         retry = null;
         schedule('request');
-      }, retryMs);
+      }, requestsFrom - now());
       retry.unref();
-      retryMs = Math.min(retryMaxMs, retryMs * 2);
     }).finally(() => {
       running = null;
       arm();
