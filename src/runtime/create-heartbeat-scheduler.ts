@@ -55,7 +55,6 @@ export function createHeartbeatScheduler(options: HeartbeatSchedulerOptions): He
   const retryFirstMs = options.retryFirstMs ?? 5_000;
   const retryMaxMs = options.retryMaxMs ?? 300_000;
   let retryMs = retryFirstMs;
-  let retry: NodeJS.Timeout | null = null;
 
   const fire = (): void => {
     timer = null;
@@ -67,17 +66,12 @@ export function createHeartbeatScheduler(options: HeartbeatSchedulerOptions): He
       retryMs = retryFirstMs;
       if (pauseMs !== undefined && pauseMs > 0) requestsFrom = now() + pauseMs;
     }, () => {
-      // Requested turns (this one's, and any asked for meanwhile) wait out the retry's delay, so a
-      // flood of wakes against a model that is down is not a turn after another.
+      // Requested turns (this one's, asked for again, and any asked for meanwhile) wait out the
+      // retry's delay, as after a flood's pause: a flood of wakes against a model that is down is
+      // not a turn after another.
       requestsFrom = Math.max(requestsFrom, now() + retryMs);
       retryMs = Math.min(retryMaxMs, retryMs * 2);
-      if (!ask.request || stopped) return;
-      if (retry !== null) clearTimeout(retry);
-      retry = setTimeout(() => {
-        retry = null;
-        schedule('request');
-      }, requestsFrom - now());
-      retry.unref();
+      if (ask.request) requested = true;
     }).finally(() => {
       running = null;
       arm();
@@ -117,10 +111,8 @@ export function createHeartbeatScheduler(options: HeartbeatSchedulerOptions): He
       stopped = true;
       if (timer !== null) clearTimeout(timer);
       if (tick !== null) clearInterval(tick);
-      if (retry !== null) clearTimeout(retry);
       timer = null;
       tick = null;
-      retry = null;
       if (running !== null) await running;
     },
   };
