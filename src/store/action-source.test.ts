@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeSource, encodeSource } from './action-source.js';
+import { createSourceEncoder, decodeSource, encodeSource } from './action-source.js';
 import type { ActionSource } from './types.js';
 
 describe('encodeSource / decodeSource', () => {
@@ -31,5 +31,15 @@ describe('encodeSource / decodeSource', () => {
 
   it('reads rows written with every field', () => {
     for (const source of every) assert.deepEqual(decodeSource(JSON.stringify(source)), source);
+  });
+
+  it('createSourceEncoder writes what encodeSource does, whichever field changed from one source to the next', () => {
+    const encode = createSourceEncoder();
+    // Each source after each other one, twice over: a change in any one field is a new text.
+    const order = every.flatMap((a) => every.flatMap((b) => [a, a, b]));
+    for (const source of order) assert.equal(encode({ ...source }), encodeSource(source));
+    assert.equal(encode({ hook: 'wake', external: false, allowUnsafeExternalContent: false }), '{"hook":"wake","external":false}');
+    assert.equal(encode({ hook: 'wake', external: false, allowUnsafeExternalContent: true }), '{"hook":"wake","external":false,"allowUnsafeExternalContent":true}');
+    assert.equal(encode({ hook: 'wake2', external: false, allowUnsafeExternalContent: true }), '{"hook":"wake2","external":false,"allowUnsafeExternalContent":true}');
   });
 });

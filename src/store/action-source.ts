@@ -16,6 +16,25 @@ export function encodeSource(source: ActionSource): string {
     : JSON.stringify({ hook: source.hook, external: source.external });
 }
 
+/**
+ * `encodeSource` for one store, which keeps the last text it made: an ingress's actions come mostly
+ * from one hook after another of the same kind, and three comparisons cost less than a
+ * `JSON.stringify` (which took 1.3–1.8 µs of a wake's time on the serving thread under load).
+ */
+export function createSourceEncoder(): (source: ActionSource) => string {
+  let hook: string | null = null;
+  let external = false;
+  let unsafe = false;
+  let text = '';
+  return (source) => {
+    if (source.hook !== hook || source.external !== external || source.allowUnsafeExternalContent !== unsafe) {
+      text = encodeSource(source);
+      ({ hook, external, allowUnsafeExternalContent: unsafe } = source);
+    }
+    return text;
+  };
+}
+
 /** Reads a stored source, short or in full; a field left out reads as the safe value (external, unsafe content not allowed). */
 export function decodeSource(text: string): ActionSource {
   const stored = JSON.parse(text) as Partial<ActionSource> & { hook: string };

@@ -31,7 +31,7 @@ import { prepareStatements } from './prepare-statements.js';
 import { startCheckpointer, type Checkpointer } from './start-checkpointer.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
-import { encodeSource } from '../action-source.js';
+import { createSourceEncoder } from '../action-source.js';
 
 export interface SqliteStoreOptions {
   /** Database file path. */
@@ -130,6 +130,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     throw error;
   }
   const st = prepareStatements(db);
+  const encodeSource = createSourceEncoder();
   if (mode === 'serve') {
     // This process holds the lock, so every lease in the database belongs to a process that died.
     db.transaction(() => {

@@ -39,6 +39,21 @@ describe('RequestBatchBuilder', () => {
     assert.ok(Math.abs(b.chars - unpackRecords(row.records).length) <= 100, 'the replaced version no longer counts toward the batch\'s size');
   });
 
+  it('finds each record added again, whether the records came in order or not', () => {
+    const b = new RequestBatchBuilder();
+    const v = (i: number, status: number): RequestRecord => record({ id: idOf(i), status });
+    // In order; then the newest again; then one arriving late, below the newest; then an earlier
+    // one again; then more in order, and one of those again.
+    for (const r of [v(2, 200), v(4, 200), v(6, 200), v(6, 499), v(3, 200), v(2, 503), v(8, 200), v(9, 200), v(8, 499), v(3, 502)]) b.add(r);
+    const row = b.build()!;
+    assert.equal(row.count, 6);
+    assert.deepEqual(
+      readRequestBatch(row.records).map((r) => [r.id, r.status]),
+      [[idOf(2), 503], [idOf(4), 200], [idOf(6), 499], [idOf(3), 502], [idOf(8), 499], [idOf(9), 200]],
+    );
+    assert.deepEqual([row.min_id, row.max_id], [idOf(2), idOf(9)]);
+  });
+
   it('keeps a record as it was when added', () => {
     const b = new RequestBatchBuilder();
     const r = record();

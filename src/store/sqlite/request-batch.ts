@@ -105,8 +105,12 @@ export function unpackRecords(records: string | Buffer): string {
  */
 export class RequestBatchBuilder {
   private rows: Encoded[] = [];
-  /** Each record's place in `rows`, by id. */
-  private readonly places = new Map<string, number>();
+  /**
+   * Each record's place in `rows`, by id: made when a record comes in at or below `maxId`, the
+   * first that could be a version of one here. Ids are UUIDv7s made as requests arrive, so records
+   * mostly come in order, and a batch of those never needs the map (0.3 to 0.6 microseconds a record).
+   */
+  private places: Map<string, number> | null = null;
   /** The characters counted for the record at each place. */
   private readonly sizes: number[] = [];
   /** What the records added hold; a version replaced may leave one no record holds now (a filter then reads the batch for nothing). */
@@ -128,9 +132,9 @@ export class RequestBatchBuilder {
 
   add(r: RequestRecord): void {
     const chars = approxChars(r);
-    const place = this.places.get(r.id);
+    const place = this.placeOf(r.id);
     if (place === undefined) {
-      this.places.set(r.id, this.rows.length);
+      this.places?.set(r.id, this.rows.length);
       this.rows.push(encode(r));
       this.sizes.push(chars);
     } else {
@@ -145,6 +149,13 @@ export class RequestBatchBuilder {
     if (r.id > this.maxId) this.maxId = r.id;
     if (r.at < this.minAt) this.minAt = r.at;
     if (r.at > this.maxAt) this.maxAt = r.at;
+  }
+
+  /** Where the record with this id is in `rows`, if it is. */
+  private placeOf(id: string): number | undefined {
+    if (id > this.maxId) return undefined;
+    this.places ??= new Map(this.rows.map((row, i) => [row[0], i]));
+    return this.places.get(id);
   }
 
   /** The batch encoded, its records not yet packed; `null` when nothing was added. */
