@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RequestRecord } from '../request-record.js';
-import { PACK_FROM_CHARS, readRequestBatch, RequestBatchBuilder, unpackRecords } from './request-batch.js';
+import { PACK_FROM_CHARS, packRecords, readRequestBatch, RequestBatchBuilder, unpackRecords } from './request-batch.js';
 
 const record = (o: Partial<RequestRecord> = {}): RequestRecord => ({
   id: '01900000-0000-7000-8000-000000000001', at: 1_000, method: 'POST', path: '/hooks/wake', hook: 'wake',
@@ -52,6 +52,37 @@ describe('RequestBatchBuilder', () => {
       [[idOf(2), 503], [idOf(4), 200], [idOf(6), 499], [idOf(3), 502], [idOf(8), 499], [idOf(9), 200]],
     );
     assert.deepEqual([row.min_id, row.max_id], [idOf(2), idOf(9)]);
+  });
+
+  it('writes each kind of record once a batch, and reads back times before the first and durations to the µs', () => {
+    const b = new RequestBatchBuilder(Number.POSITIVE_INFINITY);
+    const made = [
+      record({ id: idOf(1), at: 5_000, durationMs: 12.345 }),
+      record({ id: idOf(2), at: 5_003, durationMs: 0.001 }),
+      record({ id: idOf(3), at: 4_990, status: 401, hook: null, code: 'unauthorized', reason: 'Missing or invalid token.', eventIds: [] }),
+      record({ id: idOf(4), at: 5_010, durationMs: 3000.5, payload: '{"text":"é \\"q\\""}' }),
+      record({ id: idOf(5), at: 5_011, client: '198.51.100.2' }),
+      record({ id: idOf(6), at: 5_012, status: 401, hook: null, code: 'unauthorized', reason: 'Missing or invalid token.', eventIds: [] }),
+    ];
+    for (const r of made) b.add(r);
+    const row = b.build()!;
+    const stored = JSON.parse(row.records as string) as { v: number; at: number; shapes: unknown[]; records: unknown[][] };
+    assert.equal(stored.v, 2);
+    assert.equal(stored.shapes.length, 3, 'the wake from 203.0.113.7, the 401, the wake from 198.51.100.2');
+    assert.deepEqual(stored.records.map((r) => [r[1], r[2], r[3]]), [[0, 0, 12_345], [3, 0, 1], [-10, 1, 250], [10, 0, 3_000_500], [11, 2, 250], [12, 1, 250]]);
+    assert.deepEqual(readRequestBatch(row.records), made);
+    assert.deepEqual([row.min_at, row.max_at], [4_990, 5_012]);
+  });
+
+  it('reads rows written as an array of every field, text or packed', () => {
+    const made = [record(), record({ id: idOf(2), status: 503, code: 'store_unavailable', reason: 'x', durationMs: 1.23456, payload: '{}' })];
+    const text = JSON.stringify(made.map((r) => [r.id, r.at, r.method, r.path, r.hook, r.client, r.status, r.code, r.reason, r.durationMs, r.eventIds, r.runIds, r.payload]));
+    assert.deepEqual(readRequestBatch(text), made);
+    assert.deepEqual(readRequestBatch(packRecords(text)), made);
+  });
+
+  it('refuses a batch in a format it does not know, naming it', () => {
+    assert.throws(() => readRequestBatch('{"v":3,"records":[]}'), /format 3/);
   });
 
   it('keeps a record as it was when added', () => {

@@ -2,7 +2,7 @@ import { brotliCompress, brotliCompressSync, brotliDecompressSync, constants } f
 import type { RequestRecord } from '../request-record.js';
 
 /**
- * A batch of request records as one row of `request_batches`: the records (a JSON array of arrays,
+ * A batch of request records as one row of `request_batches`: the records (JSON text, see `Stored`,
  * in the order they were written; a later entry replaces an earlier one with the same id), packed
  * when the batch is large (`PACK_FROM_CHARS`), and what the queries need without reading them.
  */
@@ -32,31 +32,56 @@ export type NewRequestBatch = Omit<RequestBatchRow, 'seq' | 'upto_id'>;
 /** A batch encoded but not yet packed: its row without `records`, and the records' JSON text. */
 export type EncodedBatch = Omit<NewRequestBatch, 'records'> & { json: string };
 
+/** A record as batches stored it before `Stored`: every field, in order. Such rows are still read. */
 type Encoded = [
   id: string, at: number, method: string, path: string, hook: string | null, client: string, status: number,
   code: string | null, reason: string | null, durationMs: number, eventIds: readonly string[], runIds: readonly string[],
   payload: string | null,
 ];
 
-const encode = (r: RequestRecord): Encoded =>
-  [r.id, r.at, r.method, r.path, r.hook, r.client, r.status, r.code, r.reason, r.durationMs, r.eventIds, r.runIds, r.payload];
+/** What records of one kind have in common: a busy gateway's records are mostly of a few kinds. */
+type Shape = [method: string, path: string, hook: string | null, client: string, status: number, code: string | null, reason: string | null];
+
+/**
+ * A record in a batch: its own fields, its kind (a place in the batch's `shapes`), its time in ms
+ * after the batch's `at` (below it for a record written late), its duration in whole µs (the
+ * recorder measures to the µs), and its payload last, when it has one. Whole numbers this small
+ * encode in a third of the time a time in ms or a fractional duration takes.
+ */
+type Compact =
+  | [id: string, at: number, shape: number, durationUs: number, eventIds: readonly string[], runIds: readonly string[]]
+  | [id: string, at: number, shape: number, durationUs: number, eventIds: readonly string[], runIds: readonly string[], payload: string];
+
+/** A batch's JSON text: `v` is 2 (rows written before it hold a JSON array of `Encoded`). */
+interface Stored {
+  v: 2;
+  at: number;
+  shapes: Shape[];
+  records: Compact[];
+}
 
 const decode = ([id, at, method, path, hook, client, status, code, reason, durationMs, eventIds, runIds, payload]: Encoded): RequestRecord =>
   ({ id, at, method, path, hook, client, status, code, reason, durationMs, eventIds, runIds, payload });
 
+const expand = ({ at: base, shapes, records }: Stored): RequestRecord[] =>
+  records.map(([id, at, shape, durationUs, eventIds, runIds, payload]) => {
+    const [method, path, hook, client, status, code, reason] = shapes[shape]!;
+    return { id, at: base + at, method, path, hook, client, status, code, reason, durationMs: durationUs / 1000, eventIds, runIds, payload: payload ?? null };
+  });
+
 /**
- * About how many characters a record takes in its batch, without encoding it: 100 for the fields
- * of a fixed size (its own id, time, method, status, duration, the brackets and commas), 39 for each
- * event or run id (quoted, with its comma), and the text fields' lengths (escapes aside).
+ * About how many characters a record takes in its batch, without encoding it: 60 for the fields of
+ * about a fixed size (its own id, time, kind, duration, the brackets and commas), 39 for each event
+ * or run id (quoted, with its comma), and its payload's length (escapes aside). Each kind of record
+ * counts once, as the batch meets it.
  */
 const approxChars = (r: RequestRecord): number =>
-  100 + r.path.length + r.client.length + (r.hook?.length ?? 0) + (r.code?.length ?? 0) + (r.reason?.length ?? 0) +
-  (r.payload?.length ?? 0) + 39 * (r.eventIds.length + r.runIds.length);
+  60 + (r.payload === null ? 0 : r.payload.length + 3) + 39 * (r.eventIds.length + r.runIds.length);
 
 /**
  * A batch whose JSON reaches this many characters (about a dozen records) is stored compressed.
- * Brotli at quality 1 takes records from about 164 bytes to 32 (a busy gateway's batch of 512
- * records: 84 KB to 16 KB) for about 0.4 µs a record, on libuv's thread pool (`packRecordsLater`),
+ * Brotli at quality 1 takes records from about 96 characters to 32 bytes (a busy gateway's batch of
+ * 512 records: 49 KB to 16 KB) for about 0.4 µs a record, on libuv's thread pool (`packRecordsLater`),
  * and writing the smaller row costs the commit and the checkpoint less than text would; unpacking
  * one for a read takes about 1 µs a record. Smaller batches (a quiet gateway's) gain little and
  * stay text.
@@ -98,13 +123,20 @@ export function unpackRecords(records: string | Buffer): string {
 /**
  * Gathers records into a batch. A record's fields are copied as it is added (a later change to the
  * record is not in the batch), and the batch is encoded once, when it is built: one
- * `JSON.stringify` of the whole array costs less than half of one per record. A record added again
- * under its id (its answer, after the version queued with its action) takes the earlier version's
- * place: a batch holds one version of each record, and `count` counts records. (Rows written before
- * batches did so may hold several versions of a record: readers take the last.)
+ * `JSON.stringify` of the whole array costs less than half of one per record. What records of one
+ * kind share (method, path, hook, client, status, code, reason) is written once a batch. A record
+ * added again under its id (its answer, after the version queued with its action) takes the
+ * earlier version's place: a batch holds one version of each record, and `count` counts records.
+ * (Rows written before batches did so may hold several versions of a record: readers take the last.)
  */
 export class RequestBatchBuilder {
-  private rows: Encoded[] = [];
+  private readonly rows: Compact[] = [];
+  /** The kinds of record the batch holds, each once; `kinds` finds one by its JSON text, `lastKind` is the one met last. */
+  private readonly shapes: Shape[] = [];
+  private readonly kinds = new Map<string, number>();
+  private lastKind = -1;
+  /** The time the records' times are counted from: the first one's. */
+  private at: number | null = null;
   /**
    * Each record's place in `rows`, by id: made when a record comes in at or below `maxId`, the
    * first that could be a version of one here. Ids are UUIDv7s made as requests arrive, so records
@@ -135,10 +167,10 @@ export class RequestBatchBuilder {
     const place = this.placeOf(r.id);
     if (place === undefined) {
       this.places?.set(r.id, this.rows.length);
-      this.rows.push(encode(r));
+      this.rows.push(this.compact(r));
       this.sizes.push(chars);
     } else {
-      this.rows[place] = encode(r);
+      this.rows[place] = this.compact(r);
       this.chars -= this.sizes[place]!;
       this.sizes[place] = chars;
     }
@@ -149,6 +181,34 @@ export class RequestBatchBuilder {
     if (r.id > this.maxId) this.maxId = r.id;
     if (r.at < this.minAt) this.minAt = r.at;
     if (r.at > this.maxAt) this.maxAt = r.at;
+  }
+
+  /** The record as the batch holds it. */
+  private compact(r: RequestRecord): Compact {
+    this.at ??= r.at;
+    const shape = this.kindOf(r);
+    const at = r.at - this.at;
+    const durationUs = Math.round(r.durationMs * 1000);
+    return r.payload === null
+      ? [r.id, at, shape, durationUs, r.eventIds, r.runIds]
+      : [r.id, at, shape, durationUs, r.eventIds, r.runIds, r.payload];
+  }
+
+  /** The record's kind: the last one met, when it is that (seven comparisons), else found by its text or added. */
+  private kindOf(r: RequestRecord): number {
+    const last = this.shapes[this.lastKind];
+    if (last !== undefined && last[4] === r.status && last[1] === r.path && last[3] === r.client && last[2] === r.hook &&
+      last[0] === r.method && last[5] === r.code && last[6] === r.reason) return this.lastKind;
+    const shape: Shape = [r.method, r.path, r.hook, r.client, r.status, r.code, r.reason];
+    const text = JSON.stringify(shape);
+    let kind = this.kinds.get(text);
+    if (kind === undefined) {
+      kind = this.shapes.push(shape) - 1;
+      this.kinds.set(text, kind);
+      this.chars += text.length + 1;
+    }
+    this.lastKind = kind;
+    return kind;
   }
 
   /** Where the record with this id is in `rows`, if it is. */
@@ -163,7 +223,7 @@ export class RequestBatchBuilder {
     if (this.rows.length === 0) return null;
     return {
       min_id: this.minId, max_id: this.maxId, min_at: this.minAt, max_at: this.maxAt, count: this.rows.length,
-      json: JSON.stringify(this.rows),
+      json: JSON.stringify({ v: 2, at: this.at ?? 0, shapes: this.shapes, records: this.rows } satisfies Stored),
       statuses: `,${[...this.statuses].join(',')},`,
       hooks: [...this.hooks].map((h) => JSON.stringify(h)).join(','),
     };
@@ -184,7 +244,10 @@ export class RequestBatchBuilder {
 
 /** A batch's records in the order they were written (a later one replaces an earlier one with its id). */
 export function readRequestBatch(records: string | Buffer): RequestRecord[] {
-  return (JSON.parse(unpackRecords(records)) as Encoded[]).map(decode);
+  const stored = JSON.parse(unpackRecords(records)) as Encoded[] | Stored;
+  if (Array.isArray(stored)) return stored.map(decode);
+  if (stored.v !== 2) throw new Error(`a request batch of format ${String(stored.v)}, which this hookgate cannot read`);
+  return expand(stored);
 }
 
 /** How long after a request's id its last record can still be written (a request's whole life, with room to spare). */
