@@ -150,6 +150,28 @@ describe('createRequestRecorder', () => {
     assert.deepEqual([records[0]!.status, records[0]!.code], [499, 'client_closed']);
   });
 
+  it('names the action a client that left before its answer still created, and not one whose commit then failed', async () => {
+    const { store, records } = fakeStore();
+    const obs = recorder(store);
+    const kept = obs.begin(req);
+    const event = newEvent('kept');
+    const committed = kept.ingress().addSystemEvent(event);
+    kept.end(null);
+    await committed;
+    assert.deepEqual([records.at(-1)!.status, records.at(-1)!.code, records.at(-1)!.eventIds], [499, 'client_closed', [event.id]]);
+
+    let fail!: (error: Error) => void;
+    store.addSystemEvent = () => new Promise<void>((_, reject) => (fail = reject));
+    const lost = obs.begin(req);
+    const failing = lost.ingress().addSystemEvent(newEvent('lost'));
+    lost.end(null);
+    assert.equal(records.at(-1)!.eventIds.length, 1, 'named while its commit is pending');
+    fail(new Error('database or disk is full'));
+    await failing.catch(() => undefined);
+    assert.equal(records.at(-1)!.id, records.at(-2)!.id, 'the same record, rewritten');
+    assert.deepEqual([records.at(-1)!.status, records.at(-1)!.eventIds], [499, []]);
+  });
+
   it('reports a batch that failed once, however many of its records share it, and each failed batch', async () => {
     const { store } = fakeStore();
     let batch = Promise.reject(new Error('disk full'));

@@ -58,6 +58,8 @@ class Trace implements ObservedRequest, IngressStore {
   payload: string | null = null;
   /** The status of the record already queued with the request's action, if any. */
   private queuedStatus: number | null = null;
+  /** The response has closed (`end`). */
+  private ended = false;
   private error: unknown = undefined;
   private readonly startedMs: number;
 
@@ -120,6 +122,7 @@ class Trace implements ObservedRequest, IngressStore {
 
   end(answered: number | null): void {
     const status = answered ?? CLIENT_CLOSED;
+    this.ended = true;
     if (this.queuedStatus === status && this.error === undefined) return;
     this.status = status;
     this.durationMs = this.elapsed();
@@ -134,7 +137,9 @@ class Trace implements ObservedRequest, IngressStore {
       return;
     }
     // The action was not committed after all (the store failed): the record says what the client got.
-    if (this.queuedStatus !== null && status >= 300) {
+    // A client that left first got nothing: its action may still commit, and the record names it
+    // until the commit fails (see `queueWithAction`).
+    if (this.queuedStatus !== null && answered !== null && status >= 300) {
       this.eventIds = NONE;
       this.runIds = NONE;
     }
@@ -154,6 +159,8 @@ class Trace implements ObservedRequest, IngressStore {
       this.queuedStatus = null;
       this.eventIds = NONE;
       this.runIds = NONE;
+      // The client left before the commit failed: the record written at close named what never was.
+      if (this.ended) this.write();
     });
     return committed;
   }
