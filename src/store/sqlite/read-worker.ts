@@ -11,12 +11,18 @@ import { createSessionsReader } from './read-sessions.js';
 import type { ReadReply, ReadRequest } from './create-read-thread.js';
 
 const { path } = workerData as { path: string };
+/** The connection's page cache, KiB. */
+const READ_CACHE_KB = 2048;
 // Opened by the first read, so a database that cannot be opened fails each read with the reason.
 let opened: Database.Database | undefined;
 const db = (): Database.Database => {
   if (opened === undefined) {
     opened = new Database(path, { readonly: true, fileMustExist: true });
     opened.pragma('busy_timeout = 1000');
+    // SQLite's own default (better-sqlite3 makes it 16 MB), which also bounds a GROUP BY's sorter
+    // before it spills to a temporary file: a digest of a million pending events took as long
+    // (4-5 s) and raised the thread's memory by 9 MB instead of 35.
+    opened.pragma(`cache_size = -${READ_CACHE_KB}`);
   }
   return opened;
 };
