@@ -37,7 +37,9 @@ describe('the SQLite read thread', () => {
 
   it('makes a digest whose grouping outgrows its page cache (and spills) as one made in memory', async () => {
     // About 4 MB of sort keys (hook, shape, seq) against the thread's 2 MB cache.
+    // Written beside the open store, as another writer would: a lock it holds for a moment is waited for.
     const writer = new Database(f.path);
+    writer.pragma('busy_timeout = 5000');
     const add = writer.prepare(
       `INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at)
         VALUES (?, 'main', ?, ?, 'next-heartbeat', ?, ?)`,

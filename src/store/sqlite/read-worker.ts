@@ -19,9 +19,9 @@ const db = (): Database.Database => {
   if (opened === undefined) {
     opened = new Database(path, { readonly: true, fileMustExist: true });
     opened.pragma('busy_timeout = 1000');
-    // SQLite's own default (better-sqlite3 makes it 16 MB), which also bounds a GROUP BY's sorter
-    // before it spills to a temporary file: a digest of a million pending events took as long
-    // (4-5 s) and raised the thread's memory by 9 MB instead of 35.
+    // About SQLite's own default of 2,000 KiB (better-sqlite3 makes it 16 MB), which also bounds a
+    // GROUP BY's sorter before it spills to a temporary file: a digest of a million pending events
+    // took as long (4-5 s) and raised the thread's memory by 9 MB instead of 35.
     opened.pragma(`cache_size = -${READ_CACHE_KB}`);
   }
   return opened;
