@@ -141,9 +141,13 @@ describe('runtime: an agent hook end to end', () => {
     heartbeatReply = 'Alice needs an answer about lunch.';
     try {
       const before = (await h.gateway.store.listDeliveries({ limit: 100 })).length;
+      const handedBefore = h.delivered.length;
       const { status } = await h.post('/hooks/wake', { text: 'New mail from Alice', mode: 'now' });
       assert.equal(status, 200);
       await until(async () => (await h.gateway.store.listDeliveries({ limit: 100 })).length === before + 1, 'the heartbeat delivery');
+      // The delivery is handed to the worker only after its turn is committed, so a reader of the store can see it first.
+      await until(() => h.delivered.length === handedBefore + 1, 'the heartbeat delivery handed to the worker');
+      assert.equal(h.delivered.at(-1)!.text, 'Alice needs an answer about lunch.');
       const [latest] = await h.gateway.store.listDeliveries({ limit: 1 });
       assert.equal(latest!.runId, null);
       assert.equal(latest!.channel, 'last');
