@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import type { FakeServer } from '../fakes/create-fake-server.js';
 import { createFakeOpenAi } from '../fakes/fake-openai.js';
 import { freePort, spawnGateway, type GatewayProcess } from '../helpers/gateway-process.js';
+import { writePendingEvents } from '../helpers/write-pending-events.js';
 
 const HOOK = 'read-threads-hook-token';
 const GATEWAY = 'read-threads-gateway-token';
@@ -48,14 +48,10 @@ describe('the shipped gateway under a flood of pending events', () => {
     cleanups.push(() => gw.kill());
 
     // The flood, written beside the running gateway as another writer would.
-    const db = new Database(join(dir, 'state', 'hookgate.db'));
-    db.pragma('busy_timeout = 5000');
-    const insert = db.prepare(`INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at)
-      VALUES (?, 'main', 'agent:main:main', ?, 'next-heartbeat', '{"hook":"ci","external":true,"allowUnsafeExternalContent":false}', ?)`);
-    db.transaction(() => {
-      for (let i = 0; i < FLOOD; i++) insert.run(`flood-${i}`, `Build ${i} failed on main`, Date.now());
-    })();
-    db.close();
+    const source = '{"hook":"ci","external":true,"allowUnsafeExternalContent":false}';
+    writePendingEvents(join(dir, 'state', 'hookgate.db'), Array.from({ length: FLOOD }, (_, i) => ({
+      id: `flood-${i}`, text: `Build ${i} failed on main`, source, createdAt: Date.now(),
+    })));
 
     const pendingDepth = async (): Promise<number> => {
       const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${GATEWAY}` } });

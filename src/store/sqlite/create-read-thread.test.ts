@@ -1,10 +1,10 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSqliteFixture, type SqliteFixture } from '../../../test/helpers/sqlite-fixture.js';
 import { MAIN, newEvent } from '../../../test/helpers/store-records.js';
+import { writePendingEvents } from '../../../test/helpers/write-pending-events.js';
 import { createReadThread, type ReadThread } from './create-read-thread.js';
 import { encodeSource } from '../action-source.js';
 import { createDigestReader } from './read-digest.js';
@@ -37,21 +37,14 @@ describe('the SQLite read thread', () => {
 
   it('makes a digest whose grouping outgrows its page cache (and spills) as one made in memory', async () => {
     // About 4 MB of sort keys (hook, shape, seq) against the thread's 2 MB cache.
-    // Written beside the open store, as another writer would: a lock it holds for a moment is waited for.
-    const writer = new Database(f.path);
-    writer.pragma('busy_timeout = 5000');
-    const add = writer.prepare(
-      `INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at)
-        VALUES (?, 'main', ?, ?, 'next-heartbeat', ?, ?)`,
-    );
     const hooks = ['gmail', 'github', 'stripe'].map((hook) => encodeSource({ hook, external: true, allowUnsafeExternalContent: false }));
     const word = (n: number): string => String.fromCharCode(97 + (n % 26), 97 + (Math.floor(n / 26) % 26));
-    writer.transaction(() => {
-      for (let i = 0; i < 60_000; i++) {
-        add.run(`ev-${i}`, MAIN, `alert ${word(i % 400)} ${word(i % 7)} on host ${word(i % 11)} number ${i}`, hooks[i % 3], i);
-      }
-    })();
-    writer.close();
+    writePendingEvents(f.path, Array.from({ length: 60_000 }, (_, i) => ({
+      id: `ev-${i}`,
+      text: `alert ${word(i % 400)} ${word(i % 7)} on host ${word(i % 11)} number ${i}`,
+      source: hooks[i % 3]!,
+      createdAt: i,
+    })));
     thread = createReadThread(f.path);
     const options = { groups: 20, newest: 5 };
     const onThread = await thread.read({ kind: 'digest', sessionKey: MAIN, options });

@@ -1,8 +1,8 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
 import { createSqliteFixture, type SqliteFixture } from '../../../test/helpers/sqlite-fixture.js';
 import { MAIN } from '../../../test/helpers/store-records.js';
+import { writePendingEvents } from '../../../test/helpers/write-pending-events.js';
 import { createDigestReader } from './read-digest.js';
 
 interface Row {
@@ -40,18 +40,13 @@ describe('the SQLite digest reader', () => {
 
   /** Writes `rows` as pending events of the main session beside the open store; returns them with their `seq`. */
   const write = (rows: ReadonlyArray<Omit<Row, 'seq'>>): Row[] => {
-    const writer = new Database(f.path);
-    writer.pragma('busy_timeout = 5000');
-    const add = writer.prepare(
-      `INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at)
-        VALUES (?, 'main', ?, ?, 'next-heartbeat', ?, ?)`,
-    );
-    const written = writer.transaction(() => rows.map((r, i) => {
-      const source = JSON.stringify(r.hook === null ? { external: true } : { hook: r.hook, external: true });
-      return { ...r, seq: Number(add.run(`ev-${i}`, MAIN, r.text, source, i).lastInsertRowid) };
-    }))();
-    writer.close();
-    return written;
+    const seqs = writePendingEvents(f.path, rows.map((r, i) => ({
+      id: `ev-${i}`,
+      text: r.text,
+      source: JSON.stringify(r.hook === null ? { external: true } : { hook: r.hook, external: true }),
+      createdAt: i,
+    })));
+    return rows.map((r, i) => ({ ...r, seq: seqs[i]! }));
   };
 
   it('counts by hook and groups alike events in one pass, as a count over every row does', () => {
