@@ -32,13 +32,13 @@ await build({
 for (const name of readdirSync('dist/bundle').filter((n) => n.endsWith('.js'))) {
   const path = `dist/bundle/${name}`;
   const text = readFileSync(path, 'utf8');
-  if (/^[\x00-\x7f]*$/.test(text)) continue;
+  if (/^\p{ASCII}*$/u.test(text)) continue;
   const lines = text.split('\n').map((line, i) => {
-    const at = line.search(/[^\x00-\x7f]/);
+    const at = line.search(/\P{ASCII}/u);
     if (at === -1) return line;
     const comment = line.indexOf('//');
     if (comment === -1 || comment > at) throw new Error(`${path}:${i + 1}: a character that is not ASCII outside a line comment`);
-    return line.replace(/[^\x00-\x7f]/gu, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
+    return line.replace(/\P{ASCII}/gu, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
   });
   writeFileSync(path, lines.join('\n'));
 }

@@ -19,7 +19,12 @@ function setup(preflightIssues: { path: string; message: string }[] = []) {
     path,
     env: {},
     log: createLog({ write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>), repeatIntervalMs: 0 }),
-    gateway: { reload: (next) => (applied.push(next), next.config.hooks.authRateLimit.maxFailures === 20 ? [] : ['hooks.authRateLimit']) },
+    gateway: {
+      reload: (next) => {
+        applied.push(next);
+        return next.config.hooks.authRateLimit.maxFailures === 20 ? [] : ['hooks.authRateLimit'];
+      },
+    },
     preflight: async () => preflightIssues,
     override: (l) => {
       l.config.gateway.port = 4321;

@@ -17,6 +17,24 @@ import { sessionCommand, sessionsCommand } from './sessions-command.js';
 
 export { USAGE } from './command-help.js';
 
+const OPTIONS = {
+    config: { type: 'string', short: 'c' },
+    json: { type: 'boolean', default: false },
+    limit: { type: 'string', short: 'n' },
+    help: { type: 'boolean', short: 'h', default: false },
+    failed: { type: 'boolean', default: false },
+    state: { type: 'string' },
+    version: { type: 'boolean', short: 'V', default: false },
+    data: { type: 'string' },
+    file: { type: 'string' },
+    port: { type: 'string' },
+    bind: { type: 'string' },
+    'dry-run': { type: 'boolean', default: false },
+    sign: { type: 'boolean', default: false },
+} as const;
+
+const parseCliArgs = (argv: readonly string[]) => parseArgs({ args: [...argv], allowPositionals: true, options: OPTIONS });
+
 /** Positional arguments each command takes after its name. */
 const POSITIONALS: Readonly<Record<string, { count: number; missing: string }>> = {
   session: { count: 1, missing: 'a session key' },
@@ -27,27 +45,9 @@ const POSITIONALS: Readonly<Record<string, { count: number; missing: string }>> 
 
 /** Runs one CLI command; resolves with the exit code, or `undefined` while `serve` keeps running. */
 export async function runCli(argv: readonly string[], deps: CliDeps): Promise<number | undefined> {
-  let parsed;
+  let parsed: ReturnType<typeof parseCliArgs>;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        config: { type: 'string', short: 'c' },
-        json: { type: 'boolean', default: false },
-        limit: { type: 'string', short: 'n' },
-        help: { type: 'boolean', short: 'h', default: false },
-        failed: { type: 'boolean', default: false },
-        state: { type: 'string' },
-        version: { type: 'boolean', short: 'V', default: false },
-        data: { type: 'string' },
-        file: { type: 'string' },
-        port: { type: 'string' },
-        bind: { type: 'string' },
-        'dry-run': { type: 'boolean', default: false },
-        sign: { type: 'boolean', default: false },
-      },
-    });
+    parsed = parseCliArgs(argv);
   } catch (error) {
     const named = argv.find((a) => Object.hasOwn(COMMAND_HELP, a));
     deps.stderr(`hookgate: ${(error as Error).message.split('\n')[0]}\n\n${named === undefined ? USAGE : COMMAND_HELP[named]}`);

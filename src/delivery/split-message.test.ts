@@ -35,7 +35,7 @@ describe('splitMessage', () => {
   });
 
   it('cuts a code block longer than a part, since it has to', () => {
-    const code = '```\n' + 'x'.repeat(100) + '\n```';
+    const code = `\`\`\`\n${'x'.repeat(100)}\n\`\`\``;
     check(code, 40);
   });
 

@@ -31,7 +31,7 @@ describe('createHttpServer', () => {
     const port = await server.listen(0, '127.0.0.1');
     const slow = connect({ host: '127.0.0.1', port });
     slow.on('error', () => undefined);
-    const header = 'POST /hooks/wake HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(100);
+    const header = `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nX-Slow: ${'a'.repeat(100)}`;
     let sent = 0;
     const drip = setInterval(() => {
       if (sent < header.length) slow.write(header[sent++]!);

@@ -1,5 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { RequestError } from '../common/errors.js';
+import type { RequestError } from '../common/errors.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

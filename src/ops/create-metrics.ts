@@ -71,7 +71,7 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
   // Answered requests are counted in plain maps (hook, then status) on the request path and added
   // to the counter when it is scraped: a labelled inc() serializes its labels on every call.
   const answered = new Map<string, Map<number | null, { labels: { hook: string; status: string }; n: number }>>();
-  const requests = new Counter({
+  new Counter({
     name: 'hookgate_requests_total', help: 'Hook requests answered, by hook and HTTP status.', labelNames: ['hook', 'status'], registers,
     collect() {
       for (const byStatus of answered.values()) {
@@ -85,9 +85,15 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
   });
   const countAnswered = (hook: string, status: number | null): void => {
     let byStatus = answered.get(hook);
-    if (byStatus === undefined) answered.set(hook, (byStatus = new Map()));
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      answered.set(hook, byStatus);
+    }
     let a = byStatus.get(status);
-    if (a === undefined) byStatus.set(status, (a = { labels: { hook, status: status === null ? 'none' : String(status) }, n: 0 }));
+    if (a === undefined) {
+      a = { labels: { hook, status: status === null ? 'none' : String(status) }, n: 0 };
+      byStatus.set(status, a);
+    }
     a.n++;
   };
   const authFailures = new Counter({ name: 'hookgate_auth_failures_total', help: 'Failed authentication attempts (hooks, signatures, gateway token).', registers });

@@ -89,7 +89,7 @@ export async function finishRun(
     tokens?: number | null; content: string; started: number;
   },
 ): Promise<RunResult> {
-  const { config, clock, log } = deps;
+  const { clock, log } = deps;
   const { state, reply, error, category, modelUsed, tokens, content, started } = outcome;
   const at = clock.now();
   // A run's reply is held back only when it is the acknowledgement alone: `heartbeat.ackMaxChars`

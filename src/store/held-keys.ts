@@ -188,6 +188,10 @@ export function reopenedKeys(rows: readonly HeldKey[], plan: BudgetPlan | null):
 export function mergeCandidates<T extends { id: string; seq: number | string }>(lists: readonly T[][], limit: number): T[] {
   if (lists.length === 1) return lists[0]!.slice(0, limit);
   const seen = new Set<string>();
-  const all = lists.flat().filter((r) => (seen.has(r.id) ? false : (seen.add(r.id), true)));
+  const all = lists.flat().filter((r) => {
+    if (seen.has(r.id)) return false;
+    seen.add(r.id);
+    return true;
+  });
   return all.sort((a, b) => Number(a.seq) - Number(b.seq)).slice(0, limit);
 }

@@ -8,8 +8,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { COMMAND_HELP } from '../../src/cli/command-help.js';
-import { freePort, runHookgate, spawnGateway, type CliResult } from '../helpers/gateway-process.js';
-import { post } from '../helpers/http-client.js';
+import { freePort, runHookgate, type CliResult } from '../helpers/gateway-process.js';
 import { startTestGateway } from '../helpers/in-process-gateway.js';
 import { baseConfig, createTempConfig, createTempDir, HOOK_TOKEN, type ConfigDoc } from '../helpers/temp-config.js';
 

@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createFakeOpenAi } from '../fakes/fake-openai.js';
 import type { FakeServer } from '../fakes/create-fake-server.js';
+import type { RunRecord } from '../../src/store/index.js';
 import { send, type HttpResult } from '../helpers/http-client.js';
 import { startTestGateway, type TestGateway } from '../helpers/in-process-gateway.js';
 import { baseConfig, HOOK_TOKEN } from '../helpers/temp-config.js';
@@ -76,7 +77,7 @@ describe('waitForCompletion', () => {
         resolve();
       }, 300);
     });
-    let run;
+    let run: RunRecord | undefined;
     for (let i = 0; i < 200; i++) {
       run = (await gw.gateway.store.listRuns({ limit: 50 })).find((r) => r.name === 'leaver');
       if (run?.state === 'succeeded') break;

@@ -9,9 +9,9 @@ let pollTimer = null;
 
 class ApiError extends Error {
   constructor(status, body) {
-    super(body && body.error ? body.error : `HTTP ${status}`);
+    super(body?.error ? body.error : `HTTP ${status}`);
     this.status = status;
-    this.code = body && body.code;
+    this.code = body?.code;
   }
 }
 

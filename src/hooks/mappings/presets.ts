@@ -47,6 +47,8 @@ export function createPresets(hooks: HooksConfig): Preset[] {
     switch (name) {
       case 'gmail':
         return gmailPreset(hooks.gmail);
+      default:
+        throw new Error(`unknown preset ${String(name satisfies never)}`);
     }
   });
 }

@@ -115,7 +115,7 @@ export function createTransformRunner(transformsDir: string, options: TransformR
     const deadline = performance.now() + spec.timeoutMs;
     for (;;) {
       const started = workers.get(key);
-      if (started !== undefined && started.alive) return started;
+      if (started?.alive) return started;
       if (workers.size < maxProcesses) {
         const worker = startTransformWorker({
           transformsDir,

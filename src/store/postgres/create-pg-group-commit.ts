@@ -55,13 +55,12 @@ const signalOf = (w: IngressWrite): WorkSignal | null => {
   }
 };
 
-const NUL = /\u0000/g;
-const clean = <T extends string | null>(text: T): T => (text !== null && text.includes('\u0000') ? text.replace(NUL, '\uFFFD') as T : text);
+const clean = <T extends string | null>(text: T): T => (text?.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') as T : text);
 
 /** A request record whose text fields hold no U+0000 (the record itself when none does). */
 function withoutNul(r: RequestRecord): RequestRecord {
   const texts = [r.path, r.hook, r.client, r.code, r.reason, r.payload];
-  if (!texts.some((t) => t !== null && t.includes('\u0000'))) return r;
+  if (!texts.some((t) => t?.includes('\u0000'))) return r;
   return {
     ...r, path: clean(r.path), hook: clean(r.hook), client: clean(r.client), code: clean(r.code), reason: clean(r.reason), payload: clean(r.payload),
   };

@@ -2,7 +2,7 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
-import { createManualClock } from '../../../test/helpers/manual-clock.js';
+import type { createManualClock } from '../../../test/helpers/manual-clock.js';
 import { dropSchema, POSTGRES_URL, postgresUnavailable, uniqueSchema } from '../../../test/helpers/store-fixture.js';
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
 import { StoreStalledError } from '../create-stall-watch.js';

@@ -2,7 +2,7 @@ import type { StoreReader } from '../store.js';
 import type { DeliveryWithAttempts } from '../types.js';
 import {
   DEFAULT_LIMIT, toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
-  type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
+  type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type TranscriptRow,
 } from '../rows.js';
 import type { Statement } from 'better-sqlite3';
 import { listingSql, type ListedTable } from '../listing-sql.js';
@@ -29,7 +29,8 @@ export function createSqliteReader(
     if (stmt === undefined) {
       const sql = listingSql(table, state, '?');
       if (sql === null) return [];
-      listings.set(id, (stmt = db.prepare(sql)));
+      stmt = db.prepare(sql);
+      listings.set(id, stmt);
     }
     return stmt.all(limit) as T[];
   };

@@ -59,5 +59,8 @@ function answer(read: ReadRequest): unknown {
 
 function lazy<T>(make: () => T): () => T {
   let made: { value: T } | undefined;
-  return () => (made ??= { value: make() }).value;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
 }
