@@ -16,7 +16,8 @@ export function envChoice<T extends string>(name: string, choices: readonly T[],
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const found = choices.find((c) => c === raw);
-  if (found === undefined) throw new Error(`${name} must be one of ${choices.map((c) => `"${c}"`).join(', ')}, got "${raw}"`);
+  if (found === undefined)
+    throw new Error(`${name} must be one of ${choices.map((c) => `"${c}"`).join(', ')}, got "${raw}"`);
   return found;
 }
 

@@ -11,19 +11,40 @@ import type { LoadResult } from './load-result.js';
 import { runLoad } from './load.js';
 import { sampleProcess, stopChild } from './proc.js';
 import {
-  agentConfig, enqueueRuns, gatewayFlags, isClean, startFake, stopGateway, type RuntimeSettings,
+  agentConfig,
+  enqueueRuns,
+  gatewayFlags,
+  isClean,
+  startFake,
+  stopGateway,
+  type RuntimeSettings,
 } from './runtime-common.js';
 import { RunsDb } from './runtime-db.js';
 import { wakeWindow, type BusyIngressResult, type BusyRound, type WakeWindow } from './runtime-report.js';
 
 /** One wake load of `seconds`, with the gateway's CPU and the runs that finished meanwhile. */
-async function wakeLoad(ctx: BenchContext, gw: StartedGateway, db: RunsDb, s: RuntimeSettings, seconds: number, label: string) {
+async function wakeLoad(
+  ctx: BenchContext,
+  gw: StartedGateway,
+  db: RunsDb,
+  s: RuntimeSettings,
+  seconds: number,
+  label: string,
+) {
   const before = db.countFinished();
   const sampler = sampleProcess(gw.child.pid);
   let load: LoadResult;
   let sample: ReturnType<typeof sampler.stop>;
   try {
-    load = await runLoad({ loader: ctx.loader, port: gw.port, token: ctx.token, connections: s.connections, seconds, label, mode: 'next-heartbeat' });
+    load = await runLoad({
+      loader: ctx.loader,
+      port: gw.port,
+      token: ctx.token,
+      connections: s.connections,
+      seconds,
+      label,
+      mode: 'next-heartbeat',
+    });
   } finally {
     sample = sampler.stop(); // its interval would keep the process alive
   }
@@ -38,8 +59,11 @@ export async function runBusyIngress(ctx: BenchContext, s: RuntimeSettings): Pro
   const fake = await startFake(s.busyDelayMs);
   try {
     const gw = await startGateway({
-      dir: join(ctx.root, 'runtime-busy'), token: ctx.token, sync: ctx.sync,
-      extra: agentConfig(fake, s.busyConcurrency), nodeFlags: gatewayFlags('busy'),
+      dir: join(ctx.root, 'runtime-busy'),
+      token: ctx.token,
+      sync: ctx.sync,
+      extra: agentConfig(fake, s.busyConcurrency),
+      nodeFlags: gatewayFlags('busy'),
     });
     const db = new RunsDb(gw.dbPath);
     try {
@@ -55,16 +79,25 @@ export async function runBusyIngress(ctx: BenchContext, s: RuntimeSettings): Pro
         queuedAll += queued.ok2xx;
         const busy = await wakeLoad(ctx, gw, db, s, s.wakeSeconds, `${ctx.runId}-rt-busy-${r}`);
         const openAfter = db.openRuns();
-        log(`round ${r} wake, runs busy: ${describe(busy.window)}; ${queued.ok2xx} runs queued at ${queued.rps.toFixed(0)}/s, ` +
-          `${busy.window.runsFinished} finished in the window, ${openAfter} still open`);
-        rounds.push({ idle: idle.window, busy: busy.window, queued: queued.ok2xx, queuedPerS: Math.round(queued.rps), openAfter });
+        log(
+          `round ${r} wake, runs busy: ${describe(busy.window)}; ${queued.ok2xx} runs queued at ${queued.rps.toFixed(0)}/s, ` +
+            `${busy.window.runsFinished} finished in the window, ${openAfter} still open`,
+        );
+        rounds.push({
+          idle: idle.window,
+          busy: busy.window,
+          queued: queued.ok2xx,
+          queuedPerS: Math.round(queued.rps),
+          openAfter,
+        });
         clean &&= isClean(idle.load) && isClean(busy.load) && isClean(queued) && queued.ok2xx === s.busyRuns;
         // The next idle window starts with an empty queue.
         await db.waitAllFinished(queuedAll, gw.child, s.drainS * 1000);
       }
       const failed = db.countNotSucceeded();
       await stopGateway(gw);
-      const mean = (f: (r: BusyRound) => number): number => rounds.reduce((a, r) => a + f(r), 0) / Math.max(1, rounds.length);
+      const mean = (f: (r: BusyRound) => number): number =>
+        rounds.reduce((a, r) => a + f(r), 0) / Math.max(1, rounds.length);
       const idleRps = mean((r) => r.idle.rps);
       const busyRps = mean((r) => r.busy.rps);
       return {
@@ -72,8 +105,16 @@ export async function runBusyIngress(ctx: BenchContext, s: RuntimeSettings): Pro
         maxConcurrentRuns: s.busyConcurrency,
         runsPerRound: s.busyRuns,
         rounds,
-        idle: { rps: Math.round(idleRps), p99: Number(mean((r) => r.idle.p99).toFixed(3)), gatewayCpuPercent: Math.round(mean((r) => r.idle.gatewayCpuPercent)) },
-        busy: { rps: Math.round(busyRps), p99: Number(mean((r) => r.busy.p99).toFixed(3)), gatewayCpuPercent: Math.round(mean((r) => r.busy.gatewayCpuPercent)) },
+        idle: {
+          rps: Math.round(idleRps),
+          p99: Number(mean((r) => r.idle.p99).toFixed(3)),
+          gatewayCpuPercent: Math.round(mean((r) => r.idle.gatewayCpuPercent)),
+        },
+        busy: {
+          rps: Math.round(busyRps),
+          p99: Number(mean((r) => r.busy.p99).toFixed(3)),
+          gatewayCpuPercent: Math.round(mean((r) => r.busy.gatewayCpuPercent)),
+        },
         ratio: Number((busyRps / idleRps).toFixed(3)),
         failedRuns: failed,
         // The pool must have been busy through every busy window: runs finished in it and some were left.

@@ -15,7 +15,8 @@ const SRC_JS = fileURLToPath(new URL('../src/main.js', import.meta.url));
 export function gatewayEntry(): { kind: 'bundle' | 'src'; path: string } {
   const fallback = existsSync(BUNDLE_JS) ? 'bundle' : 'src';
   const kind = envChoice('BENCH_ENTRY', ['bundle', 'src'] as const, fallback);
-  if (kind === 'bundle' && !existsSync(BUNDLE_JS)) throw new Error(`BENCH_ENTRY=bundle but ${BUNDLE_JS} is missing (npm run build)`);
+  if (kind === 'bundle' && !existsSync(BUNDLE_JS))
+    throw new Error(`BENCH_ENTRY=bundle but ${BUNDLE_JS} is missing (npm run build)`);
   return { kind, path: kind === 'bundle' ? BUNDLE_JS : SRC_JS };
 }
 
@@ -61,7 +62,12 @@ export async function startGateway(o: GatewayOptions): Promise<StartedGateway> {
 }
 
 /** Starts a gateway on a config file already written (replicas share one store section). */
-export async function startGatewayWithConfig(config: string, port: number, dbPath: string, nodeFlags: readonly string[] = []): Promise<StartedGateway> {
+export async function startGatewayWithConfig(
+  config: string,
+  port: number,
+  dbPath: string,
+  nodeFlags: readonly string[] = [],
+): Promise<StartedGateway> {
   const t0 = performance.now();
   const child = spawnNode('hookgate', [...nodeFlags, gatewayEntry().path, 'serve', '--config', config], process.env);
   await waitHealthy(child, port);

@@ -67,8 +67,10 @@ async function measureStartup(ctx: BenchContext, runs: number): Promise<number[]
 function countRows(dbPath: string): { rows: number; distinctTexts: number } {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
-    const row = db.prepare('SELECT COUNT(*) AS rows, COUNT(DISTINCT text) AS texts FROM system_events').get() as
-      { rows: number; texts: number };
+    const row = db.prepare('SELECT COUNT(*) AS rows, COUNT(DISTINCT text) AS texts FROM system_events').get() as {
+      rows: number;
+      texts: number;
+    };
     return { rows: row.rows, distinctTexts: row.texts };
   } finally {
     db.close();
@@ -90,7 +92,9 @@ export async function runIngressBench(ctx: BenchContext, settings: IngressSettin
 
   const bare = await startBare(ctx.token);
   const gw: StartedGateway = await startGateway({
-    dir: join(ctx.root, 'main'), token: ctx.token, sync: ctx.sync,
+    dir: join(ctx.root, 'main'),
+    token: ctx.token,
+    sync: ctx.sync,
     nodeFlags: cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfDir)}`],
   });
   const servers = [
@@ -106,7 +110,15 @@ export async function runIngressBench(ctx: BenchContext, settings: IngressSettin
   const loadServer = async (child: Child, port: number, seconds: number, label: string) => {
     const sampler = sampleProcess(child.pid);
     try {
-      const result = await runLoad({ loader: ctx.loader, port, token: ctx.token, connections: settings.connections, seconds, label, mode });
+      const result = await runLoad({
+        loader: ctx.loader,
+        port,
+        token: ctx.token,
+        connections: settings.connections,
+        seconds,
+        label,
+        mode,
+      });
       const sample = sampler.stop();
       if (child.hasExited()) throw new Error(`${child.name} died under load:\n${child.output()}`);
       return { result, sample };
@@ -168,7 +180,8 @@ export async function runIngressBench(ctx: BenchContext, settings: IngressSettin
   log(formatSummary(summary));
   if (!summary.ok) {
     log(`status codes: bare ${JSON.stringify(a.statusCodes)} hookgate ${JSON.stringify(b.statusCodes)}`);
-    if (a.firstError !== null || b.firstError !== null) log(`first errors: bare ${a.firstError} / hookgate ${b.firstError}`);
+    if (a.firstError !== null || b.firstError !== null)
+      log(`first errors: bare ${a.firstError} / hookgate ${b.firstError}`);
   }
   // logLevel is warn, so anything here deserves a look.
   const gwOutput = gw.child.output().trim();

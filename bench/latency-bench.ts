@@ -48,7 +48,8 @@ function countRows(dbPath: string, label: string): { all: number; rows: number; 
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
     const all = (db.prepare('SELECT count(*) AS n FROM system_events').get() as { n: number }).n;
-    const row = db.prepare('SELECT count(*) AS rows, count(DISTINCT text) AS texts FROM system_events WHERE text LIKE ?')
+    const row = db
+      .prepare('SELECT count(*) AS rows, count(DISTINCT text) AS texts FROM system_events WHERE text LIKE ?')
       .get(`${label}-%`) as { rows: number; texts: number };
     return { all, rows: row.rows, distinctTexts: row.texts };
   } finally {
@@ -70,24 +71,37 @@ export async function runLatencyBench(ctx: BenchContext, s: LatencySettings): Pr
   const first = await startGateway({ dir, token: ctx.token, sync: ctx.sync });
   await stopChild(first.child);
   const seeded = seedDatabase(first.dbPath, { rows: s.rows, prunable: s.prunableRows, now: Date.now() });
-  log(`seeded ${n(s.rows)} consumed wakes (${n(s.prunableRows)} past retention) and the last 7 days' ${n(seeded.requests)} request records ` +
-    `in ${(seeded.ms / 1000).toFixed(1)} s`);
+  log(
+    `seeded ${n(s.rows)} consumed wakes (${n(s.prunableRows)} past retention) and the last 7 days' ${n(seeded.requests)} request records ` +
+      `in ${(seeded.ms / 1000).toFixed(1)} s`,
+  );
 
   const gw: StartedGateway = await startGateway({
-    dir, token: ctx.token, sync: ctx.sync,
+    dir,
+    token: ctx.token,
+    sync: ctx.sync,
     nodeFlags: cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfDir)}`],
   });
-  const load = (seconds: number, label: string): Promise<OpenLoopResult> => runOpenLoopLoad({
-    port: gw.port, token: ctx.token, path: '/hooks/wake', rate: s.rate, connections: s.connections, seconds,
-    // The label is a hex run id plus a key, so it needs no JSON escaping.
-    bodyPrefix: `{"text":"${label}-`, bodySuffix: `","mode":"${s.mode}"}`,
-  });
+  const load = (seconds: number, label: string): Promise<OpenLoopResult> =>
+    runOpenLoopLoad({
+      port: gw.port,
+      token: ctx.token,
+      path: '/hooks/wake',
+      rate: s.rate,
+      connections: s.connections,
+      seconds,
+      // The label is a hex run id plus a key, so it needs no JSON escaping.
+      bodyPrefix: `{"text":"${label}-`,
+      bodySuffix: `","mode":"${s.mode}"}`,
+    });
 
   let warmup: OpenLoopResult | null = null;
   const warmupLabel = `${ctx.runId}-latw`;
   if (s.warmupSeconds > 0) {
     warmup = await load(s.warmupSeconds, warmupLabel);
-    log(`warm-up: ${n(warmup.ok2xx)} of ${n(warmup.scheduled)} answered 2xx, p99 ${warmup.latency.p99.toFixed(2)} ms from due`);
+    log(
+      `warm-up: ${n(warmup.ok2xx)} of ${n(warmup.scheduled)} answered 2xx, p99 ${warmup.latency.p99.toFixed(2)} ms from due`,
+    );
   }
   const label = `${ctx.runId}-lat`;
   const proc = sampleProcess(gw.child.pid);
@@ -102,31 +116,56 @@ export async function runLatencyBench(ctx: BenchContext, s: LatencySettings): Pr
   const stored = countRows(gw.dbPath, label);
   const warmStored = warmup === null ? 0 : countRows(gw.dbPath, warmupLabel).distinctTexts;
   const pruned = s.rows + warmStored + stored.rows - stored.all;
-  const ledgerOk = r.sent === r.scheduled && r.ok2xx === r.sent && stored.rows === r.ok2xx && stored.distinctTexts === r.ok2xx;
+  const ledgerOk =
+    r.sent === r.scheduled && r.ok2xx === r.sent && stored.rows === r.ok2xx && stored.distinctTexts === r.ok2xx;
   const warmupOk = warmup === null || (warmup.ok2xx === warmup.scheduled && warmStored === warmup.ok2xx);
   const ok = ledgerOk && warmupOk;
 
   log('');
-  log(`Latency (open loop): ${n(s.rate)} req/s scheduled for ${s.seconds} s over ${s.connections} keep-alive connections ` +
-    `(a pool, pipelining off), POST /hooks/wake mode=${s.mode}, ${n(s.rows)} wakes pre-stored (${n(s.prunableRows)} past retention), ` +
-    `store sync=${ctx.sync}, gateway ${ctx.entry}`);
-  log(`${''.padEnd(26)}${'p50'.padStart(8)}${'p90'.padStart(8)}${'p99'.padStart(8)}${'p99.9'.padStart(8)}${'max'.padStart(8)}`);
+  log(
+    `Latency (open loop): ${n(s.rate)} req/s scheduled for ${s.seconds} s over ${s.connections} keep-alive connections ` +
+      `(a pool, pipelining off), POST /hooks/wake mode=${s.mode}, ${n(s.rows)} wakes pre-stored (${n(s.prunableRows)} past retention), ` +
+      `store sync=${ctx.sync}, gateway ${ctx.entry}`,
+  );
+  log(
+    `${''.padEnd(26)}${'p50'.padStart(8)}${'p90'.padStart(8)}${'p99'.padStart(8)}${'p99.9'.padStart(8)}${'max'.padStart(8)}`,
+  );
   log(row('from due time, ms', r.latency));
   log(row('from send (server), ms', r.service));
   log(row('waiting for a connection', r.wait));
-  log(`p99 from due ${r.latency.p99.toFixed(2)} ms, goal <= ${TARGET_P99_MS} ms: ${r.latency.p99 <= TARGET_P99_MS ? 'ok' : 'MISS'}`);
-  log(`ledger: scheduled ${n(r.scheduled)}, sent ${n(r.sent)}, acknowledged (2xx) ${n(r.ok2xx)}, stored ${n(stored.distinctTexts)} ` +
-    `(rows ${n(stored.rows)}): ${ledgerOk ? 'balanced' : 'UNBALANCED'}` +
-    (r.non2xx + r.lost > 0 ? ` (non-2xx ${n(r.non2xx)} ${JSON.stringify(r.statusCodes)}, lost ${n(r.lost)}: ${r.firstError})` : ''));
-  log(`achieved ${n(Math.round(r.ok2xx / r.seconds))} req/s; most requests waiting for a connection at once: ${r.maxBacklog}; ` +
-    `gateway CPU ${sample.cpuPercent.toFixed(0)}%, max RSS ${mb(sample.maxRssKb * 1024)}; loader CPU ${r.loaderCpuPercent.toFixed(0)}%`);
-  log(`WAL: max ${mb(walBytes.maxBytes)} during the run; events pruned since the gateway started: ${n(pruned)}; events in the database after: ${n(stored.all)}`);
+  log(
+    `p99 from due ${r.latency.p99.toFixed(2)} ms, goal <= ${TARGET_P99_MS} ms: ${r.latency.p99 <= TARGET_P99_MS ? 'ok' : 'MISS'}`,
+  );
+  log(
+    `ledger: scheduled ${n(r.scheduled)}, sent ${n(r.sent)}, acknowledged (2xx) ${n(r.ok2xx)}, stored ${n(stored.distinctTexts)} ` +
+      `(rows ${n(stored.rows)}): ${ledgerOk ? 'balanced' : 'UNBALANCED'}` +
+      (r.non2xx + r.lost > 0
+        ? ` (non-2xx ${n(r.non2xx)} ${JSON.stringify(r.statusCodes)}, lost ${n(r.lost)}: ${r.firstError})`
+        : ''),
+  );
+  log(
+    `achieved ${n(Math.round(r.ok2xx / r.seconds))} req/s; most requests waiting for a connection at once: ${r.maxBacklog}; ` +
+      `gateway CPU ${sample.cpuPercent.toFixed(0)}%, max RSS ${mb(sample.maxRssKb * 1024)}; loader CPU ${r.loaderCpuPercent.toFixed(0)}%`,
+  );
+  log(
+    `WAL: max ${mb(walBytes.maxBytes)} during the run; events pruned since the gateway started: ${n(pruned)}; events in the database after: ${n(stored.all)}`,
+  );
   if (!warmupOk) log(`warm-up did not balance: ${JSON.stringify(warmup)}`);
   const gwOutput = gw.child.output().trim();
   if (gwOutput !== '') log(`hookgate wrote (last lines):\n${gwOutput.split('\n').slice(-5).join('\n')}`);
-  log(`BENCH_JSON ${JSON.stringify({
-    part: 'latency', settings: { ...s, sync: ctx.sync, entry: ctx.entry }, result: r, stored, pruned, ledgerOk, warmupOk,
-    walMaxBytes: walBytes.maxBytes, gatewayCpuPercent: sample.cpuPercent, gatewayMaxRssKb: sample.maxRssKb,
-  })}`);
+  log(
+    `BENCH_JSON ${JSON.stringify({
+      part: 'latency',
+      settings: { ...s, sync: ctx.sync, entry: ctx.entry },
+      result: r,
+      stored,
+      pruned,
+      ledgerOk,
+      warmupOk,
+      walMaxBytes: walBytes.maxBytes,
+      gatewayCpuPercent: sample.cpuPercent,
+      gatewayMaxRssKb: sample.maxRssKb,
+    })}`,
+  );
   return ok;
 }

@@ -6,7 +6,6 @@ import { connect, type Socket } from 'node:net';
 import { writeRequest, type RequestParts } from './request-parts.js';
 import { ResponseParser } from './response-parser.js';
 
-
 /** Response times in ms, in a growing Float64Array. */
 class Latencies {
   #data = new Float64Array(1 << 16);
@@ -60,7 +59,6 @@ export class Run {
   }
 }
 
-
 /** One keep-alive connection, replaced on loss while there is work left. */
 export class Conn {
   #socket: Socket;
@@ -84,12 +82,15 @@ export class Conn {
   }
 
   #open(onConnect: () => void): Socket {
-    const s = connect({
-      host: '127.0.0.1',
-      port: this.#req.port,
-      noDelay: true,
-      onread: { buffer: this.#req.readBuffer, callback: (n) => this.#onData(this.#req.readBuffer.subarray(0, n)) },
-    }, onConnect);
+    const s = connect(
+      {
+        host: '127.0.0.1',
+        port: this.#req.port,
+        noDelay: true,
+        onread: { buffer: this.#req.readBuffer, callback: (n) => this.#onData(this.#req.readBuffer.subarray(0, n)) },
+      },
+      onConnect,
+    );
     this.#counted = false;
     s.on('error', (e) => this.#lose(s, e.message));
     s.on('close', () => {

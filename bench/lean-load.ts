@@ -95,12 +95,14 @@ export function runLeanLoad(o: LeanLoadOptions): Promise<LoadResult> {
       timers.push(watch);
       for (const c of conns) c.send();
     };
-    timers.push(setTimeout(() => {
-      if (t0 === 0) {
-        run.fail(`not all ${n} connections up within ${CONNECT_MS} ms`);
-        finish();
-      }
-    }, CONNECT_MS));
+    timers.push(
+      setTimeout(() => {
+        if (t0 === 0) {
+          run.fail(`not all ${n} connections up within ${CONNECT_MS} ms`);
+          finish();
+        }
+      }, CONNECT_MS),
+    );
     for (let i = 0; i < n; i++) conns.push(new Conn(run, req, onIdle, start));
   });
 }

@@ -8,8 +8,6 @@ import { connect, type Socket } from 'node:net';
 import { writeRequest, type RequestParts } from './request-parts.js';
 import { ResponseParser } from './response-parser.js';
 
-
-
 export interface OpenLoopEvents {
   /** A response arrived for the request due at `dueAt` and written at `sentAt` (performance.now() ms). */
   answered(conn: OpenLoopConn, status: number, dueAt: number, sentAt: number, now: number): void;
@@ -42,12 +40,18 @@ export class OpenLoopConn {
   }
 
   #open(): Socket {
-    const s: Socket = connect({
-      host: '127.0.0.1',
-      port: this.#req.port,
-      noDelay: true,
-      onread: { buffer: this.#req.readBuffer, callback: (n: number): boolean => this.#onData(s, this.#req.readBuffer.subarray(0, n)) },
-    }, () => this.#events.ready(this));
+    const s: Socket = connect(
+      {
+        host: '127.0.0.1',
+        port: this.#req.port,
+        noDelay: true,
+        onread: {
+          buffer: this.#req.readBuffer,
+          callback: (n: number): boolean => this.#onData(s, this.#req.readBuffer.subarray(0, n)),
+        },
+      },
+      () => this.#events.ready(this),
+    );
     s.on('error', (e: Error) => this.#lose(s, e.message));
     s.on('close', () => {
       if (s !== this.#socket || this.#closed) return;
@@ -81,7 +85,8 @@ export class OpenLoopConn {
 
   /** Cuts the connection when its response is overdue. */
   checkTimeout(now: number, timeoutMs: number): void {
-    if (this.#sentAt >= 0 && now - this.#sentAt > timeoutMs) this.#lose(this.#socket, `no response within ${timeoutMs} ms`);
+    if (this.#sentAt >= 0 && now - this.#sentAt > timeoutMs)
+      this.#lose(this.#socket, `no response within ${timeoutMs} ms`);
   }
 
   close(): void {

@@ -167,7 +167,8 @@ export async function waitForOutput(child: Child, pattern: RegExp, timeoutMs = 1
     const m = pattern.exec(child.output());
     if (m !== null) return m;
     if (child.hasExited()) throw new Error(`${child.name} exited (${await child.exited}):\n${child.output()}`);
-    if (performance.now() > deadline) throw new Error(`${child.name}: no ${pattern} within ${timeoutMs} ms:\n${child.output()}`);
+    if (performance.now() > deadline)
+      throw new Error(`${child.name}: no ${pattern} within ${timeoutMs} ms:\n${child.output()}`);
     await sleep(10);
   }
 }

@@ -67,7 +67,8 @@ export function median(xs: readonly number[]): number {
 export function summarizeServer(runs: ServerRuns): ServerSummary {
   const all = runs.warmup === null ? runs.rounds : [runs.warmup, ...runs.rounds];
   const statusCodes: Record<string, number> = {};
-  for (const r of all) for (const [code, n] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+  for (const r of all)
+    for (const [code, n] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
   const rpsRounds = runs.rounds.map((r) => r.rps);
   const p50Rounds = runs.rounds.map((r) => r.p50);
   const p99Rounds = runs.rounds.map((r) => r.p99);
@@ -80,7 +81,7 @@ export function summarizeServer(runs: ServerRuns): ServerSummary {
     p99Rounds: p99Rounds.map((x) => round(x, 3)),
     maxRssMb: round(runs.maxRssKb / 1024, 1),
     cpuPercentRounds: runs.cpuPercent.map((x) => round(x, 0)),
-    cpuUsPerRequest: round(mean(runs.rounds.map((r, i) => ((runs.cpuPercent[i] ?? 0) / 100) * 1e6 / r.rps)), 1),
+    cpuUsPerRequest: round(mean(runs.rounds.map((r, i) => (((runs.cpuPercent[i] ?? 0) / 100) * 1e6) / r.rps)), 1),
     loaderCpuPercentRounds: runs.rounds.map((r) => round(r.loaderCpuPercent, 0)),
     ok2xx: all.reduce((a, r) => a + r.ok2xx, 0),
     non2xx: all.reduce((a, r) => a + r.non2xx, 0),
@@ -114,13 +115,26 @@ export function formatSummary(s: Summary): string {
     row('p99 ms per round', list(a.p99Rounds.map((x) => round(x, 2))), list(b.p99Rounds.map((x) => round(x, 2)))),
     row('max RSS MB under load', a.maxRssMb.toFixed(1), b.maxRssMb.toFixed(1), `<= ${TARGETS.rssMb}  ${mark(t.rss)}`),
     row('server CPU % per round', list(a.cpuPercentRounds), list(b.cpuPercentRounds)),
-    row('server CPU us / request', a.cpuUsPerRequest.toFixed(1), b.cpuUsPerRequest.toFixed(1),
-      `(cost ratio a/b ${(a.cpuUsPerRequest / b.cpuUsPerRequest).toFixed(3)})`),
+    row(
+      'server CPU us / request',
+      a.cpuUsPerRequest.toFixed(1),
+      b.cpuUsPerRequest.toFixed(1),
+      `(cost ratio a/b ${(a.cpuUsPerRequest / b.cpuUsPerRequest).toFixed(3)})`,
+    ),
     row('loader CPU % per round', list(a.loaderCpuPercentRounds), list(b.loaderCpuPercentRounds)),
     row('non-2xx / socket errors', errs(a), errs(b)),
-    row('startup s median / max', '', `${(s.startup.medianMs / 1000).toFixed(3)} / ${(s.startup.maxMs / 1000).toFixed(3)}`,
-      `<= ${TARGETS.startupS}  ${mark(t.startup)}`),
-    row('durable rows / 2xx', '', `${s.durability.rows} / ${s.durability.ok2xx}`, `rows >= 2xx  ${mark(s.durability.ok)}`),
+    row(
+      'startup s median / max',
+      '',
+      `${(s.startup.medianMs / 1000).toFixed(3)} / ${(s.startup.maxMs / 1000).toFixed(3)}`,
+      `<= ${TARGETS.startupS}  ${mark(t.startup)}`,
+    ),
+    row(
+      'durable rows / 2xx',
+      '',
+      `${s.durability.rows} / ${s.durability.ok2xx}`,
+      `rows >= 2xx  ${mark(s.durability.ok)}`,
+    ),
     `Result: ${s.ok ? 'OK' : 'FAILED'} (correctness); targets ${Object.values(t).every(Boolean) ? 'all met' : 'not all met'}`,
   ].join('\n');
 }

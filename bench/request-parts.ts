@@ -13,7 +13,13 @@ export interface RequestParts {
 }
 
 /** The parts of `POST path` with a bearer token, whose body is `bodyPrefix + n + bodySuffix`. */
-export function requestParts(o: { port: number; path: string; token: string; bodyPrefix: string; bodySuffix: string }): RequestParts {
+export function requestParts(o: {
+  port: number;
+  path: string;
+  token: string;
+  bodyPrefix: string;
+  bodySuffix: string;
+}): RequestParts {
   return {
     port: o.port,
     readBuffer: Buffer.allocUnsafe(64 * 1024),

@@ -29,14 +29,24 @@ async function fill(store: Store, count: number, at: number, label: string): Pro
   const source = { hook: 'wake', external: true, allowUnsafeExternalContent: false };
   for (let done = 0; done < count; done += BATCH) {
     const events = Array.from({ length: Math.min(BATCH, count - done) }, (_, i) => ({
-      id: ids.next(), agentId: 'main', sessionKey: 'agent:main:main', mode: 'next-heartbeat' as const, createdAt: at, source,
+      id: ids.next(),
+      agentId: 'main',
+      sessionKey: 'agent:main:main',
+      mode: 'next-heartbeat' as const,
+      createdAt: at,
+      source,
       text: `${label} wake ${done + i}: New email from alerts@example.com about order ${done + i}`,
     }));
     await store.recordActions({ events, runs: [], idempotency: null });
     const claim = (await store.claimHeartbeat({ agentId: 'main', owner: 'bench', leaseMs: 60_000 }))!;
     await store.recordHeartbeatTurn({
-      claimId: claim.claimId, sessionKey: 'agent:main:main', agentId: 'main', consumedEventIds: events.map((e) => e.id),
-      transcript: [], delivery: null, at,
+      claimId: claim.claimId,
+      sessionKey: 'agent:main:main',
+      agentId: 'main',
+      consumedEventIds: events.map((e) => e.id),
+      transcript: [],
+      delivery: null,
+      at,
     });
     await store.releaseHeartbeat(claim);
   }
@@ -48,18 +58,25 @@ export async function runRetentionBench(ctx: BenchContext, s: RetentionSettings)
   const size = (): string => `database ${mb(bytes(''))} + WAL ${mb(bytes('-wal'))}`;
   let now = Date.now() - 40 * DAY;
   const clock = { now: () => now, sleep: async () => undefined };
-  const store = await createStore(StoreSchema.parse({ driver: 'sqlite', path, sync: ctx.sync }), { mode: 'serve', clock });
+  const store = await createStore(StoreSchema.parse({ driver: 'sqlite', path, sync: ctx.sync }), {
+    mode: 'serve',
+    clock,
+  });
   const retention = StoreSchema.parse({ driver: 'sqlite' }).retention;
   const pruner = createPruner({ store, retention, clock, log: createLog({ level: 'silent' }) });
   try {
-    log(`retention part: ${s.wakes.toLocaleString('en-US')} wakes stored and consumed, then pruned 30 days later (SQLite, sync=${ctx.sync})`);
+    log(
+      `retention part: ${s.wakes.toLocaleString('en-US')} wakes stored and consumed, then pruned 30 days later (SQLite, sync=${ctx.sync})`,
+    );
     let t0 = performance.now();
     await fill(store, s.wakes, now, 'first');
     log(`  stored and consumed in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${size()}`);
     now += 31 * DAY;
     t0 = performance.now();
     const pruned = await pruner.pruneAll();
-    log(`  pruned ${pruned.events.toLocaleString('en-US')} events in ${((performance.now() - t0) / 1000).toFixed(1)} s (batches of 500): ${size()}`);
+    log(
+      `  pruned ${pruned.events.toLocaleString('en-US')} events in ${((performance.now() - t0) / 1000).toFixed(1)} s (batches of 500): ${size()}`,
+    );
     await fill(store, s.wakes, now, 'second');
     log(`  a second ${s.wakes.toLocaleString('en-US')} stored into the freed pages: ${size()}`);
     const left = (await store.listSystemEvents({ limit: 1 })).length;

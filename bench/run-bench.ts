@@ -23,7 +23,11 @@ import { latencyBudgetS, latencySettings, runLatencyBench } from './latency-benc
 import { runScaleBench, scaleBudgetS, scaleSettings } from './scale-bench.js';
 
 async function main(): Promise<number> {
-  const part = envChoice('BENCH_PART', ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency', 'scale'] as const, 'all');
+  const part = envChoice(
+    'BENCH_PART',
+    ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency', 'scale'] as const,
+    'all',
+  );
   const ingress = part === 'all' || part === 'ingress' ? ingressSettings() : null;
   const runtime = part === 'all' || part === 'runtime' ? runtimeSettings() : null;
   const fleet = part === 'all' || part === 'fleet' ? fleetSettings() : null;
@@ -39,10 +43,17 @@ async function main(): Promise<number> {
     loader: envChoice('BENCH_LOADER', ['lean', 'autocannon'] as const, 'lean'),
     sync: envChoice('BENCH_SYNC', ['full', 'normal'] as const, 'full'),
   };
-  startWatchdog((ingress === null ? 0 : ingressBudgetS(ingress)) + (runtime === null ? 0 : runtimeBudgetS(runtime)) + (fleet === null ? 0 : fleetBudgetS(fleet))
-    + (retention === null ? 0 : retentionBudgetS(retention)) + (latency === null ? 0 : latencyBudgetS(latency))
-    + (scale === null ? 0 : scaleBudgetS(scale)));
-  log(`hookgate bench: part=${part} loader=${ctx.loader} sync=${ctx.sync} gateway=${entry.kind} (${entry.path}), state under ${ctx.root}`);
+  startWatchdog(
+    (ingress === null ? 0 : ingressBudgetS(ingress)) +
+      (runtime === null ? 0 : runtimeBudgetS(runtime)) +
+      (fleet === null ? 0 : fleetBudgetS(fleet)) +
+      (retention === null ? 0 : retentionBudgetS(retention)) +
+      (latency === null ? 0 : latencyBudgetS(latency)) +
+      (scale === null ? 0 : scaleBudgetS(scale)),
+  );
+  log(
+    `hookgate bench: part=${part} loader=${ctx.loader} sync=${ctx.sync} gateway=${entry.kind} (${entry.path}), state under ${ctx.root}`,
+  );
   let ok = true;
   if (ingress !== null) ok = (await runIngressBench(ctx, ingress)) && ok;
   if (runtime !== null) {

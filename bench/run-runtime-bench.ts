@@ -20,27 +20,50 @@ import type { BenchContext } from './ingress-bench.js';
 import type { LoadResult } from './load-result.js';
 import { sampleProcess, stopChild } from './proc.js';
 import {
-  ENQUEUE_MAX_S, agentConfig, enqueueRuns, gatewayFlags, isClean, startFake, stopFake, stopGateway, type RuntimeSettings,
+  ENQUEUE_MAX_S,
+  agentConfig,
+  enqueueRuns,
+  gatewayFlags,
+  isClean,
+  startFake,
+  stopFake,
+  stopGateway,
+  type RuntimeSettings,
 } from './runtime-common.js';
 import { RunsDb } from './runtime-db.js';
-import { formatRuntimeSummary, scenarioLine, scenarioOf, type RuntimeSummary, type ScenarioResult } from './runtime-report.js';
+import {
+  formatRuntimeSummary,
+  scenarioLine,
+  scenarioOf,
+  type RuntimeSummary,
+  type ScenarioResult,
+} from './runtime-report.js';
 
 export { runtimeSettings } from './runtime-common.js';
 
 /** Upper bound of the runtime part's duration, s. */
 export function runtimeBudgetS(s: RuntimeSettings): number {
   const perScenario = 15 + ENQUEUE_MAX_S + s.drainS + 40;
-  const busy = s.busyRounds === 0 ? 0 : 60 + s.warmupSeconds + s.busyRounds * (2 * (s.wakeSeconds + 3) + ENQUEUE_MAX_S + s.drainS);
+  const busy =
+    s.busyRounds === 0 ? 0 : 60 + s.warmupSeconds + s.busyRounds * (2 * (s.wakeSeconds + 3) + ENQUEUE_MAX_S + s.drainS);
   return (s.runs === 0 ? 0 : 2 * s.concurrency.length * perScenario) + busy + 60;
 }
 
-async function runScenario(ctx: BenchContext, s: RuntimeSettings, provider: 'echo' | 'fake', maxConcurrentRuns: number): Promise<ScenarioResult> {
+async function runScenario(
+  ctx: BenchContext,
+  s: RuntimeSettings,
+  provider: 'echo' | 'fake',
+  maxConcurrentRuns: number,
+): Promise<ScenarioResult> {
   const fake = provider === 'fake' ? await startFake(0) : null;
   try {
     const tag = `${provider}-c${maxConcurrentRuns}`;
     const gw = await startGateway({
-      dir: join(ctx.root, `runtime-${tag}`), token: ctx.token, sync: ctx.sync,
-      extra: agentConfig(fake, maxConcurrentRuns), nodeFlags: gatewayFlags(tag),
+      dir: join(ctx.root, `runtime-${tag}`),
+      token: ctx.token,
+      sync: ctx.sync,
+      extra: agentConfig(fake, maxConcurrentRuns),
+      nodeFlags: gatewayFlags(tag),
     });
     const db = new RunsDb(gw.dbPath);
     try {
@@ -59,8 +82,13 @@ async function runScenario(ctx: BenchContext, s: RuntimeSettings, provider: 'ech
       await stopGateway(gw);
       const providerCalls = fake === null ? null : await stopFake(fake);
       const result: ScenarioResult = {
-        provider, maxConcurrentRuns, runs: s.runs,
-        acceptedPerS: enqueue.rps, accepted: enqueue.ok2xx, enqueueNon2xx: enqueue.non2xx, enqueueErrors: enqueue.errors,
+        provider,
+        maxConcurrentRuns,
+        runs: s.runs,
+        acceptedPerS: enqueue.rps,
+        accepted: enqueue.ok2xx,
+        enqueueNon2xx: enqueue.non2xx,
+        enqueueErrors: enqueue.errors,
         completedPerS: stats.succeeded / Math.max(0.001, stats.spanMs / 1000),
         ...stats,
         maxRssMb: sample.maxRssKb / 1024,
@@ -85,8 +113,12 @@ const round = (x: number, d: number): number => Number(x.toFixed(d));
 
 function roundScenario(x: ScenarioResult): ScenarioResult {
   return {
-    ...x, acceptedPerS: round(x.acceptedPerS, 0), completedPerS: round(x.completedPerS, 0), maxRssMb: round(x.maxRssMb, 1),
-    gatewayCpuPercent: round(x.gatewayCpuPercent, 0), gatewayCpuUsPerRun: round(x.gatewayCpuUsPerRun, 0),
+    ...x,
+    acceptedPerS: round(x.acceptedPerS, 0),
+    completedPerS: round(x.completedPerS, 0),
+    maxRssMb: round(x.maxRssMb, 1),
+    gatewayCpuPercent: round(x.gatewayCpuPercent, 0),
+    gatewayCpuUsPerRun: round(x.gatewayCpuUsPerRun, 0),
   };
 }
 

@@ -17,7 +17,8 @@ export function runtimeSettings() {
   const busyDelayMs = envNumber('BENCH_RUNTIME_BUSY_DELAY_MS', 50, 0);
   const busyConcurrency = Math.floor(envNumber('BENCH_RUNTIME_BUSY_CONCURRENCY', 4, 1));
   // Enough runs to outlast a busy window by half (the pool's pace is known when the fake is slow).
-  const busyRunsDefault = busyDelayMs > 0 ? Math.ceil(1.5 * busyConcurrency * (1000 / busyDelayMs) * wakeSeconds) : 20_000;
+  const busyRunsDefault =
+    busyDelayMs > 0 ? Math.ceil(1.5 * busyConcurrency * (1000 / busyDelayMs) * wakeSeconds) : 20_000;
   return {
     runs: Math.floor(envNumber('BENCH_RUNTIME_RUNS', 1000, 0)),
     concurrency: envIntList('BENCH_RUNTIME_CONCURRENCY', [4, 16], 1),
@@ -42,7 +43,11 @@ export interface Fake {
 /** The fake OpenAI server in its own process, answering each completion after `delayMs`. */
 export async function startFake(delayMs: number): Promise<Fake> {
   const apiKey = randomBytes(16).toString('hex');
-  const child = spawnNode('fake-openai', [FAKE_JS], { ...process.env, BENCH_FAKE_KEY: apiKey, BENCH_FAKE_DELAY_MS: String(delayMs) });
+  const child = spawnNode('fake-openai', [FAKE_JS], {
+    ...process.env,
+    BENCH_FAKE_KEY: apiKey,
+    BENCH_FAKE_DELAY_MS: String(delayMs),
+  });
   const m = await waitForOutput(child, /^FAKE_URL (\S+)$/m);
   return { child, url: m[1] ?? '', apiKey };
 }
@@ -56,7 +61,9 @@ export async function stopFake(fake: Fake): Promise<number | null> {
 
 /** Config sections that route the default agent to `echo` (no fake) or to the fake, heartbeats off. */
 export function agentConfig(fake: Fake | null, maxConcurrentRuns: number): Record<string, unknown> {
-  const agents = { defaults: { model: fake === null ? 'echo/echo' : 'fake/m', maxConcurrentRuns, heartbeat: { every: 0 } } };
+  const agents = {
+    defaults: { model: fake === null ? 'echo/echo' : 'fake/m', maxConcurrentRuns, heartbeat: { every: 0 } },
+  };
   if (fake === null) return { agents };
   return { agents, models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: fake.apiKey } } } };
 }
@@ -64,14 +71,22 @@ export function agentConfig(fake: Fake | null, maxConcurrentRuns: number): Recor
 /** `--cpu-prof` flags for a gateway when BENCH_CPU_PROF names a directory. */
 export function gatewayFlags(tag: string): string[] {
   const dir = process.env['BENCH_CPU_PROF'];
-  return dir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(dir)}`, `--cpu-prof-name=runtime-${tag}-${Date.now()}.cpuprofile`];
+  return dir === undefined
+    ? []
+    : ['--cpu-prof', `--cpu-prof-dir=${resolve(dir)}`, `--cpu-prof-name=runtime-${tag}-${Date.now()}.cpuprofile`];
 }
 
 /** `count` agent runs with bodies `{"message":"task <i>",…}`, as fast as `connections` allow. */
 export function enqueueRuns(port: number, token: string, count: number, connections: number): Promise<LoadResult> {
   return runLeanLoad({
-    port, token, path: '/hooks/agent', connections, seconds: ENQUEUE_MAX_S, maxRequests: count,
-    bodyPrefix: '{"message":"task ', bodySuffix: '","deliver":false,"wakeMode":"next-heartbeat"}',
+    port,
+    token,
+    path: '/hooks/agent',
+    connections,
+    seconds: ENQUEUE_MAX_S,
+    maxRequests: count,
+    bodyPrefix: '{"message":"task ',
+    bodySuffix: '","deliver":false,"wakeMode":"next-heartbeat"}',
   });
 }
 

@@ -31,7 +31,9 @@ export class RunsDb {
     this.#finished = this.#db.prepare(
       "SELECT (SELECT COUNT(*) FROM runs) - (SELECT COUNT(*) FROM runs WHERE state IN ('queued', 'running')) AS n",
     );
-    this.#notSucceeded = this.#db.prepare("SELECT COUNT(*) AS n FROM runs WHERE state NOT IN ('queued', 'running', 'succeeded')");
+    this.#notSucceeded = this.#db.prepare(
+      "SELECT COUNT(*) AS n FROM runs WHERE state NOT IN ('queued', 'running', 'succeeded')",
+    );
     this.#all = this.#db.prepare('SELECT COUNT(*) AS n FROM runs');
   }
 
@@ -57,7 +59,10 @@ export class RunsDb {
   stats(): RunStats {
     const byState: Record<string, number> = {};
     let total = 0;
-    for (const r of this.#db.prepare('SELECT state, COUNT(*) AS n FROM runs GROUP BY state').all() as Array<{ state: string; n: number }>) {
+    for (const r of this.#db.prepare('SELECT state, COUNT(*) AS n FROM runs GROUP BY state').all() as Array<{
+      state: string;
+      n: number;
+    }>) {
       byState[r.state] = r.n;
       total += r.n;
     }
@@ -91,7 +96,8 @@ export class RunsDb {
   async waitAllFinished(expected: number, gateway: Child, timeoutMs: number): Promise<void> {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
-      if (gateway.hasExited()) throw new Error(`gateway exited (${await gateway.exited}) with runs open:\n${gateway.output()}`);
+      if (gateway.hasExited())
+        throw new Error(`gateway exited (${await gateway.exited}) with runs open:\n${gateway.output()}`);
       if (this.openRuns() === 0 && this.countAll() >= expected) return;
       if (performance.now() > deadline) {
         throw new Error(`runs not finished within ${timeoutMs} ms: ${JSON.stringify(this.stats().byState)}`);

@@ -37,7 +37,11 @@ export type ScaleSettings = ReturnType<typeof scaleSettings>;
 export const scaleBudgetS = (s: ScaleSettings): number => 300 + s.runs / 200 + s.rows / 5000;
 
 type Driver = 'sqlite' | 'postgres';
-interface Timed<T> { value: T; ms: number; stopMs: number }
+interface Timed<T> {
+  value: T;
+  ms: number;
+  stopMs: number;
+}
 
 /** Runs `fn`, timing it and the longest the event loop stood still meanwhile. */
 async function timed<T>(fn: () => Promise<T>): Promise<Timed<T>> {
@@ -71,7 +75,9 @@ interface Place {
 }
 
 export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promise<boolean> {
-  log(`scale part: ${s.runs.toLocaleString('en-US')} runs, deliveries or addresses; ${s.rows.toLocaleString('en-US')} rows of history`);
+  log(
+    `scale part: ${s.runs.toLocaleString('en-US')} runs, deliveries or addresses; ${s.rows.toLocaleString('en-US')} rows of history`,
+  );
   let pgError: string | null = null;
   try {
     const c = new pg.Client({ connectionString: POSTGRES_URL });
@@ -114,10 +120,17 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
     };
   };
   /** Copies the one row of `table` `count` times, with `over` (SQL over `g`, 1…count) for some columns. */
-  const clone = async (p: Place, driver: Driver, table: string, count: number, over: Record<string, string>): Promise<void> => {
-    const columns = driver === 'sqlite'
-      ? `SELECT name FROM pragma_table_info('${table}') WHERE name <> 'seq'`
-      : `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '${table}' AND column_name <> 'seq'`;
+  const clone = async (
+    p: Place,
+    driver: Driver,
+    table: string,
+    count: number,
+    over: Record<string, string>,
+  ): Promise<void> => {
+    const columns =
+      driver === 'sqlite'
+        ? `SELECT name FROM pragma_table_info('${table}') WHERE name <> 'seq'`
+        : `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '${table}' AND column_name <> 'seq'`;
     let names: string[] = [];
     if (driver === 'sqlite') {
       const db = new Database((p.config as { path: string }).path, { readonly: true });
@@ -130,16 +143,29 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
       names = ((await c.query(columns)).rows as Array<{ name: string }>).map((r) => r.name);
       await c.end();
     }
-    const series = driver === 'sqlite'
-      ? `(WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < ${count}) SELECT g FROM s)`
-      : `generate_series(1, ${count})`;
+    const series =
+      driver === 'sqlite'
+        ? `(WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < ${count}) SELECT g FROM s)`
+        : `generate_series(1, ${count})`;
     await p.sql(`INSERT INTO ${table} (${names.join(', ')}) SELECT ${names.map((c) => over[c] ?? `t0.${c}`).join(', ')}
       FROM (SELECT * FROM ${table} LIMIT 1) t0, ${series} AS gs${driver === 'sqlite' ? '' : '(g)'}`);
   };
   const ids = createIds();
   const run = (session: string, hook: string, at: number, coalesce?: { key: string; windowMs: number }): NewRun => ({
-    id: ids.next(), agentId: 'main', sessionKey: session, message: 'm', name: hook, wakeMode: 'now', deliver: false,
-    channel: 'last', to: null, model: null, thinking: null, timeoutSeconds: 30, source: source(hook), createdAt: at,
+    id: ids.next(),
+    agentId: 'main',
+    sessionKey: session,
+    message: 'm',
+    name: hook,
+    wakeMode: 'now',
+    deliver: false,
+    channel: 'last',
+    to: null,
+    model: null,
+    thinking: null,
+    timeoutSeconds: 30,
+    source: source(hook),
+    createdAt: at,
     ...(coalesce === undefined ? {} : { coalesce }),
   });
   const enqueueMany = async (store: Store, count: number, make: (i: number) => NewRun): Promise<void> => {
@@ -171,7 +197,9 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
         claims.push(await timed(() => claim(store, budgets)));
         if ((await store.readQueueStats()).heldRuns >= s.runs - 1) break;
       }
-      log(`  ${driver}: a budget holding ${s.runs.toLocaleString('en-US')} queued runs: marked over ${claims.length} claims, median ${f1(median(claims.map((c) => c.ms)))} ms, longest ${f1(Math.max(...claims.map((c) => c.ms)))} ms; longest stop ${f1(Math.max(...claims.map((c) => c.stopMs)))} ms`);
+      log(
+        `  ${driver}: a budget holding ${s.runs.toLocaleString('en-US')} queued runs: marked over ${claims.length} claims, median ${f1(median(claims.map((c) => c.ms)))} ms, longest ${f1(Math.max(...claims.map((c) => c.ms)))} ms; longest stop ${f1(Math.max(...claims.map((c) => c.stopMs)))} ms`,
+      );
     });
     await withStore(driver, async (store) => {
       await enqueueMany(store, s.runs, (i) => run(`hook:r${i}`, 'flood', Date.now()));
@@ -185,45 +213,93 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
       // The first claims under budgets mark the runs queued since the last marking, 2,000 a claim.
       const marking = await series(Math.ceil(s.runs / 2000) + 5, budgets);
       const budgeted = await series(20, budgets);
-      log(`  ${driver}: ${s.runs.toLocaleString('en-US')} runs ready in as many sessions: a claim of 4 ${f1(plain)} ms without budgets, ${f1(budgeted)} ms with a budget on another mapping (medians of 20; the claims before, which mark the runs queued since the last: ${f1(marking)} ms)`);
+      log(
+        `  ${driver}: ${s.runs.toLocaleString('en-US')} runs ready in as many sessions: a claim of 4 ${f1(plain)} ms without budgets, ${f1(budgeted)} ms with a budget on another mapping (medians of 20; the claims before, which mark the runs queued since the last: ${f1(marking)} ms)`,
+      );
     });
     await withStore(driver, async (store) => {
       await enqueueMany(store, s.runs, (i) => run(`hook:c${i}`, 'burst', Date.now(), { key: `k${i}`, windowMs: HOUR }));
       await store.enqueueRun(run('hook:plain', 'plain', Date.now()));
       const claims: Timed<unknown>[] = [];
       for (let k = 0; k < 5; k++) claims.push(await timed(() => claim(store)));
-      log(`  ${driver}: ${s.runs.toLocaleString('en-US')} runs in their coalescing windows: a claim ${f1(median(claims.map((c) => c.ms)))} ms (median of 5), longest stop ${f1(Math.max(...claims.map((c) => c.stopMs)))} ms`);
+      log(
+        `  ${driver}: ${s.runs.toLocaleString('en-US')} runs in their coalescing windows: a claim ${f1(median(claims.map((c) => c.ms)))} ms (median of 5), longest stop ${f1(Math.max(...claims.map((c) => c.stopMs)))} ms`,
+      );
     });
     await withStore(driver, async (store, p) => {
-      await store.addDelivery({ id: ids.next(), agentId: 'main', channel: 'telegram', to: '42', text: 'hi', runId: null, createdAt: Date.now() });
+      await store.addDelivery({
+        id: ids.next(),
+        agentId: 'main',
+        channel: 'telegram',
+        to: '42',
+        text: 'hi',
+        runId: null,
+        createdAt: Date.now(),
+      });
       await clone(p, driver, 'deliveries', s.runs - 1, { id: `'d' || g` });
       await p.sql(`UPDATE deliveries SET next_attempt_at = ${Date.now() + HOUR}, attempts = 1`);
       const claims: Timed<unknown>[] = [];
-      for (let k = 0; k < 5; k++) claims.push(await timed(() => store.claimDueDeliveries({ owner: 'bench', now: Date.now(), limit: 4, leaseMs: HOUR })));
-      log(`  ${driver}: ${s.runs.toLocaleString('en-US')} deliveries waiting for their retries: a claim ${f1(median(claims.map((c) => c.ms)))} ms (median of 5), longest stop ${f1(Math.max(...claims.map((c) => c.stopMs)))} ms`);
+      for (let k = 0; k < 5; k++)
+        claims.push(
+          await timed(() => store.claimDueDeliveries({ owner: 'bench', now: Date.now(), limit: 4, leaseMs: HOUR })),
+        );
+      log(
+        `  ${driver}: ${s.runs.toLocaleString('en-US')} deliveries waiting for their retries: a claim ${f1(median(claims.map((c) => c.ms)))} ms (median of 5), longest stop ${f1(Math.max(...claims.map((c) => c.stopMs)))} ms`,
+      );
     });
   }
 
   await withStore('sqlite', async (store, p) => {
     await store.enqueueRun(run('hook:x', 'x', Date.now()));
-    await store.addDelivery({ id: ids.next(), agentId: 'main', channel: 'telegram', to: '42', text: 'hi', runId: null, createdAt: Date.now() });
-    await clone(p, 'sqlite', 'runs', s.rows, { id: `'r' || g`, state: `CASE WHEN g % 100 = 0 THEN 'failed' ELSE 'succeeded' END` });
-    await clone(p, 'sqlite', 'deliveries', s.rows, { id: `'d' || g`, state: `CASE WHEN g % 100 = 0 THEN 'failed' ELSE 'sent' END`, run_id: `'r' || g` });
+    await store.addDelivery({
+      id: ids.next(),
+      agentId: 'main',
+      channel: 'telegram',
+      to: '42',
+      text: 'hi',
+      runId: null,
+      createdAt: Date.now(),
+    });
+    await clone(p, 'sqlite', 'runs', s.rows, {
+      id: `'r' || g`,
+      state: `CASE WHEN g % 100 = 0 THEN 'failed' ELSE 'succeeded' END`,
+    });
+    await clone(p, 'sqlite', 'deliveries', s.rows, {
+      id: `'d' || g`,
+      state: `CASE WHEN g % 100 = 0 THEN 'failed' ELSE 'sent' END`,
+      run_id: `'r' || g`,
+    });
     const runs = await timed(() => store.listRuns({ state: 'failed', limit: 100 }));
     const deliveries = await timed(() => store.listDeliveries({ state: 'failed', limit: 100 }));
     const look = await timed(() => store.getRunDelivery('r-none'));
-    log(`  sqlite: ${s.rows.toLocaleString('en-US')} finished runs and deliveries: 100 failed runs listed in ${f1(runs.ms)} ms, deliveries ${f1(deliveries.ms)} ms; a run's delivery looked up in ${f1(look.ms)} ms`);
+    log(
+      `  sqlite: ${s.rows.toLocaleString('en-US')} finished runs and deliveries: 100 failed runs listed in ${f1(runs.ms)} ms, deliveries ${f1(deliveries.ms)} ms; a run's delivery looked up in ${f1(look.ms)} ms`,
+    );
   });
   await withStore('sqlite', async (store, p) => {
     const db = new Database((p.config as { path: string }).path);
-    const insert = db.prepare(`INSERT INTO request_batches (min_id, max_id, upto_id, min_at, max_at, count, records, statuses, hooks)
+    const insert =
+      db.prepare(`INSERT INTO request_batches (min_id, max_id, upto_id, min_at, max_at, count, records, statuses, hooks)
       VALUES (@min_id, @max_id, @max_id, @min_at, @max_at, @count, @records, @statuses, @hooks)`);
     db.transaction(() => {
       for (let i = 0; i < s.rows; i += 20) {
         const b = new RequestBatchBuilder();
         for (let j = 0; j < 20; j++) {
-          b.add({ id: ids.next(), at: Date.now(), method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1', status: 200,
-            code: null, reason: null, durationMs: 0.4, eventIds: [], runIds: [], payload: null });
+          b.add({
+            id: ids.next(),
+            at: Date.now(),
+            method: 'POST',
+            path: '/hooks/wake',
+            hook: 'wake',
+            client: '127.0.0.1',
+            status: 200,
+            code: null,
+            reason: null,
+            durationMs: 0.4,
+            eventIds: [],
+            runIds: [],
+            payload: null,
+          });
         }
         insert.run(b.build());
       }
@@ -231,7 +307,9 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
     db.close();
     const first = await timed(() => store.listRequests({ status: 500, limit: 50 }));
     const again = await timed(() => store.listRequests({ status: 500, limit: 50 }));
-    log(`  sqlite: ${s.rows.toLocaleString('en-US')} request records: a listing filtered by a status none has ${f1(again.ms)} ms, longest stop ${f1(again.stopMs)} ms (the first: ${f1(first.ms)} ms, stop ${f1(first.stopMs)} ms)`);
+    log(
+      `  sqlite: ${s.rows.toLocaleString('en-US')} request records: a listing filtered by a status none has ${f1(again.ms)} ms, longest stop ${f1(again.stopMs)} ms (the first: ${f1(first.ms)} ms, stop ${f1(first.stopMs)} ms)`,
+    );
   });
 
   if (pgError === null) {
@@ -239,23 +317,59 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
       await store.recordAuthFailure({ client: 'seed', windowMs: 60_000, maxFailures: 10, lockoutMs: 60_000 });
       await clone(p, 'postgres', 'auth_failures', s.runs, { client: `'a' || g` });
       const failures: Timed<unknown>[] = [];
-      for (let k = 0; k < 50; k++) failures.push(await timed(() => store.recordAuthFailure({ client: `x${k}`, windowMs: 60_000, maxFailures: 10, lockoutMs: 60_000 })));
-      log(`  postgres: ${s.runs.toLocaleString('en-US')} addresses failing within the window: an auth failure ${f1(median(failures.map((f) => f.ms)))} ms (median of 50)`);
+      for (let k = 0; k < 50; k++)
+        failures.push(
+          await timed(() =>
+            store.recordAuthFailure({ client: `x${k}`, windowMs: 60_000, maxFailures: 10, lockoutMs: 60_000 }),
+          ),
+        );
+      log(
+        `  postgres: ${s.runs.toLocaleString('en-US')} addresses failing within the window: an auth failure ${f1(median(failures.map((f) => f.ms)))} ms (median of 50)`,
+      );
     });
     await withStore('postgres', async (store, p) => {
-      await store.addSystemEvent({ id: ids.next(), agentId: 'main', sessionKey: 'agent:main:main', text: 'e', mode: 'next-heartbeat', source: source('wake'), createdAt: Date.now() });
+      await store.addSystemEvent({
+        id: ids.next(),
+        agentId: 'main',
+        sessionKey: 'agent:main:main',
+        text: 'e',
+        mode: 'next-heartbeat',
+        source: source('wake'),
+        createdAt: Date.now(),
+      });
       await clone(p, 'postgres', 'system_events', s.rows, { id: `'e' || g`, consumed_at: String(Date.now()) });
       await p.sql(`ANALYZE system_events`);
-      const cutoffs = pruneCutoffs({ events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d' }, Date.now());
+      const cutoffs = pruneCutoffs(
+        { events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d' },
+        Date.now(),
+      );
       const batches: Timed<unknown>[] = [];
       for (let k = 0; k < 3; k++) batches.push(await timed(() => store.prune(cutoffs, 100)));
-      log(`  postgres: ${s.rows.toLocaleString('en-US')} events, none due: a prune batch ${batches.map((b) => f1(b.ms)).join(' / ')} ms (the first finds the bounds)`);
+      log(
+        `  postgres: ${s.rows.toLocaleString('en-US')} events, none due: a prune batch ${batches.map((b) => f1(b.ms)).join(' / ')} ms (the first finds the bounds)`,
+      );
     });
     await withStore('postgres', async (store, p) => {
-      await store.recordRequest({ id: ids.next(), at: Date.now(), method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1',
-        status: 200, code: null, reason: null, durationMs: 0.4, eventIds: [], runIds: [], payload: null });
+      await store.recordRequest({
+        id: ids.next(),
+        at: Date.now(),
+        method: 'POST',
+        path: '/hooks/wake',
+        hook: 'wake',
+        client: '127.0.0.1',
+        status: 200,
+        code: null,
+        reason: null,
+        durationMs: 0.4,
+        eventIds: [],
+        runIds: [],
+        payload: null,
+      });
       // One in 50,000 refused (401), the rest answered.
-      await clone(p, 'postgres', 'requests', s.rows, { id: `'q' || g`, status: `CASE WHEN g % 50000 = 0 THEN 401 ELSE 200 END` });
+      await clone(p, 'postgres', 'requests', s.rows, {
+        id: `'q' || g`,
+        status: `CASE WHEN g % 50000 = 0 THEN 401 ELSE 200 END`,
+      });
       await p.sql('ANALYZE requests');
       const listings = async (): Promise<string> => {
         const none = await timed(() => store.listRequests({ status: 500, limit: 50 }));
@@ -267,7 +381,9 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
       // The same listings as they were before the index of unusual statuses, for comparison.
       await p.sql('DROP INDEX requests_unusual');
       const scanned = await listings();
-      log(`  postgres: ${s.rows.toLocaleString('en-US')} request records listed by status: ${indexed}; without requests_unusual: ${scanned}`);
+      log(
+        `  postgres: ${s.rows.toLocaleString('en-US')} request records listed by status: ${indexed}; without requests_unusual: ${scanned}`,
+      );
     });
   }
   return true;

@@ -62,11 +62,29 @@ export function seedDatabase(path: string, o: SeedOptions): { requests: number; 
         const eventId = ids.next();
         // A heartbeat turn a minute later consumes the wakes that arrived before it.
         if (i % 100 === 0) turn = ids.next();
-        addEvent.run(eventId, `seed wake ${i}: New email from alerts@example.com about order ${i}`, SOURCE, at, at + 60_000, turn);
+        addEvent.run(
+          eventId,
+          `seed wake ${i}: New email from alerts@example.com about order ${i}`,
+          SOURCE,
+          at,
+          at + 60_000,
+          turn,
+        );
         if (at < o.now - REQUESTS_KEPT_MS) continue;
         batch.add({
-          id: ids.next(), at, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1', status: 200,
-          code: null, reason: null, durationMs: 1 + (i % 7) / 10, eventIds: [eventId], runIds: [], payload: null,
+          id: ids.next(),
+          at,
+          method: 'POST',
+          path: '/hooks/wake',
+          hook: 'wake',
+          client: '127.0.0.1',
+          status: 200,
+          code: null,
+          reason: null,
+          durationMs: 1 + (i % 7) / 10,
+          eventIds: [eventId],
+          runIds: [],
+          payload: null,
         });
         requests++;
         if (batch.count === BATCH) writeBatch();

@@ -22,7 +22,9 @@ await build({
   external: ['better-sqlite3', 'amaro'],
   logLevel: 'warning',
   // CommonJS dependencies bundled into ESM (pino) call require() for Node built-ins.
-  banner: { js: "import { createRequire as __hookgateCreateRequire } from 'node:module'; const require = __hookgateCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __hookgateCreateRequire } from 'node:module'; const require = __hookgateCreateRequire(import.meta.url);",
+  },
 });
 
 // esbuild escapes what is not ASCII in strings and regular expressions, but keeps the comments it
@@ -37,7 +39,8 @@ for (const name of readdirSync('dist/bundle').filter((n) => n.endsWith('.js'))) 
     const at = line.search(/\P{ASCII}/u);
     if (at === -1) return line;
     const comment = line.indexOf('//');
-    if (comment === -1 || comment > at) throw new Error(`${path}:${i + 1}: a character that is not ASCII outside a line comment`);
+    if (comment === -1 || comment > at)
+      throw new Error(`${path}:${i + 1}: a character that is not ASCII outside a line comment`);
     return line.replace(/\P{ASCII}/gu, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
   });
   writeFileSync(path, lines.join('\n'));
@@ -45,4 +48,5 @@ for (const name of readdirSync('dist/bundle').filter((n) => n.endsWith('.js'))) 
 
 // The dashboard's static files are served as is, from beside whichever main.js runs: the compiled
 // tree (tests) and the bundle (the `hookgate` command).
-for (const dir of ['dist/src/admin/static', 'dist/bundle/admin/static']) cpSync('src/admin/static', dir, { recursive: true });
+for (const dir of ['dist/src/admin/static', 'dist/bundle/admin/static'])
+  cpSync('src/admin/static', dir, { recursive: true });

@@ -5,24 +5,62 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createAuthLimiter, createSharedAuthLimiter, createSignatureGate, createTokenVerifier, groupAuthLimiter, type SharedAuthLimiter } from './auth/index.js';
+import {
+  createAuthLimiter,
+  createSharedAuthLimiter,
+  createSignatureGate,
+  createTokenVerifier,
+  groupAuthLimiter,
+  type SharedAuthLimiter,
+} from './auth/index.js';
 import { createAdminSurface } from './admin/index.js';
 import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
 import { createSecretScrubber } from './common/scrub-secrets.js';
-import { CHANNEL_NAMES, listConfigSecrets, readRunBudgets, restartOnlyChanges, type LoadedConfig } from './config/index.js';
+import {
+  CHANNEL_NAMES,
+  listConfigSecrets,
+  readRunBudgets,
+  restartOnlyChanges,
+  type LoadedConfig,
+} from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import {
-  addressGroup, createClientAddressResolver, createHttpServer, createPeerGrouper, createMetricsRoute, createReadinessRoute, createRequestHandler, type IngressSettings,
+  addressGroup,
+  createClientAddressResolver,
+  createHttpServer,
+  createPeerGrouper,
+  createMetricsRoute,
+  createReadinessRoute,
+  createRequestHandler,
+  type IngressSettings,
 } from './http/index.js';
 import {
-  createHookLabeler, createMetrics, createReadiness, observeAuthLimiter, observeModelRegistry, observeStore, type ReadinessDeps,
+  createHookLabeler,
+  createMetrics,
+  createReadiness,
+  observeAuthLimiter,
+  observeModelRegistry,
+  observeStore,
+  type ReadinessDeps,
 } from './ops/index.js';
 import { createPolicy } from './policy/index.js';
-import { createChannelAdapters, DeliveryWorker, type DeliveryPort, type DeliveryWorkerOptions } from './delivery/index.js';
-import { abortableSleep, createModelRegistry, createRuntime, waitForRun, type Runtime, type RuntimeOptions } from './runtime/index.js';
+import {
+  createChannelAdapters,
+  DeliveryWorker,
+  type DeliveryPort,
+  type DeliveryWorkerOptions,
+} from './delivery/index.js';
+import {
+  abortableSleep,
+  createModelRegistry,
+  createRuntime,
+  waitForRun,
+  type Runtime,
+  type RuntimeOptions,
+} from './runtime/index.js';
 import { createPruner, createStore, type Store, type StoreMode, type StoreObserver } from './store/index.js';
 
 /** The dashboard's files, copied beside the compiled code and the bundle by the build. */
@@ -52,7 +90,9 @@ export interface GatewayDeps {
   /** Replaces the delivery port (the default sends through the configured channels). */
   delivery?: DeliveryPort;
   /** Delivery tuning (tests shorten backoff and polling). */
-  deliveryOptions?: Partial<Pick<DeliveryWorkerOptions, 'maxAttempts' | 'maxAgeMs' | 'backoffBaseMs' | 'backoffMaxMs' | 'pollMs' | 'timeoutMs'>>;
+  deliveryOptions?: Partial<
+    Pick<DeliveryWorkerOptions, 'maxAttempts' | 'maxAgeMs' | 'backoffBaseMs' | 'backoffMaxMs' | 'pollMs' | 'timeoutMs'>
+  >;
   /** Runtime tuning (tests shorten leases and windows). */
   runtime?: RuntimeOptions;
   /** Readiness probe tuning (tests turn the cache off). */
@@ -60,7 +100,10 @@ export interface GatewayDeps {
 }
 
 /** Opens the store for a config: `serve` for the gateway, `read`/`write` for CLI commands beside it. */
-export function openStore(loaded: LoadedConfig, options: { mode: StoreMode; observer?: StoreObserver }): Promise<Store> {
+export function openStore(
+  loaded: LoadedConfig,
+  options: { mode: StoreMode; observer?: StoreObserver },
+): Promise<Store> {
   return createStore(loaded.config.store, options);
 }
 
@@ -88,33 +131,39 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const channels = { ...config.channels };
   const adapters = createChannelAdapters(config.channels, { now: clock.now });
 
-  const deliveryWorker = deps.delivery === undefined
-    ? new DeliveryWorker({
+  const deliveryWorker =
+    deps.delivery === undefined
+      ? new DeliveryWorker({
+          store,
+          log,
+          clock,
+          random: Math.random,
+          channels,
+          adapters,
+          owner: `${process.pid}:${ids.next()}`,
+          leaseMs: config.store.leaseSeconds * 1000,
+          scrub,
+          ...deps.deliveryOptions,
+        })
+      : undefined;
+  const runtime = createRuntime(
+    {
+      config,
+      configDir: loaded.dir,
       store,
+      models: observeModelRegistry(createModelRegistry(config, clock.now), metrics),
+      delivery: deps.delivery ?? deliveryWorker!,
       log,
       clock,
-      random: Math.random,
-      channels,
-      adapters,
-      owner: `${process.pid}:${ids.next()}`,
-      leaseMs: config.store.leaseSeconds * 1000,
+      ids,
+      retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
       scrub,
-      ...deps.deliveryOptions,
-    })
-    : undefined;
-  const runtime = createRuntime({
-    config,
-    configDir: loaded.dir,
-    store,
-    models: observeModelRegistry(createModelRegistry(config, clock.now), metrics),
-    delivery: deps.delivery ?? deliveryWorker!,
-    log,
-    clock,
-    ids,
-    retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
-    scrub,
-  }, { leaseMs: config.store.leaseSeconds * 1000, budgets: readRunBudgets(() => current.config), ...deps.runtime });
-  const runTransform = createTransformRunner(loaded.transformsDir, { maxProcesses: config.hooks.maxTransformProcesses });
+    },
+    { leaseMs: config.store.leaseSeconds * 1000, budgets: readRunBudgets(() => current.config), ...deps.runtime },
+  );
+  const runTransform = createTransformRunner(loaded.transformsDir, {
+    maxProcesses: config.hooks.maxTransformProcesses,
+  });
   const pruner = createPruner({ store, retention: config.store.retention, clock, log, observer: metrics.pruner });
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
   const localLimiter = createAuthLimiter(config.hooks.authRateLimit);
@@ -148,7 +197,10 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const readiness = createReadiness({
     probeWrite: () => store.probeWrite(),
     isStarted: () => ready,
-    loops: [{ name: 'runs', isAlive: () => runtime.isAlive() }, ...(deliveryWorker === undefined ? [] : [{ name: 'deliveries', isAlive: () => deliveryWorker.isAlive() }])],
+    loops: [
+      { name: 'runs', isAlive: () => runtime.isAlive() },
+      ...(deliveryWorker === undefined ? [] : [{ name: 'deliveries', isAlive: () => deliveryWorker.isAlive() }]),
+    ],
     clock,
     ...deps.readiness,
   });
@@ -160,17 +212,33 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     log,
     isReady: () => ready,
     ...createAdminSurface({
-      config, store, limiter, clientAddress, clock, ids, log, assetsDir: ADMIN_ASSETS_DIR,
+      config,
+      store,
+      limiter,
+      clientAddress,
+      clock,
+      ids,
+      log,
+      assetsDir: ADMIN_ASSETS_DIR,
       onRecordDropped: metrics.requestRecordDropped,
       handleHook: (call, through) => ingress.handleHook(call, through),
       hooksPath: () => ingress.hooks.path,
     }),
     routes: new Map([
       ['/readyz', createReadinessRoute(readiness)],
-      ['/metrics', createMetricsRoute({
-        render: metrics.render, contentType: metrics.contentType, token: config.gateway.auth.token, public: config.gateway.metrics.public,
-        limiter, clientAddress, clock, log,
-      })],
+      [
+        '/metrics',
+        createMetricsRoute({
+          render: metrics.render,
+          contentType: metrics.contentType,
+          token: config.gateway.auth.token,
+          public: config.gateway.metrics.public,
+          limiter,
+          clientAddress,
+          clock,
+          log,
+        }),
+      ],
     ]),
     onAnswered: (hook, status) => metrics.recordRequest(hookLabel(hook), status),
   });
@@ -229,7 +297,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         else Object.assign(channels, { [name]: next.config.channels[name] });
       }
       adapters.clear();
-      for (const [name, adapter] of createChannelAdapters(next.config.channels, { now: clock.now })) adapters.set(name, adapter);
+      for (const [name, adapter] of createChannelAdapters(next.config.channels, { now: clock.now }))
+        adapters.set(name, adapter);
       current = next;
       return restart;
     },

@@ -44,7 +44,10 @@ describe('createAdminApi', () => {
     assert.equal(answer.status, 200);
     assert.equal((answer.body['run'] as { state: string }).state, 'failed');
     assert.equal((await f.store.getRun(run.id))?.error, 'cancelled');
-    assert.deepEqual((await f.store.listPendingEvents(MAIN)).map((e) => e.text), ['Hook Mail (failed): cancelled']);
+    assert.deepEqual(
+      (await f.store.listPendingEvents(MAIN)).map((e) => e.text),
+      ['Hook Mail (failed): cancelled'],
+    );
   });
 
   it('refuses to cancel a running run with 409 run_not_cancellable, changing nothing', async () => {
@@ -62,15 +65,25 @@ describe('createAdminApi', () => {
     assert.equal(await codeOf(api(call('POST', `/deliveries/${d.id}/retry`))), 'delivery_not_retryable');
     const [claimed] = await f.store.claimDueDeliveries({ owner: 'w', limit: 1, leaseMs: 1000, now: f.clock.now() });
     await f.store.recordDeliveryAttempt({
-      deliveryId: d.id, claimId: claimed!.claimId, attempt: 1, at: 5, status: 400, error: 'Bad Request: chat not found', outcome: 'failed',
-      resolvedChannel: 'telegram', resolvedTo: '42', partsSent: 0, nextAttemptAt: null, lastRoute: null,
+      deliveryId: d.id,
+      claimId: claimed!.claimId,
+      attempt: 1,
+      at: 5,
+      status: 400,
+      error: 'Bad Request: chat not found',
+      outcome: 'failed',
+      resolvedChannel: 'telegram',
+      resolvedTo: '42',
+      partsSent: 0,
+      nextAttemptAt: null,
+      lastRoute: null,
     });
     const answer = await api(call('POST', `/deliveries/${d.id}/retry`));
     assert.equal((answer.body['delivery'] as { state: string }).state, 'pending');
     assert.equal((await f.store.getDelivery(d.id))?.attempts, 0);
   });
 
-  it('shows a run with its delivery and that delivery\'s attempts', async () => {
+  it("shows a run with its delivery and that delivery's attempts", async () => {
     const run = newRun('hook:c');
     await f.store.enqueueRun(run);
     const [claimed] = await f.store.claimRuns({ owner: 'w', limit: 1, leaseMs: 1000 });
@@ -85,20 +98,45 @@ describe('createAdminApi', () => {
   it('lists runs by state and requests by hook and status', async () => {
     await f.store.enqueueRun(newRun('hook:d'));
     const record: RequestRecord = {
-      id: ids.next(), at: 1, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1', status: 401,
-      code: 'unauthorized', reason: 'Missing or invalid hook token.', durationMs: 0.2, eventIds: [], runIds: [], payload: null,
+      id: ids.next(),
+      at: 1,
+      method: 'POST',
+      path: '/hooks/wake',
+      hook: 'wake',
+      client: '127.0.0.1',
+      status: 401,
+      code: 'unauthorized',
+      reason: 'Missing or invalid hook token.',
+      durationMs: 0.2,
+      eventIds: [],
+      runIds: [],
+      payload: null,
     };
     await f.store.recordRequest(record);
     assert.equal(((await api(call('GET', '/runs?state=queued'))).body['runs'] as unknown[]).length, 1);
     assert.equal(((await api(call('GET', '/runs?state=failed'))).body['runs'] as unknown[]).length, 0);
-    assert.deepEqual(((await api(call('GET', '/requests?status=401&hook=wake'))).body['requests'] as RequestRecord[]).map((r) => r.id), [record.id]);
+    assert.deepEqual(
+      ((await api(call('GET', '/requests?status=401&hook=wake'))).body['requests'] as RequestRecord[]).map((r) => r.id),
+      [record.id],
+    );
     assert.deepEqual((await api(call('GET', `/requests/${record.id}`))).body['request'], record);
   });
 
   it('refuses a replay without a recorded payload, and dry-runs one with it through the given store', async () => {
     const base: RequestRecord = {
-      id: ids.next(), at: 1, method: 'POST', path: '/hooks/github', hook: 'github', client: '127.0.0.1', status: 204,
-      code: null, reason: null, durationMs: 1, eventIds: [], runIds: [], payload: null,
+      id: ids.next(),
+      at: 1,
+      method: 'POST',
+      path: '/hooks/github',
+      hook: 'github',
+      client: '127.0.0.1',
+      status: 204,
+      code: null,
+      reason: null,
+      durationMs: 1,
+      eventIds: [],
+      runIds: [],
+      payload: null,
     };
     await f.store.recordRequest(base);
     assert.equal(await codeOf(api(call('POST', `/requests/${base.id}/replay`))), 'payload_not_recorded');
@@ -107,13 +145,26 @@ describe('createAdminApi', () => {
     const dry = await api(call('POST', `/requests/${withPayload.id}/replay?dryRun=1`));
     assert.deepEqual(dry.body, { ok: true, dryRun: true, action: { kind: 'skip' } });
     await api(call('POST', `/requests/${withPayload.id}/replay`));
-    assert.deepEqual(hookCalls, [{ name: 'github', dryRun: true }, { name: 'github', dryRun: false }]);
+    assert.deepEqual(hookCalls, [
+      { name: 'github', dryRun: true },
+      { name: 'github', dryRun: false },
+    ]);
   });
 
   it('refuses to replay a recorded payload nested deeper than a request may be, dry or not, calling no hook', async () => {
     const deep: RequestRecord = {
-      id: ids.next(), at: 1, method: 'POST', path: '/hooks/github', hook: 'github', client: '127.0.0.1', status: 400,
-      code: 'json_too_deep', reason: null, durationMs: 1, eventIds: [], runIds: [],
+      id: ids.next(),
+      at: 1,
+      method: 'POST',
+      path: '/hooks/github',
+      hook: 'github',
+      client: '127.0.0.1',
+      status: 400,
+      code: 'json_too_deep',
+      reason: null,
+      durationMs: 1,
+      eventIds: [],
+      runIds: [],
       payload: `{"a":${'['.repeat(150)}${']'.repeat(150)}}`,
     };
     await f.store.recordRequest(deep);

@@ -28,7 +28,11 @@ export interface AdminApiDeps {
   ids: Ids;
 }
 
-type Route = { method: 'GET' | 'POST'; pattern: RegExp; run: (params: string[], query: URLSearchParams) => Promise<AdminAnswer> };
+type Route = {
+  method: 'GET' | 'POST';
+  pattern: RegExp;
+  run: (params: string[], query: URLSearchParams) => Promise<AdminAnswer>;
+};
 
 const ok = (body: Record<string, unknown>, status = 200): AdminAnswer => ({ status, body: { ok: true, ...body } });
 const found = <T>(value: T | null): T => {
@@ -46,7 +50,10 @@ function describeOutcome(o: HookOutcome): Record<string, unknown> {
     case 'duplicate':
       return { kind: 'duplicate', status: o.status, body: o.body === '' ? null : (JSON.parse(o.body) as unknown) };
     case 'many':
-      return { kind: 'many', items: o.items.map((i) => ({ index: i.index, identity: i.identity, action: describeOutcome(i.outcome) })) };
+      return {
+        kind: 'many',
+        items: o.items.map((i) => ({ index: i.index, identity: i.identity, action: describeOutcome(i.outcome) })),
+      };
   }
 }
 
@@ -58,59 +65,124 @@ function describeOutcome(o: HookOutcome): Record<string, unknown> {
 export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise<AdminAnswer> {
   const { store } = deps;
   const routes: Route[] = [
-    { method: 'GET', pattern: /^\/requests$/, run: async (_, q) => {
-      const hook = q.get('hook');
-      const status = parseStatus(q);
-      return ok({ requests: await store.listRequests({ limit: parseLimit(q), ...(hook ? { hook } : {}), ...(status === undefined ? {} : { status }) }) });
-    } },
-    { method: 'GET', pattern: /^\/requests\/([^/]+)$/, run: async ([id]) => ok({ request: found(await store.getRequest(id!)) }) },
-    { method: 'POST', pattern: /^\/requests\/([^/]+)\/replay$/, run: async ([id], q) => {
-      const dryRun = parseFlag(q, 'dryRun');
-      const outcome = await replayRequest(deps.handleHook, found(await store.getRequest(id!)), deps.hooksPath(), dryRun);
-      return ok({ dryRun, action: describeOutcome(outcome) }, dryRun || outcome.kind !== 'agent' ? 200 : 202);
-    } },
-    { method: 'GET', pattern: /^\/runs$/, run: async (_, q) => {
-      const state = parseRunState(q);
-      return ok({ runs: await store.listRuns({ limit: parseLimit(q), ...(state === undefined ? {} : { state }) }) });
-    } },
-    { method: 'GET', pattern: /^\/runs\/([^/]+)$/, run: async ([id]) => {
-      const run = found(await store.getRun(id!));
-      const delivery = await store.getRunDelivery(run.id);
-      return ok({ run, delivery: delivery === null ? null : await store.getDelivery(delivery.id) });
-    } },
-    { method: 'POST', pattern: /^\/runs\/([^/]+)\/cancel$/, run: async ([id]) => {
-      const run = found(await store.getRun(id!));
-      const at = deps.clock.now();
-      const summary = createRunSummary(deps, run, 'failed', 'cancelled', at);
-      if (!(await store.cancelRun({ runId: run.id, finishedAt: at, error: 'cancelled', summary }))) {
-        const now = await store.getRun(run.id);
-        throw new RequestError('run_not_cancellable', { message: `Only a queued run can be cancelled; this one is ${now?.state ?? run.state}.` });
-      }
-      return ok({ run: await store.getRun(run.id) });
-    } },
-    { method: 'GET', pattern: /^\/deliveries$/, run: async (_, q) => {
-      const state = parseDeliveryState(q);
-      return ok({ deliveries: await store.listDeliveries({ limit: parseLimit(q), ...(state === undefined ? {} : { state }) }) });
-    } },
-    { method: 'GET', pattern: /^\/deliveries\/([^/]+)$/, run: async ([id]) => ok({ delivery: found(await store.getDelivery(id!)) }) },
-    { method: 'POST', pattern: /^\/deliveries\/([^/]+)\/retry$/, run: async ([id]) => {
-      const delivery = found(await store.getDelivery(id!));
-      if (!(await store.requeueDelivery(delivery.id, deps.clock.now()))) {
-        throw new RequestError('delivery_not_retryable', { message: `Only a failed or skipped delivery can be retried; this one is ${delivery.state}.` });
-      }
-      return ok({ delivery: await store.getDelivery(delivery.id) });
-    } },
-    { method: 'GET', pattern: /^\/sessions$/, run: async (_, q) => ok({ sessions: await store.listSessions({ limit: parseLimit(q) }) }) },
-    { method: 'GET', pattern: /^\/sessions\/([^/]+)$/, run: async ([key], q) => {
-      const session = found(await store.getSession(key!));
-      const limit = parseLimit(q);
-      return ok({
-        session,
-        transcript: await store.readTranscript(session.key, { limit }),
-        pendingEvents: await store.listPendingEvents(session.key, { limit }),
-      });
-    } },
-    { method: 'GET', pattern: /^\/events$/, run: async (_, q) => ok({ events: await store.listSystemEvents({ limit: parseLimit(q) }) }) },
+    {
+      method: 'GET',
+      pattern: /^\/requests$/,
+      run: async (_, q) => {
+        const hook = q.get('hook');
+        const status = parseStatus(q);
+        return ok({
+          requests: await store.listRequests({
+            limit: parseLimit(q),
+            ...(hook ? { hook } : {}),
+            ...(status === undefined ? {} : { status }),
+          }),
+        });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/requests\/([^/]+)$/,
+      run: async ([id]) => ok({ request: found(await store.getRequest(id!)) }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/requests\/([^/]+)\/replay$/,
+      run: async ([id], q) => {
+        const dryRun = parseFlag(q, 'dryRun');
+        const outcome = await replayRequest(
+          deps.handleHook,
+          found(await store.getRequest(id!)),
+          deps.hooksPath(),
+          dryRun,
+        );
+        return ok({ dryRun, action: describeOutcome(outcome) }, dryRun || outcome.kind !== 'agent' ? 200 : 202);
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/runs$/,
+      run: async (_, q) => {
+        const state = parseRunState(q);
+        return ok({ runs: await store.listRuns({ limit: parseLimit(q), ...(state === undefined ? {} : { state }) }) });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/runs\/([^/]+)$/,
+      run: async ([id]) => {
+        const run = found(await store.getRun(id!));
+        const delivery = await store.getRunDelivery(run.id);
+        return ok({ run, delivery: delivery === null ? null : await store.getDelivery(delivery.id) });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/runs\/([^/]+)\/cancel$/,
+      run: async ([id]) => {
+        const run = found(await store.getRun(id!));
+        const at = deps.clock.now();
+        const summary = createRunSummary(deps, run, 'failed', 'cancelled', at);
+        if (!(await store.cancelRun({ runId: run.id, finishedAt: at, error: 'cancelled', summary }))) {
+          const now = await store.getRun(run.id);
+          throw new RequestError('run_not_cancellable', {
+            message: `Only a queued run can be cancelled; this one is ${now?.state ?? run.state}.`,
+          });
+        }
+        return ok({ run: await store.getRun(run.id) });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/deliveries$/,
+      run: async (_, q) => {
+        const state = parseDeliveryState(q);
+        return ok({
+          deliveries: await store.listDeliveries({ limit: parseLimit(q), ...(state === undefined ? {} : { state }) }),
+        });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/deliveries\/([^/]+)$/,
+      run: async ([id]) => ok({ delivery: found(await store.getDelivery(id!)) }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/deliveries\/([^/]+)\/retry$/,
+      run: async ([id]) => {
+        const delivery = found(await store.getDelivery(id!));
+        if (!(await store.requeueDelivery(delivery.id, deps.clock.now()))) {
+          throw new RequestError('delivery_not_retryable', {
+            message: `Only a failed or skipped delivery can be retried; this one is ${delivery.state}.`,
+          });
+        }
+        return ok({ delivery: await store.getDelivery(delivery.id) });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/sessions$/,
+      run: async (_, q) => ok({ sessions: await store.listSessions({ limit: parseLimit(q) }) }),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/sessions\/([^/]+)$/,
+      run: async ([key], q) => {
+        const session = found(await store.getSession(key!));
+        const limit = parseLimit(q);
+        return ok({
+          session,
+          transcript: await store.readTranscript(session.key, { limit }),
+          pendingEvents: await store.listPendingEvents(session.key, { limit }),
+        });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/events$/,
+      run: async (_, q) => ok({ events: await store.listSystemEvents({ limit: parseLimit(q) }) }),
+    },
   ];
 
   return async (call) => {

@@ -26,7 +26,8 @@ const NO_STORE = { 'cache-control': 'no-store' };
 // The page loads nothing but its own files and talks only to its own origin.
 const PAGE_HEADERS = {
   'cache-control': 'no-cache',
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
 };
@@ -48,13 +49,22 @@ export function createAdminHandler(deps: AdminHandlerDeps): RequestHandler {
   const serveAsset = (req: IncomingMessage, res: ServerResponse, name: string): void => {
     const asset = deps.assets?.get(name);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      sendError(req, res, new RequestError('method_not_allowed', { message: 'Only GET is accepted for dashboard files.' }));
+      sendError(
+        req,
+        res,
+        new RequestError('method_not_allowed', { message: 'Only GET is accepted for dashboard files.' }),
+      );
       return;
     }
     if (asset === undefined) {
-      sendError(req, res, new RequestError('not_found', {
-        message: deps.assets === null ? 'The dashboard files are missing from this installation.' : 'No such endpoint.',
-      }));
+      sendError(
+        req,
+        res,
+        new RequestError('not_found', {
+          message:
+            deps.assets === null ? 'The dashboard files are missing from this installation.' : 'No such endpoint.',
+        }),
+      );
       return;
     }
     res.writeHead(200, { 'content-type': asset.contentType, 'content-length': asset.body.length, ...PAGE_HEADERS });
@@ -72,10 +82,19 @@ export function createAdminHandler(deps: AdminHandlerDeps): RequestHandler {
       if (lock.locked) throw new RequestError('rate_limited', { retryAfterSeconds: lock.retryAfterSeconds });
       if (!verify(bearer(req))) {
         const after = deps.limiter.recordFailure(client, now);
-        if (after.locked) deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds, surface: 'admin' });
+        if (after.locked)
+          deps.log.warn('auth lockout started', {
+            client,
+            retryAfterSeconds: after.retryAfterSeconds,
+            surface: 'admin',
+          });
         throw new RequestError('admin_unauthorized');
       }
-      const answer = await deps.api({ method: req.method ?? '', path: path.slice(API_PREFIX.length), query: new URLSearchParams(query) });
+      const answer = await deps.api({
+        method: req.method ?? '',
+        path: path.slice(API_PREFIX.length),
+        query: new URLSearchParams(query),
+      });
       sendJson(res, answer.status, JSON.stringify(answer.body), NO_STORE);
     } catch (error) {
       if (error instanceof RequestError) {

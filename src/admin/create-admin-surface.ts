@@ -39,7 +39,10 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
   try {
     assets = readAdminAssets(deps.assetsDir);
   } catch (error) {
-    log.warn('dashboard files missing; /admin serves the API only', { dir: deps.assetsDir, error: (error as Error).message });
+    log.warn('dashboard files missing; /admin serves the API only', {
+      dir: deps.assetsDir,
+      error: (error as Error).message,
+    });
   }
   let lastErrorAt = Number.NEGATIVE_INFINITY;
   const observer = createRequestRecorder({
@@ -54,9 +57,21 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
       log.warn('request record not written', { error: (error as Error).message });
     },
   });
-  const api = createAdminApi({ store: deps.store, handleHook: deps.handleHook, hooksPath: deps.hooksPath, clock, ids: deps.ids });
+  const api = createAdminApi({
+    store: deps.store,
+    handleHook: deps.handleHook,
+    hooksPath: deps.hooksPath,
+    clock,
+    ids: deps.ids,
+  });
   const admin = createAdminHandler({
-    api, token: config.gateway.auth.token, limiter: deps.limiter, clientAddress: deps.clientAddress, clock, log, assets,
+    api,
+    token: config.gateway.auth.token,
+    limiter: deps.limiter,
+    clientAddress: deps.clientAddress,
+    clock,
+    log,
+    assets,
   });
   return { observer, admin };
 }

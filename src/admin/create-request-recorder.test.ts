@@ -30,13 +30,17 @@ const req = { method: 'POST', path: '/hooks/wake', hook: 'wake', client: '10.0.0
 function recorder(store: IngressStore & RequestLog, recordPayloads = false) {
   let t = 0;
   return createRequestRecorder({
-    store, recordPayloads, ids: createIds(),
-    clock: { now: () => 1_000, sleep: async () => undefined }, elapsedMs: () => (t += 2), onError: (e) => assert.fail(String(e)),
+    store,
+    recordPayloads,
+    ids: createIds(),
+    clock: { now: () => 1_000, sleep: async () => undefined },
+    elapsedMs: () => (t += 2),
+    onError: (e) => assert.fail(String(e)),
   });
 }
 
 describe('createRequestRecorder', () => {
-  it('queues an accepted wake\'s record right after its event, in the same turn, and writes nothing more at close', async () => {
+  it("queues an accepted wake's record right after its event, in the same turn, and writes nothing more at close", async () => {
     const { store, queued, records } = fakeStore();
     const obs = recorder(store);
     const seen = obs.begin(req);
@@ -46,17 +50,23 @@ describe('createRequestRecorder', () => {
     await committed;
     seen.end(200);
     assert.equal(records.length, 1);
-    assert.deepEqual({ hook: records[0]!.hook, eventIds: records[0]!.eventIds, client: records[0]!.client, at: records[0]!.at },
-      { hook: 'wake', eventIds: [event.id], client: '10.0.0.7', at: 1_000 });
+    assert.deepEqual(
+      { hook: records[0]!.hook, eventIds: records[0]!.eventIds, client: records[0]!.client, at: records[0]!.at },
+      { hook: 'wake', eventIds: [event.id], client: '10.0.0.7', at: 1_000 },
+    );
   });
 
-  it('keeps REFUSAL_BURST refusals\' records at once, then REFUSALS_PER_SECOND; accepted requests and 5xx always', () => {
+  it("keeps REFUSAL_BURST refusals' records at once, then REFUSALS_PER_SECOND; accepted requests and 5xx always", () => {
     const { store, records } = fakeStore();
     let now = 1_000;
     let dropped = 0;
     const obs = createRequestRecorder({
-      store, recordPayloads: false, ids: createIds(), clock: { now: () => now, sleep: async () => undefined },
-      onError: (e) => assert.fail(String(e)), onDropped: () => void dropped++,
+      store,
+      recordPayloads: false,
+      ids: createIds(),
+      clock: { now: () => now, sleep: async () => undefined },
+      onError: (e) => assert.fail(String(e)),
+      onDropped: () => void dropped++,
     });
     const refuse = (status: number): void => {
       const seen = obs.begin(req);
@@ -78,7 +88,10 @@ describe('createRequestRecorder', () => {
     const failed = obs.begin(req);
     failed.noteError(new RequestError('internal_error'));
     failed.end(500);
-    assert.deepEqual(records.slice(-2).map((r) => r.status), [200, 500]);
+    assert.deepEqual(
+      records.slice(-2).map((r) => r.status),
+      [200, 500],
+    );
   });
 
   it('records an accepted run as 202 with its id', () => {
@@ -88,7 +101,10 @@ describe('createRequestRecorder', () => {
     const run = newRun('hook:x');
     void seen.ingress().enqueueRun(run);
     seen.end(202);
-    assert.deepEqual(records.map((r) => [r.status, r.runIds]), [[202, [run.id]]]);
+    assert.deepEqual(
+      records.map((r) => [r.status, r.runIds]),
+      [[202, [run.id]]],
+    );
   });
 
   it('records a rejection at close with its code and reason naming the fields', () => {
@@ -96,7 +112,9 @@ describe('createRequestRecorder', () => {
     const obs = recorder(store, true);
     const seen = obs.begin(req);
     seen.noteBody(Buffer.from('{"mode":"later"}'));
-    seen.noteError(new RequestError('invalid_payload', { issues: [{ path: 'mode', message: 'must be "now" or "next-heartbeat"' }] }));
+    seen.noteError(
+      new RequestError('invalid_payload', { issues: [{ path: 'mode', message: 'must be "now" or "next-heartbeat"' }] }),
+    );
     seen.end(400);
     assert.equal(records.length, 1);
     assert.equal(records[0]!.code, 'invalid_payload');
@@ -132,7 +150,7 @@ describe('createRequestRecorder', () => {
     const e = newEvent('dup');
     store.recordActions = async () => ({ skippedItems: [1], coalesced: { [b.id]: a.id } });
     const trace = recorder(store).begin({ ...req, path: '/hooks/pr', hook: 'pr' });
-    const group = (runs: typeof a[], events: typeof e[] = []) => ({ events, runs, idempotency: null });
+    const group = (runs: (typeof a)[], events: (typeof e)[] = []) => ({ events, runs, idempotency: null });
     await trace.ingress().recordActions({ ...group([a]), items: [group([b]), group([c], [e])] });
     await Promise.resolve();
     assert.deepEqual(records[0]!.runIds, [a.id, b.id, c.id], 'queued with the action, before the store answered');
@@ -158,7 +176,10 @@ describe('createRequestRecorder', () => {
     const committed = kept.ingress().addSystemEvent(event);
     kept.end(null);
     await committed;
-    assert.deepEqual([records.at(-1)!.status, records.at(-1)!.code, records.at(-1)!.eventIds], [499, 'client_closed', [event.id]]);
+    assert.deepEqual(
+      [records.at(-1)!.status, records.at(-1)!.code, records.at(-1)!.eventIds],
+      [499, 'client_closed', [event.id]],
+    );
 
     let fail!: (error: Error) => void;
     store.addSystemEvent = () => new Promise<void>((_, reject) => (fail = reject));
@@ -178,7 +199,10 @@ describe('createRequestRecorder', () => {
     store.recordRequest = () => batch;
     const errors: string[] = [];
     const obs = createRequestRecorder({
-      store, recordPayloads: false, ids: createIds(), clock: { now: () => 1_000, sleep: async () => undefined },
+      store,
+      recordPayloads: false,
+      ids: createIds(),
+      clock: { now: () => 1_000, sleep: async () => undefined },
       onError: (e) => void errors.push((e as Error).message),
     });
     for (let i = 0; i < 3; i++) obs.begin(req).end(404);
@@ -192,8 +216,12 @@ describe('createRequestRecorder', () => {
     const { store, records } = fakeStore();
     const times = [10, 10.123456789];
     const obs = createRequestRecorder({
-      store, recordPayloads: false, ids: createIds(), clock: { now: () => 1_000, sleep: async () => undefined },
-      elapsedMs: () => times.shift()!, onError: (e) => assert.fail(String(e)),
+      store,
+      recordPayloads: false,
+      ids: createIds(),
+      clock: { now: () => 1_000, sleep: async () => undefined },
+      elapsedMs: () => times.shift()!,
+      onError: (e) => assert.fail(String(e)),
     });
     obs.begin(req).end(404);
     assert.equal(records[0]!.durationMs, 0.123);

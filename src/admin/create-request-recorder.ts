@@ -1,7 +1,14 @@
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
 import type { ObservedRequest, RequestObserver } from '../http/index.js';
-import type { IngressStore, NewRun, NewSystemEvent, RecordedActions, RequestLog, RequestRecord } from '../store/index.js';
+import type {
+  IngressStore,
+  NewRun,
+  NewSystemEvent,
+  RecordedActions,
+  RequestLog,
+  RequestRecord,
+} from '../store/index.js';
 import { describeRejection } from './describe-rejection.js';
 
 export interface RequestRecorderDeps {
@@ -105,14 +112,22 @@ class Trace implements ObservedRequest, IngressStore {
       };
     };
     const { eventIds, runIds } = ids();
-    const committed = this.queueWithAction(this.shared.store.recordActions(actions), runIds.length > 0 ? 202 : 200, eventIds, runIds);
+    const committed = this.queueWithAction(
+      this.shared.store.recordActions(actions),
+      runIds.length > 0 ? 202 : 200,
+      eventIds,
+      runIds,
+    );
     // Items recorded before (duplicates) created nothing, and a run that joined a queued run is that
     // run: once the store says so, the record names only what exists.
-    void committed.then(({ skippedItems, coalesced }) => {
-      if (this.queuedStatus === null || (skippedItems.length === 0 && Object.keys(coalesced).length === 0)) return;
-      ({ eventIds: this.eventIds, runIds: this.runIds } = ids(skippedItems, coalesced));
-      this.write();
-    }, () => undefined);
+    void committed.then(
+      ({ skippedItems, coalesced }) => {
+        if (this.queuedStatus === null || (skippedItems.length === 0 && Object.keys(coalesced).length === 0)) return;
+        ({ eventIds: this.eventIds, runIds: this.runIds } = ids(skippedItems, coalesced));
+        this.write();
+      },
+      () => undefined,
+    );
     return committed;
   }
 
@@ -146,7 +161,12 @@ class Trace implements ObservedRequest, IngressStore {
     this.write();
   }
 
-  private queueWithAction<T>(committed: Promise<T>, status: number, eventIds: readonly string[], runIds: readonly string[]): Promise<T> {
+  private queueWithAction<T>(
+    committed: Promise<T>,
+    status: number,
+    eventIds: readonly string[],
+    runIds: readonly string[],
+  ): Promise<T> {
     this.status = status;
     this.eventIds = eventIds;
     this.runIds = runIds;
@@ -173,9 +193,19 @@ class Trace implements ObservedRequest, IngressStore {
   /** Queues the record as it stands now (a snapshot: the trace may still change before the commit). */
   private write(): void {
     const record: RequestRecord = {
-      id: this.id, at: this.at, method: this.method, path: this.path, hook: this.hook, client: this.client,
-      status: this.status, code: this.code, reason: this.reason, durationMs: this.durationMs,
-      eventIds: this.eventIds, runIds: this.runIds, payload: this.payload,
+      id: this.id,
+      at: this.at,
+      method: this.method,
+      path: this.path,
+      hook: this.hook,
+      client: this.client,
+      status: this.status,
+      code: this.code,
+      reason: this.reason,
+      durationMs: this.durationMs,
+      eventIds: this.eventIds,
+      runIds: this.runIds,
+      payload: this.payload,
     };
     this.shared.watch(this.shared.store.recordRequest(record));
   }

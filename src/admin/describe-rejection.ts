@@ -4,7 +4,8 @@ import { isStoreUnavailable } from '../store/index.js';
 /** Bound on a reason, so one odd error cannot bloat the request log. */
 const MAX_REASON_CHARS = 1_000;
 
-const clip = (text: string): string => (text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS - 1)}…` : text);
+const clip = (text: string): string =>
+  text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS - 1)}…` : text;
 
 const causeOf = (error: Error): string | null => (error.cause instanceof Error ? error.cause.message : null);
 
@@ -25,7 +26,10 @@ export function describeRejection(error: unknown): { code: string; reason: strin
     return { code: error.code, reason: clip(reason) };
   }
   if (isStoreUnavailable(error)) {
-    return { code: 'store_unavailable', reason: clip(`${ERROR_CATALOG.store_unavailable.message} (${(error as Error).message})`) };
+    return {
+      code: 'store_unavailable',
+      reason: clip(`${ERROR_CATALOG.store_unavailable.message} (${(error as Error).message})`),
+    };
   }
   return { code: 'internal_error', reason: clip(error instanceof Error ? error.message : String(error)) };
 }

@@ -8,7 +8,10 @@ const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 500;
 
 const invalid = (path: string, message: string): RequestError =>
-  new RequestError('invalid_query', { message: `Query parameter ${path} is invalid: ${message}`, issues: [{ path, message }] });
+  new RequestError('invalid_query', {
+    message: `Query parameter ${path} is invalid: ${message}`,
+    issues: [{ path, message }],
+  });
 
 /** `?limit=` in 1..500, default 50. */
 export function parseLimit(query: URLSearchParams): number {
@@ -27,7 +30,8 @@ function parseEnum<T extends string>(query: URLSearchParams, key: string, values
 }
 
 export const parseRunState = (query: URLSearchParams): RunState | undefined => parseEnum(query, 'state', RUN_STATES);
-export const parseDeliveryState = (query: URLSearchParams): DeliveryState | undefined => parseEnum(query, 'state', DELIVERY_STATES);
+export const parseDeliveryState = (query: URLSearchParams): DeliveryState | undefined =>
+  parseEnum(query, 'state', DELIVERY_STATES);
 
 /** `?status=` as an HTTP status code. */
 export function parseStatus(query: URLSearchParams): number | undefined {

@@ -16,7 +16,12 @@ const DRY_RUN_STORE: IngressStore = {
  * configured now. `dryRun` returns the action it would build and stores nothing. Headers are not
  * recorded, so the replay carries none (a mapping that reads them sees them missing).
  */
-export async function replayRequest(handleHook: HookHandler, record: RequestRecord, hooksPath: string, dryRun: boolean): Promise<HookOutcome> {
+export async function replayRequest(
+  handleHook: HookHandler,
+  record: RequestRecord,
+  hooksPath: string,
+  dryRun: boolean,
+): Promise<HookOutcome> {
   if (record.payload === null || record.hook === null) throw new RequestError('payload_not_recorded');
   // A refused request's body is recorded too: one nested too deep is refused here as it was at the door.
   if (textExceedsJsonDepth(Buffer.from(record.payload))) throw new RequestError('json_too_deep');
@@ -24,7 +29,9 @@ export async function replayRequest(handleHook: HookHandler, record: RequestReco
   try {
     payload = JSON.parse(record.payload);
   } catch {
-    throw new RequestError('invalid_json', { message: 'The recorded payload is not valid JSON; it cannot be replayed.' });
+    throw new RequestError('invalid_json', {
+      message: 'The recorded payload is not valid JSON; it cannot be replayed.',
+    });
   }
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) throw new RequestError('invalid_body');
   const call = { name: record.hook, payload: payload as Payload, headers: {}, url: `${hooksPath}/${record.hook}` };

@@ -31,8 +31,10 @@ export function createAuthLimiter(options: AuthRateLimitConfig): AuthLimiter {
   /** Client → time its lockout ends; insertion order is end order. */
   const locked = new Map<string, number>();
 
-  const lockedState = (until: number, nowMs: number): LimiterState =>
-    ({ locked: true, retryAfterSeconds: Math.max(1, Math.ceil((until - nowMs) / 1000)) });
+  const lockedState = (until: number, nowMs: number): LimiterState => ({
+    locked: true,
+    retryAfterSeconds: Math.max(1, Math.ceil((until - nowMs) / 1000)),
+  });
 
   const lock = (client: string, nowMs: number): number => {
     for (const [c, until] of locked) {

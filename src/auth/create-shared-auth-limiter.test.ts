@@ -20,7 +20,13 @@ describe('createSharedAuthLimiter', () => {
       subscribe: () => () => undefined,
     };
     const local = createAuthLimiter(options);
-    const limiter = createSharedAuthLimiter({ local, store, options, clock: createManualClock(), log: createLog({ level: 'silent' }) });
+    const limiter = createSharedAuthLimiter({
+      local,
+      store,
+      options,
+      clock: createManualClock(),
+      log: createLog({ level: 'silent' }),
+    });
     for (let i = 0; i < MAX_FAILURE_WRITES + 10; i++) limiter.recordFailure(`203.0.113.${i}`, 0);
     assert.equal(counted.length, MAX_FAILURE_WRITES, 'the store is asked no more than the bound at once');
     assert.equal(local.size(), MAX_FAILURE_WRITES + 10, 'every failure counted on this replica');

@@ -69,14 +69,19 @@ export function createSharedAuthLimiter(deps: {
       // uses; past the bound, this replica's own count (above) is what holds them back.
       if (writing >= MAX_FAILURE_WRITES) return mine;
       writing++;
-      store.recordAuthFailure({
-        client,
-        windowMs: options.windowSeconds * 1000,
-        maxFailures: options.maxFailures,
-        lockoutMs: options.lockoutSeconds * 1000,
-      }).then((until) => {
-        if (until !== null) remember(client, until);
-      }, (error: unknown) => log.error('counting an auth failure in the store failed', { err: error }))
+      store
+        .recordAuthFailure({
+          client,
+          windowMs: options.windowSeconds * 1000,
+          maxFailures: options.maxFailures,
+          lockoutMs: options.lockoutSeconds * 1000,
+        })
+        .then(
+          (until) => {
+            if (until !== null) remember(client, until);
+          },
+          (error: unknown) => log.error('counting an auth failure in the store failed', { err: error }),
+        )
         .finally(() => void writing--);
       return mine;
     },

@@ -10,7 +10,8 @@ import { createReloader } from './create-reloader.js';
 const dir = mkdtempSync(join(tmpdir(), 'hookgate-reloader-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const path = join(dir, 'hookgate.json');
-const write = (hooks: Record<string, unknown>): void => writeFileSync(path, JSON.stringify({ hooks: { enabled: true, ...hooks } }));
+const write = (hooks: Record<string, unknown>): void =>
+  writeFileSync(path, JSON.stringify({ hooks: { enabled: true, ...hooks } }));
 
 function setup(preflightIssues: { path: string; message: string }[] = []) {
   const applied: LoadedConfig[] = [];

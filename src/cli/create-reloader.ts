@@ -26,7 +26,11 @@ export function createReloader(deps: ReloaderDeps): (reason: string) => Promise<
       next = deps.override(readConfig(deps.path, deps.env));
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      deps.log.error('config reload refused; the running config stays', { reason, path: deps.path, issues: error.issues });
+      deps.log.error('config reload refused; the running config stays', {
+        reason,
+        path: deps.path,
+        issues: error.issues,
+      });
       return false;
     }
     const issues = await deps.preflight(next);

@@ -4,15 +4,24 @@ import { openStoreOrReport } from './open-store-or-report.js';
 import { iso } from './format.js';
 
 function deliveryLines(d: DeliveryWithAttempts): string {
-  const route = d.resolvedChannel === null ? `${d.channel}${d.to === null ? '' : `:${d.to}`}` : `${d.resolvedChannel}:${d.resolvedTo ?? '?'}`;
-  const lines = [`${d.id}  ${d.state.padEnd(7)}  ${route}  attempts ${d.attempts}  created ${iso(d.createdAt)}  run ${d.runId ?? '(heartbeat)'}`];
+  const route =
+    d.resolvedChannel === null
+      ? `${d.channel}${d.to === null ? '' : `:${d.to}`}`
+      : `${d.resolvedChannel}:${d.resolvedTo ?? '?'}`;
+  const lines = [
+    `${d.id}  ${d.state.padEnd(7)}  ${route}  attempts ${d.attempts}  created ${iso(d.createdAt)}  run ${d.runId ?? '(heartbeat)'}`,
+  ];
   if (d.error !== null) lines.push(`    ${d.state === 'pending' ? 'last error' : 'reason'}: ${d.error}`);
   if (d.state === 'pending' && d.nextAttemptAt !== null) lines.push(`    next attempt: ${iso(d.nextAttemptAt)}`);
   return lines.join('\n');
 }
 
 /** `hookgate deliveries`: deliveries newest first, with their attempts in JSON. */
-export async function deliveriesCommand(configPath: string, options: { json: boolean; limit: number; failed: boolean }, deps: CliDeps): Promise<number> {
+export async function deliveriesCommand(
+  configPath: string,
+  options: { json: boolean; limit: number; failed: boolean },
+  deps: CliDeps,
+): Promise<number> {
   const store = await openStoreOrReport(configPath, deps);
   if (store === 'failed') return EXIT_FAILURE;
   if (store === 'empty') {
@@ -20,7 +29,10 @@ export async function deliveriesCommand(configPath: string, options: { json: boo
     return EXIT_OK;
   }
   try {
-    const list = await store.listDeliveries({ limit: options.limit, ...(options.failed ? { state: 'failed' as const } : {}) });
+    const list = await store.listDeliveries({
+      limit: options.limit,
+      ...(options.failed ? { state: 'failed' as const } : {}),
+    });
     if (options.json) deps.stdout(`${JSON.stringify(list, null, 2)}\n`);
     else deps.stdout(list.length === 0 ? 'No deliveries.\n' : `${list.map(deliveryLines).join('\n')}\n`);
   } finally {

@@ -14,11 +14,18 @@ function duration(from: number | null, to: number | null): string {
 }
 
 function runLine(r: RunRecord): string {
-  const head = `${r.id}  ${r.state.padEnd(9)}  created ${iso(r.createdAt)}  queued ${duration(r.createdAt, r.startedAt)}` +
+  const head =
+    `${r.id}  ${r.state.padEnd(9)}  created ${iso(r.createdAt)}  queued ${duration(r.createdAt, r.startedAt)}` +
     `  ran ${duration(r.startedAt, r.finishedAt)}  ${r.agentId}  ${r.sessionKey}  ${r.name}  ${r.modelUsed ?? r.model ?? '(default model)'}`;
   const tokens = r.tokens === null ? '' : `  ${r.tokens} tokens`;
-  const tail = r.heldReason !== null ? `\n    held: ${r.heldReason}`
-    : r.error !== null ? `\n    error: ${clip(r.error, 100)}` : r.reply !== null ? `\n    reply: ${clip(r.reply, 100)}` : '';
+  const tail =
+    r.heldReason !== null
+      ? `\n    held: ${r.heldReason}`
+      : r.error !== null
+        ? `\n    error: ${clip(r.error, 100)}`
+        : r.reply !== null
+          ? `\n    reply: ${clip(r.reply, 100)}`
+          : '';
   return head + tokens + tail;
 }
 
@@ -39,16 +46,20 @@ export async function listCommand(
     return EXIT_OK;
   }
   try {
-    const items = what === 'events'
-      ? await store.listSystemEvents({ limit: options.limit })
-      : await store.listRuns({ limit: options.limit, ...(options.state === undefined ? {} : { state: options.state }) });
+    const items =
+      what === 'events'
+        ? await store.listSystemEvents({ limit: options.limit })
+        : await store.listRuns({
+            limit: options.limit,
+            ...(options.state === undefined ? {} : { state: options.state }),
+          });
     if (options.json) {
       deps.stdout(`${JSON.stringify(items, null, 2)}\n`);
     } else {
-      const lines = what === 'events'
-        ? (items as SystemEventRecord[]).map(eventLine)
-        : (items as RunRecord[]).map(runLine);
-      if (lines.length === 0) lines.push(options.state === undefined ? `No ${what} yet.` : `No runs in state ${options.state}.`);
+      const lines =
+        what === 'events' ? (items as SystemEventRecord[]).map(eventLine) : (items as RunRecord[]).map(runLine);
+      if (lines.length === 0)
+        lines.push(options.state === undefined ? `No ${what} yet.` : `No runs in state ${options.state}.`);
       if (what === 'runs') lines.push(runCountsLine(await store.countRuns()));
       deps.stdout(`${lines.join('\n')}\n`);
     }

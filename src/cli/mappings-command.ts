@@ -1,7 +1,13 @@
 import { systemClock } from '../common/clock.js';
 import { createIds } from '../common/ids.js';
 import { RequestError } from '../common/errors.js';
-import { buildHookAction, describeOutcome, compileMappings, createTransformRunner, type Payload } from '../hooks/index.js';
+import {
+  buildHookAction,
+  describeOutcome,
+  compileMappings,
+  createTransformRunner,
+  type Payload,
+} from '../hooks/index.js';
 import { createPolicy } from '../policy/index.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
 import { loadOrReport } from './load-or-report.js';
@@ -36,12 +42,20 @@ export async function mappingsTestCommand(
   const runTransform = createTransformRunner(loaded.transformsDir);
   const name = hook.replace(/^\/+/, '');
   try {
-    const outcome = await buildHookAction({
-      policy: createPolicy({ config: loaded.config, ids: createIds(clock.now), clock }),
-      clock,
-      mappings: compileMappings(loaded.config.hooks, loaded.transformsDir),
-      runTransform,
-    }, { name, payload: payload.value as Payload, headers: { 'content-type': 'application/json' }, url: `${loaded.config.hooks.path}/${name}` });
+    const outcome = await buildHookAction(
+      {
+        policy: createPolicy({ config: loaded.config, ids: createIds(clock.now), clock }),
+        clock,
+        mappings: compileMappings(loaded.config.hooks, loaded.transformsDir),
+        runTransform,
+      },
+      {
+        name,
+        payload: payload.value as Payload,
+        headers: { 'content-type': 'application/json' },
+        url: `${loaded.config.hooks.path}/${name}`,
+      },
+    );
     const status = describeOutcome(outcome).status;
     const actionOf = (o: typeof outcome): unknown => (o.kind === 'wake' ? o.event : o.kind === 'agent' ? o.run : null);
     const action = outcome.kind === 'many' ? outcome.items.map((i) => actionOf(i.outcome)) : actionOf(outcome);

@@ -7,7 +7,11 @@ import { loadOrReport } from './load-or-report.js';
  * `'failed'` when the config is invalid or the store cannot be opened (already reported),
  * `'empty'` when no gateway has created it yet.
  */
-export async function openStoreOrReport(configPath: string, deps: CliDeps, mode: 'read' | 'write' = 'read'): Promise<Store | 'failed' | 'empty'> {
+export async function openStoreOrReport(
+  configPath: string,
+  deps: CliDeps,
+  mode: 'read' | 'write' = 'read',
+): Promise<Store | 'failed' | 'empty'> {
   const loaded = loadOrReport(configPath, deps);
   if (loaded === null) return 'failed';
   try {

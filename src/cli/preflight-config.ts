@@ -23,7 +23,11 @@ export async function preflightConfig(loaded: LoadedConfig, deps: BindCheckDeps 
       const path = `hooks.mappings[${i}].transform`;
       try {
         const problem = await runner.probe({ ...m.transform!, timeoutMs: PROBE_TIMEOUT_MS });
-        if (problem !== null) issues.push({ path: `${path}.${m.mapping.transform?.export === undefined ? 'module' : 'export'}`, message: problem });
+        if (problem !== null)
+          issues.push({
+            path: `${path}.${m.mapping.transform?.export === undefined ? 'module' : 'export'}`,
+            message: problem,
+          });
       } catch (error) {
         issues.push({ path: `${path}.module`, message: (error as Error).message });
       }

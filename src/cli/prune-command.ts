@@ -6,8 +6,12 @@ import { loadOrReport } from './load-or-report.js';
 import { openStoreOrReport } from './open-store-or-report.js';
 
 const LABELS: ReadonlyArray<[keyof PruneCounts, string]> = [
-  ['events', 'consumed events'], ['runs', 'finished runs'], ['deliveries', 'ended deliveries'],
-  ['transcript', 'transcript entries'], ['requests', 'request records'], ['idempotencyKeys', 'expired idempotency keys'],
+  ['events', 'consumed events'],
+  ['runs', 'finished runs'],
+  ['deliveries', 'ended deliveries'],
+  ['transcript', 'transcript entries'],
+  ['requests', 'request records'],
+  ['idempotencyKeys', 'expired idempotency keys'],
   ['sessions', 'idle sessions'],
 ];
 

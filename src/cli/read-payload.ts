@@ -13,7 +13,8 @@ export type PayloadRead =
 
 /** Reads the payload of `send` and `mappings test`. */
 export function readPayload(options: { data?: string | undefined; file?: string | undefined }): PayloadRead {
-  if (options.data !== undefined && options.file !== undefined) return { kind: 'unusable', message: 'give --data or --file, not both' };
+  if (options.data !== undefined && options.file !== undefined)
+    return { kind: 'unusable', message: 'give --data or --file, not both' };
   let text: string;
   if (options.data !== undefined) text = options.data;
   else if (options.file !== undefined) {

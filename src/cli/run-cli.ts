@@ -18,22 +18,23 @@ import { sessionCommand, sessionsCommand } from './sessions-command.js';
 export { USAGE } from './command-help.js';
 
 const OPTIONS = {
-    config: { type: 'string', short: 'c' },
-    json: { type: 'boolean', default: false },
-    limit: { type: 'string', short: 'n' },
-    help: { type: 'boolean', short: 'h', default: false },
-    failed: { type: 'boolean', default: false },
-    state: { type: 'string' },
-    version: { type: 'boolean', short: 'V', default: false },
-    data: { type: 'string' },
-    file: { type: 'string' },
-    port: { type: 'string' },
-    bind: { type: 'string' },
-    'dry-run': { type: 'boolean', default: false },
-    sign: { type: 'boolean', default: false },
+  config: { type: 'string', short: 'c' },
+  json: { type: 'boolean', default: false },
+  limit: { type: 'string', short: 'n' },
+  help: { type: 'boolean', short: 'h', default: false },
+  failed: { type: 'boolean', default: false },
+  state: { type: 'string' },
+  version: { type: 'boolean', short: 'V', default: false },
+  data: { type: 'string' },
+  file: { type: 'string' },
+  port: { type: 'string' },
+  bind: { type: 'string' },
+  'dry-run': { type: 'boolean', default: false },
+  sign: { type: 'boolean', default: false },
 } as const;
 
-const parseCliArgs = (argv: readonly string[]) => parseArgs({ args: [...argv], allowPositionals: true, options: OPTIONS });
+const parseCliArgs = (argv: readonly string[]) =>
+  parseArgs({ args: [...argv], allowPositionals: true, options: OPTIONS });
 
 /** Positional arguments each command takes after its name. */
 const POSITIONALS: Readonly<Record<string, { count: number; missing: string }>> = {
@@ -50,7 +51,9 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
     parsed = parseCliArgs(argv);
   } catch (error) {
     const named = argv.find((a) => Object.hasOwn(COMMAND_HELP, a));
-    deps.stderr(`hookgate: ${(error as Error).message.split('\n')[0]}\n\n${named === undefined ? USAGE : COMMAND_HELP[named]}`);
+    deps.stderr(
+      `hookgate: ${(error as Error).message.split('\n')[0]}\n\n${named === undefined ? USAGE : COMMAND_HELP[named]}`,
+    );
     return EXIT_USAGE;
   }
   const { values, positionals } = parsed;
@@ -73,9 +76,11 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
   }
   const wanted = POSITIONALS[command]?.count ?? 0;
   if (rest.length !== wanted) {
-    deps.stderr(rest.length > wanted
-      ? `hookgate: unexpected argument "${rest[wanted]}"\n\n${COMMAND_HELP[command]}`
-      : `hookgate: ${command} needs ${POSITIONALS[command]!.missing}\n\n${COMMAND_HELP[command]}`);
+    deps.stderr(
+      rest.length > wanted
+        ? `hookgate: unexpected argument "${rest[wanted]}"\n\n${COMMAND_HELP[command]}`
+        : `hookgate: ${command} needs ${POSITIONALS[command]!.missing}\n\n${COMMAND_HELP[command]}`,
+    );
     return EXIT_USAGE;
   }
   if (command === 'mappings' && rest[0] !== 'test') {
@@ -90,18 +95,24 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
   }
   const state = RUN_STATES.find((s) => s === values.state);
   if (values.state !== undefined && (command !== 'runs' || state === undefined)) {
-    deps.stderr(command !== 'runs'
-      ? `hookgate: --state applies to "runs" only\n\n${COMMAND_HELP[command]}`
-      : `hookgate: --state must be one of ${RUN_STATES.join(', ')}\n\n${COMMAND_HELP['runs']}`);
+    deps.stderr(
+      command !== 'runs'
+        ? `hookgate: --state applies to "runs" only\n\n${COMMAND_HELP[command]}`
+        : `hookgate: --state must be one of ${RUN_STATES.join(', ')}\n\n${COMMAND_HELP['runs']}`,
+    );
     return EXIT_USAGE;
   }
   switch (command) {
     case 'serve':
-      return serveCommand(configPath, {
-        explicit: values.config !== undefined || deps.env['HOOKGATE_CONFIG'] !== undefined,
-        port: values.port,
-        bind: values.bind,
-      }, deps);
+      return serveCommand(
+        configPath,
+        {
+          explicit: values.config !== undefined || deps.env['HOOKGATE_CONFIG'] !== undefined,
+          port: values.port,
+          bind: values.bind,
+        },
+        deps,
+      );
     case 'send':
       return sendCommand(configPath, rest[0]!, { data: values.data, file: values.file, sign: values.sign }, deps);
     case 'mappings':
@@ -109,7 +120,9 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
     case 'init': {
       try {
         const tokens = writeDefaultConfig(configPath);
-        deps.stdout(`Wrote ${configPath}\n  hooks token:   ${tokens.hooksToken}\n  gateway token: ${tokens.gatewayToken}\n`);
+        deps.stdout(
+          `Wrote ${configPath}\n  hooks token:   ${tokens.hooksToken}\n  gateway token: ${tokens.gatewayToken}\n`,
+        );
         return EXIT_OK;
       } catch (error) {
         deps.stderr(`hookgate: cannot write ${configPath}: ${(error as Error).message}\n`);
@@ -120,7 +133,12 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
       return checkCommand(configPath, deps);
     case 'events':
     case 'runs':
-      return listCommand(command, configPath, { json: values.json, limit, ...(state === undefined ? {} : { state }) }, deps);
+      return listCommand(
+        command,
+        configPath,
+        { json: values.json, limit, ...(state === undefined ? {} : { state }) },
+        deps,
+      );
     case 'status':
       return statusCommand(configPath, { json: values.json }, deps);
     case 'sessions':

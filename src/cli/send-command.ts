@@ -39,7 +39,9 @@ export async function sendCommand(
   let auth: Record<string, string> = { authorization: `Bearer ${hooks.token ?? ''}` };
   if (options.sign === true) {
     // Signed the way the sender of the mapping serving this name would, with no hook token.
-    const mapping = hooks.mappings.find((m) => m.verify !== undefined && (m.match?.path === undefined || trimSlashes(m.match.path) === trimSlashes(name)));
+    const mapping = hooks.mappings.find(
+      (m) => m.verify !== undefined && (m.match?.path === undefined || trimSlashes(m.match.path) === trimSlashes(name)),
+    );
     if (mapping?.verify === undefined) {
       deps.stderr(`hookgate send: --sign: no mapping with verify serves "${name}" in ${configPath}\n`);
       return EXIT_FAILURE;
@@ -61,7 +63,10 @@ export async function sendCommand(
     });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause;
-    const why = cause?.code === 'ECONNREFUSED' ? 'connection refused; is the gateway running ("hookgate serve")?' : (error as Error).message;
+    const why =
+      cause?.code === 'ECONNREFUSED'
+        ? 'connection refused; is the gateway running ("hookgate serve")?'
+        : (error as Error).message;
     deps.stderr(`hookgate send: POST ${url}: ${why}\n`);
     return EXIT_FAILURE;
   }

@@ -30,13 +30,17 @@ function curlLine(loaded: LoadedConfig, port: number): string {
   const { gateway, hooks } = loaded.config;
   const host = gateway.bind === '0.0.0.0' || gateway.bind === '::' ? '127.0.0.1' : gateway.bind;
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  return `curl -sS -X POST ${origin}${hooks.path}/wake -H 'Authorization: Bearer ${hooks.token ?? '<token>'}' ` +
-    `-H 'Content-Type: application/json' -d '{"text":"Hello from curl","mode":"now"}'`;
+  return (
+    `curl -sS -X POST ${origin}${hooks.path}/wake -H 'Authorization: Bearer ${hooks.token ?? '<token>'}' ` +
+    `-H 'Content-Type: application/json' -d '{"text":"Hello from curl","mode":"now"}'`
+  );
 }
 
 /** `--port N`: an integer 0-65535, or the reason it is not. */
 function parsePort(raw: string): number | string {
-  return /^\d+$/.test(raw) && Number(raw) <= 65_535 ? Number(raw) : `--port must be a port number (0-65535), got "${raw}"`;
+  return /^\d+$/.test(raw) && Number(raw) <= 65_535
+    ? Number(raw)
+    : `--port must be a port number (0-65535), got "${raw}"`;
 }
 
 /**
@@ -44,7 +48,11 @@ function parsePort(raw: string): number | string {
  * not exist, refuses what `check` refuses, then runs until SIGINT/SIGTERM; SIGHUP or saving the
  * file reloads the config.
  */
-export async function serveCommand(configPath: string, options: ServeOptions, deps: CliDeps): Promise<number | undefined> {
+export async function serveCommand(
+  configPath: string,
+  options: ServeOptions,
+  deps: CliDeps,
+): Promise<number | undefined> {
   const port = options.port === undefined ? undefined : parsePort(options.port);
   if (typeof port === 'string') {
     deps.stderr(`hookgate: ${port}\n`);
@@ -58,7 +66,9 @@ export async function serveCommand(configPath: string, options: ServeOptions, de
   let firstRun = false;
   if (!existsSync(configPath)) {
     if (options.explicit) {
-      deps.stderr(`hookgate: no config file at ${configPath}\n  (a config named by --config or $HOOKGATE_CONFIG must exist; "hookgate init --config ${configPath}" writes one)\n`);
+      deps.stderr(
+        `hookgate: no config file at ${configPath}\n  (a config named by --config or $HOOKGATE_CONFIG must exist; "hookgate init --config ${configPath}" writes one)\n`,
+      );
       return EXIT_FAILURE;
     }
     const tokens = writeDefaultConfig(configPath);
@@ -74,7 +84,10 @@ export async function serveCommand(configPath: string, options: ServeOptions, de
     return EXIT_FAILURE;
   }
   // Errors can echo a configured secret (a provider repeating a wrong key): scrubbed before written.
-  const log = createLog({ level: loaded.config.gateway.logLevel, scrub: createSecretScrubber(listConfigSecrets(loaded.config)) });
+  const log = createLog({
+    level: loaded.config.gateway.logLevel,
+    scrub: createSecretScrubber(listConfigSecrets(loaded.config)),
+  });
   let gateway: RunningGateway;
   try {
     gateway = await deps.startGateway(loaded, { log });
@@ -87,14 +100,26 @@ export async function serveCommand(configPath: string, options: ServeOptions, de
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw error;
     const { bind, port: p } = loaded.config.gateway;
-    const why = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : 'the address is not available here';
+    const why =
+      code === 'EADDRINUSE'
+        ? 'the address is already in use'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : 'the address is not available here';
     deps.stderr(`hookgate: cannot listen on ${bind}:${p}: ${why} (gateway.bind / gateway.port in ${configPath})\n`);
     return EXIT_FAILURE;
   }
   if (firstRun && loaded.config.hooks.enabled) {
     deps.stdout(`Try it:\n  ${curlLine(loaded, gateway.port)}\n`);
   }
-  const reload = createReloader({ path: configPath, env: deps.env, log, gateway, preflight: (l) => preflightConfig(l), override });
+  const reload = createReloader({
+    path: configPath,
+    env: deps.env,
+    log,
+    gateway,
+    preflight: (l) => preflightConfig(l),
+    override,
+  });
   const onHup = (): void => void reload('SIGHUP');
   const stopWatching = watchConfigFile(configPath, () => void reload('file changed'));
   const fatal = (error: unknown): void => {

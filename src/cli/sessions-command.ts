@@ -9,7 +9,11 @@ function sessionLine(s: SessionRecord): string {
 }
 
 /** `hookgate sessions`: every session, most recently active first. */
-export async function sessionsCommand(configPath: string, options: { json: boolean; limit: number }, deps: CliDeps): Promise<number> {
+export async function sessionsCommand(
+  configPath: string,
+  options: { json: boolean; limit: number },
+  deps: CliDeps,
+): Promise<number> {
   const store = await openStoreOrReport(configPath, deps);
   if (store === 'failed') return EXIT_FAILURE;
   if (store === 'empty') {
@@ -27,7 +31,12 @@ export async function sessionsCommand(configPath: string, options: { json: boole
 }
 
 /** `hookgate session <key>`: one session's transcript and pending events. */
-export async function sessionCommand(configPath: string, key: string, options: { json: boolean; limit: number }, deps: CliDeps): Promise<number> {
+export async function sessionCommand(
+  configPath: string,
+  key: string,
+  options: { json: boolean; limit: number },
+  deps: CliDeps,
+): Promise<number> {
   const store = await openStoreOrReport(configPath, deps);
   if (store === 'failed') return EXIT_FAILURE;
   const missing = (): number => {

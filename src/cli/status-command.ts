@@ -40,7 +40,10 @@ const n = (v: number): string => v.toLocaleString('en-US');
  */
 export function formatBudgets(budgets: RunBudgets, used: BudgetReport): string[] {
   const lines: string[] = [];
-  for (const [scope, label] of [['agents', 'agent'], ['hooks', 'mapping']] as const) {
+  for (const [scope, label] of [
+    ['agents', 'agent'],
+    ['hooks', 'mapping'],
+  ] as const) {
     for (const [key, b] of Object.entries(budgets[scope])) {
       const u = used[scope][key] ?? { started: 0, tokens: 0, running: 0 };
       const parts = [
@@ -56,7 +59,13 @@ export function formatBudgets(budgets: RunBudgets, used: BudgetReport): string[]
 
 /** The report `hookgate status` prints. */
 export function formatStatus(
-  s: { where: string; queues: QueueStats; runs: RunCounts; size: StoreSize; budgets?: { set: RunBudgets; used: BudgetReport } },
+  s: {
+    where: string;
+    queues: QueueStats;
+    runs: RunCounts;
+    size: StoreSize;
+    budgets?: { set: RunBudgets; used: BudgetReport };
+  },
   now: number,
 ): string {
   const q = s.queues;
@@ -91,7 +100,10 @@ export async function statusCommand(configPath: string, options: { json: boolean
     const now = deps.now?.() ?? Date.now();
     const set = resolveRunBudgets(loaded.config);
     const report = {
-      where, queues: await store.readQueueStats(), runs: await store.countRuns(), size: await store.readStoreSize(),
+      where,
+      queues: await store.readQueueStats(),
+      runs: await store.countRuns(),
+      size: await store.readStoreSize(),
       ...(set === undefined ? {} : { budgets: { set, used: await store.readBudgetUsage(set) } }),
     };
     deps.stdout(options.json ? `${JSON.stringify({ at: now, ...report }, null, 2)}\n` : formatStatus(report, now));

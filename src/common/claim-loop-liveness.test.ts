@@ -20,7 +20,13 @@ function harness() {
     clock,
     log: createLog({ level: 'silent' }),
   });
-  return { loop, clock, hangClaims: () => { hang = true; } };
+  return {
+    loop,
+    clock,
+    hangClaims: () => {
+      hang = true;
+    },
+  };
 }
 
 describe('claim loop liveness', () => {

@@ -13,5 +13,10 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: (ms, signal) => delay(Math.min(Math.max(0, ms), MAX_TIMER_MS), undefined, signal === undefined ? { ref: false } : { signal, ref: false }),
+  sleep: (ms, signal) =>
+    delay(
+      Math.min(Math.max(0, ms), MAX_TIMER_MS),
+      undefined,
+      signal === undefined ? { ref: false } : { signal, ref: false },
+    ),
 };

@@ -4,7 +4,9 @@ import { createManualClock } from '../../test/helpers/manual-clock.js';
 import { ClaimLostError, createClaimLoop, type ClaimLoopOptions } from './create-claim-loop.js';
 import { createLog } from './log.js';
 
-interface Item { id: string }
+interface Item {
+  id: string;
+}
 
 /** A queue the loop claims from, with items the test finishes by hand. */
 function harness(overrides: Partial<ClaimLoopOptions<Item>> = {}) {
@@ -20,10 +22,11 @@ function harness(overrides: Partial<ClaimLoopOptions<Item>> = {}) {
       claims.push(limit);
       return queue.splice(0, limit);
     },
-    execute: (item, signal) => new Promise<void>((resolve) => {
-      running.set(item.id, { finish: resolve, signal });
-      signal.addEventListener('abort', () => resolve(), { once: true });
-    }).finally(() => running.delete(item.id)),
+    execute: (item, signal) =>
+      new Promise<void>((resolve) => {
+        running.set(item.id, { finish: resolve, signal });
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      }).finally(() => running.delete(item.id)),
     renew: async (items) => {
       renewed.push(items.map((i) => i.id));
       return held(items.map((i) => i.id));
@@ -36,7 +39,17 @@ function harness(overrides: Partial<ClaimLoopOptions<Item>> = {}) {
     log: createLog({ level: 'silent' }),
     ...overrides,
   });
-  return { loop, clock, queue, running, claims, renewed, setHeld: (f: typeof held) => { held = f; } };
+  return {
+    loop,
+    clock,
+    queue,
+    running,
+    claims,
+    renewed,
+    setHeld: (f: typeof held) => {
+      held = f;
+    },
+  };
 }
 
 const settle = async (): Promise<void> => {
@@ -124,7 +137,9 @@ describe('createClaimLoop', () => {
     await settle();
     const slow = h.running.get('slow')!;
     let stopped = false;
-    const stopping = h.loop.stop().then(() => { stopped = true; });
+    const stopping = h.loop.stop().then(() => {
+      stopped = true;
+    });
     h.queue.push({ id: 'never' });
     h.loop.notify();
     await h.clock.advance(4999);

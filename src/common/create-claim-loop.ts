@@ -93,13 +93,16 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
 
   const launch = (item: T): void => {
     const abort = new AbortController();
-    const done = o.execute(item, abort.signal).then(
-      () => undefined,
-      (error: unknown) => o.log.error(`${o.name} item failed unexpectedly`, { id: item.id, err: error }),
-    ).finally(() => {
-      active.delete(item.id);
-      loop.notify();
-    });
+    const done = o
+      .execute(item, abort.signal)
+      .then(
+        () => undefined,
+        (error: unknown) => o.log.error(`${o.name} item failed unexpectedly`, { id: item.id, err: error }),
+      )
+      .finally(() => {
+        active.delete(item.id);
+        loop.notify();
+      });
     active.set(item.id, { item, abort, done });
   };
 
@@ -135,9 +138,15 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
       const inFlight = [...active.values()];
       const all = Promise.allSettled(inFlight.map((a) => a.done));
       const graceOver = new AbortController();
-      const grace = o.stopGraceMs === null ? Promise.resolve() : o.clock.sleep(o.stopGraceMs, graceOver.signal).then(() => {
-        for (const a of inFlight) a.abort.abort(new Error('shutting down'));
-      }, () => undefined);
+      const grace =
+        o.stopGraceMs === null
+          ? Promise.resolve()
+          : o.clock.sleep(o.stopGraceMs, graceOver.signal).then(
+              () => {
+                for (const a of inFlight) a.abort.abort(new Error('shutting down'));
+              },
+              () => undefined,
+            );
       // Leases stay renewed while items finish.
       await all;
       graceOver.abort();

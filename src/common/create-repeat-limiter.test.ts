@@ -5,7 +5,10 @@ import { createRepeatLimiter } from './create-repeat-limiter.js';
 describe('createRepeatLimiter', () => {
   it('passes the first line of a kind and drops the rest within the interval', () => {
     const l = createRepeatLimiter({ intervalMs: 100 });
-    assert.deepEqual([l.take('a', 0), l.take('a', 10), l.take('a', 99)].map((d) => d.kind), ['pass', 'drop', 'drop']);
+    assert.deepEqual(
+      [l.take('a', 0), l.take('a', 10), l.take('a', 99)].map((d) => d.kind),
+      ['pass', 'drop', 'drop'],
+    );
   });
 
   it('counts the held-back lines and the one that closes the window', () => {

@@ -22,9 +22,12 @@ describe('createThrottledLog', () => {
     now = 1_000 + 10_000;
     report({ code: 'SQLITE_FULL' });
     assert.equal(lines.length, 2);
-    assert.deepEqual(lines.map((l) => [l['level'], l['msg'], l['code'], l['suppressed']]), [
-      [50, 'store unavailable', 'SQLITE_BUSY', 0],
-      [50, 'store unavailable', 'SQLITE_FULL', 500],
-    ]);
+    assert.deepEqual(
+      lines.map((l) => [l['level'], l['msg'], l['code'], l['suppressed']]),
+      [
+        [50, 'store unavailable', 'SQLITE_BUSY', 0],
+        [50, 'store unavailable', 'SQLITE_FULL', 500],
+      ],
+    );
   });
 });

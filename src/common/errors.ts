@@ -24,14 +24,20 @@ export const ERROR_CATALOG = {
   headers_timeout: { status: 408, message: 'Request headers were not received in time.' },
   invalid_json: { status: 400, message: 'Request body is not valid JSON.' },
   invalid_body: { status: 400, message: 'Request body must be a JSON object.' },
-  json_too_deep: { status: 400, message: `Request body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep.` },
+  json_too_deep: {
+    status: 400,
+    message: `Request body nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep.`,
+  },
   too_many_bodies: {
     status: 429,
     message: 'Too many request bodies from this address are being received at once; retry after the delay.',
   },
   invalid_payload: { status: 400, message: 'Payload is invalid.' },
-  too_many_items: { status: 400, message: 'The payload carries more items than the mapping\'s forEach.maxItems.' },
-  actions_too_large: { status: 413, message: 'The actions this request\'s items make are larger than one request may record.' },
+  too_many_items: { status: 400, message: "The payload carries more items than the mapping's forEach.maxItems." },
+  actions_too_large: {
+    status: 413,
+    message: "The actions this request's items make are larger than one request may record.",
+  },
   invalid_idempotency_key: {
     status: 400,
     message: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
@@ -56,7 +62,10 @@ export const ERROR_CATALOG = {
   invalid_query: { status: 400, message: 'A query parameter is invalid.' },
   run_not_cancellable: { status: 409, message: 'Only a queued run can be cancelled.' },
   delivery_not_retryable: { status: 409, message: 'Only a failed or skipped delivery can be retried.' },
-  payload_not_recorded: { status: 409, message: 'This request has no recorded payload to replay (gateway.recordPayloads was off).' },
+  payload_not_recorded: {
+    status: 409,
+    message: 'This request has no recorded payload to replay (gateway.recordPayloads was off).',
+  },
   worker_stalled: { status: 503, message: 'A background worker (runs or deliveries) has stopped making progress.' },
   metrics_unauthorized: { status: 401, message: 'Missing or invalid gateway token (gateway.auth.token) for /metrics.' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -16,7 +16,10 @@ describe('createIds', () => {
     const ids = createIds(() => 0xfedcba987654);
     const made = [ids.next(), ids.next(), ids.next()];
     // Read after all three were made: each id is a value, not a view of the buffer the next one reuses.
-    assert.deepEqual(made.map((id) => id.slice(0, 18)), ['fedcba98-7654-7000', 'fedcba98-7654-7001', 'fedcba98-7654-7002']);
+    assert.deepEqual(
+      made.map((id) => id.slice(0, 18)),
+      ['fedcba98-7654-7000', 'fedcba98-7654-7001', 'fedcba98-7654-7002'],
+    );
     for (const id of made) assert.match(id, UUID_V7);
     assert.equal(new Set(made.map((id) => id.slice(19))).size, 3, 'the random parts differ');
     const early = createIds(() => 1).next();

@@ -27,7 +27,9 @@ process.stdin.once('data', () => setTimeout(() => process.exit(0), 1500));
 `;
 
 async function runChild(cap: number): Promise<{ grewMb: number; stderr: string }> {
-  const child = spawn(process.execPath, ['--expose-gc', '--input-type=module', '-e', CHILD, String(cap)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--expose-gc', '--input-type=module', '-e', CHILD, String(cap)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   try {
     child.stderr.pause();
     const [first] = (await once(child.stdout, 'data')) as [Buffer];
@@ -48,7 +50,10 @@ describe('createLog with a stderr nobody reads', () => {
   it('holds at most maxBufferedBytes of lines, drops the rest and says how many once stderr moves', async () => {
     const capped = await runChild(1024 * 1024);
     assert.ok(capped.grewMb < 12, `the heap grew ${capped.grewMb.toFixed(1)} MB with a 1 MiB cap`);
-    const report = capped.stderr.split('\n').filter((l) => l.includes('log lines dropped')).map((l) => JSON.parse(l) as { dropped: number; level: number });
+    const report = capped.stderr
+      .split('\n')
+      .filter((l) => l.includes('log lines dropped'))
+      .map((l) => JSON.parse(l) as { dropped: number; level: number });
     assert.equal(report.length, 1, capped.stderr.slice(-500));
     assert.equal(report[0]!.level, 40);
     // About 1 MiB of the 40 MB got through (plus what the pipe held): the rest were counted.

@@ -2,10 +2,20 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLog, type LogOptions } from './log.js';
 
-function capture(options: LogOptions = {}): { lines: Record<string, unknown>[]; raw: string[]; log: ReturnType<typeof createLog> } {
+function capture(options: LogOptions = {}): {
+  lines: Record<string, unknown>[];
+  raw: string[];
+  log: ReturnType<typeof createLog>;
+} {
   const raw: string[] = [];
   const log = createLog({ ...options, write: (l) => raw.push(l) });
-  return { raw, log, get lines() { return raw.map((l) => JSON.parse(l) as Record<string, unknown>); } };
+  return {
+    raw,
+    log,
+    get lines() {
+      return raw.map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
+  };
 }
 
 describe('createLog', () => {
@@ -27,14 +37,20 @@ describe('createLog', () => {
     c.log.info('i');
     c.log.warn('w');
     c.log.error('e');
-    assert.deepEqual(c.lines.map((l) => l['level']), [20, 30, 40, 50]);
+    assert.deepEqual(
+      c.lines.map((l) => l['level']),
+      [20, 30, 40, 50],
+    );
   });
 
   it('drops lines below the level', () => {
     const c = capture({ level: 'warn' });
     c.log.info('no');
     c.log.warn('yes');
-    assert.deepEqual(c.lines.map((l) => l['msg']), ['yes']);
+    assert.deepEqual(
+      c.lines.map((l) => l['msg']),
+      ['yes'],
+    );
   });
 
   it('redacts secret-looking keys at any depth, child bindings included', () => {
@@ -63,7 +79,10 @@ describe('createLog', () => {
 
   it('redacts payloads and bodies by path, at the top and one level down', () => {
     const c = capture();
-    c.log.warn('req', { payload: { text: 'PAYLOAD-1' }, request: { body: 'PAYLOAD-2', headers: { cookie: 'c=1', 'x-hookgate-token': 't' } } });
+    c.log.warn('req', {
+      payload: { text: 'PAYLOAD-1' },
+      request: { body: 'PAYLOAD-2', headers: { cookie: 'c=1', 'x-hookgate-token': 't' } },
+    });
     assert.doesNotMatch(c.raw[0]!, /PAYLOAD-1|PAYLOAD-2|c=1|"t"/);
     const obj = c.lines[0]!;
     assert.equal(obj['payload'], '[redacted]');
@@ -107,7 +126,10 @@ describe('createLog', () => {
     c.log.error('request failed', { err: new Error('transform a threw') });
     c.log.error('request failed', { err: new Error('transform b threw') });
     c.log.error('request failed', { err: new Error('transform a threw') });
-    assert.deepEqual(c.lines.map((l) => (l['err'] as Record<string, unknown>)['message']), ['transform a threw', 'transform b threw']);
+    assert.deepEqual(
+      c.lines.map((l) => (l['err'] as Record<string, unknown>)['message']),
+      ['transform a threw', 'transform b threw'],
+    );
   });
 
   it('never holds back info lines or different messages', () => {
@@ -124,7 +146,10 @@ describe('createLog', () => {
     c.log.warn('channel down');
     c.log.warn('channel down');
     c.log.flush();
-    assert.deepEqual(c.lines.map((l) => l['msg']), ['channel down', 'channel down (repeated 2 times)']);
+    assert.deepEqual(
+      c.lines.map((l) => l['msg']),
+      ['channel down', 'channel down (repeated 2 times)'],
+    );
   });
 
   it('scrubs logged errors: message, stack and cause', () => {

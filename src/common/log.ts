@@ -31,16 +31,29 @@ const MAX_DEPTH = 8;
  * attaches them whole. The key-name pass cannot know that `payload` is a payload.
  */
 export const REDACT_PATHS: readonly string[] = [
-  'payload', '*.payload', 'body', '*.body', 'rawBody', '*.rawBody',
-  'headers.cookie', '*.headers.cookie', 'headers["x-hookgate-token"]', '*.headers["x-hookgate-token"]',
-  'headers["x-openclaw-token"]', '*.headers["x-openclaw-token"]',
+  'payload',
+  '*.payload',
+  'body',
+  '*.body',
+  'rawBody',
+  '*.rawBody',
+  'headers.cookie',
+  '*.headers.cookie',
+  'headers["x-hookgate-token"]',
+  '*.headers["x-hookgate-token"]',
+  'headers["x-openclaw-token"]',
+  '*.headers["x-openclaw-token"]',
 ];
 
 /** Secret keys by name at any depth; errors as fields, their message and stack scrubbed (services echo keys in them). */
 function redactKeys(value: unknown, depth: number, seen: WeakSet<object>, scrub: Scrub): unknown {
   if (value instanceof Error) {
     const code = (value as { code?: unknown }).code;
-    const out: LogFields = { type: value.name, message: scrub(value.message), stack: value.stack === undefined ? undefined : scrub(value.stack) };
+    const out: LogFields = {
+      type: value.name,
+      message: scrub(value.message),
+      stack: value.stack === undefined ? undefined : scrub(value.stack),
+    };
     if (code !== undefined) out['code'] = code;
     if (value.cause !== undefined) out['cause'] = redactKeys(value.cause, depth + 1, seen, scrub);
     return out;
@@ -51,7 +64,8 @@ function redactKeys(value: unknown, depth: number, seen: WeakSet<object>, scrub:
   seen.add(value);
   if (Array.isArray(value)) return value.map((v) => redactKeys(v, depth + 1, seen, scrub));
   const out: LogFields = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? CENSOR : redactKeys(v, depth + 1, seen, scrub);
+  for (const [k, v] of Object.entries(value))
+    out[k] = SECRET_KEY.test(k) ? CENSOR : redactKeys(v, depth + 1, seen, scrub);
   return out;
 }
 
@@ -109,7 +123,8 @@ function wrap(p: pino.Logger, limiter: RepeatLimiter | null, now: () => number, 
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
-    child: (fields) => wrap(p.child(redactKeys(fields, 0, new WeakSet(), scrub) as LogFields), limiter, now, flush, scrub),
+    child: (fields) =>
+      wrap(p.child(redactKeys(fields, 0, new WeakSet(), scrub) as LogFields), limiter, now, flush, scrub),
     flush,
   };
 }
@@ -119,22 +134,27 @@ export function createLog(options: LogOptions = {}): Log {
   const level = options.level ?? 'info';
   const now = options.now ?? Date.now;
   const sink = options.write;
-  const destination = sink === undefined
-    ? pino.destination({ dest: 2, sync: false, maxLength: options.maxBufferedBytes ?? MAX_BUFFERED_BYTES })
-    : undefined;
+  const destination =
+    sink === undefined
+      ? pino.destination({ dest: 2, sync: false, maxLength: options.maxBufferedBytes ?? MAX_BUFFERED_BYTES })
+      : undefined;
   let dropped = 0;
   // Emitted in the write that found no room, so a report that is itself dropped is seen at once.
   destination?.on('drop', () => void dropped++);
-  const p = pino({
-    level,
-    base: { pid: process.pid },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: [...REDACT_PATHS], censor: CENSOR },
-    // Errors are already plain objects (redactKeys); pino's own err serializer would re-wrap them.
-    serializers: { err: (value: unknown) => value },
-  }, destination ?? { write: (line: string) => sink!(line) });
+  const p = pino(
+    {
+      level,
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: [...REDACT_PATHS], censor: CENSOR },
+      // Errors are already plain objects (redactKeys); pino's own err serializer would re-wrap them.
+      serializers: { err: (value: unknown) => value },
+    },
+    destination ?? { write: (line: string) => sink!(line) },
+  );
   const scrub = options.scrub ?? keepText;
-  const root = options.bindings === undefined ? p : p.child(redactKeys(options.bindings, 0, new WeakSet(), scrub) as LogFields);
+  const root =
+    options.bindings === undefined ? p : p.child(redactKeys(options.bindings, 0, new WeakSet(), scrub) as LogFields);
   const intervalMs = options.repeatIntervalMs ?? 10_000;
   const limiter = intervalMs > 0 && level !== 'silent' ? createRepeatLimiter({ intervalMs }) : null;
   const writeSummaries = (due: { key: string; count: number }[]): void => {
@@ -152,10 +172,13 @@ export function createLog(options: LogOptions = {}): Log {
     if (dropped > 0) dropped = n;
   };
   if (limiter !== null || destination !== undefined) {
-    setInterval(() => {
-      if (limiter !== null) writeSummaries(limiter.drain(now()));
-      reportDropped();
-    }, intervalMs > 0 ? intervalMs : 10_000).unref();
+    setInterval(
+      () => {
+        if (limiter !== null) writeSummaries(limiter.drain(now()));
+        reportDropped();
+      },
+      intervalMs > 0 ? intervalMs : 10_000,
+    ).unref();
   }
   const flush = (): void => {
     if (limiter !== null) writeSummaries(limiter.drain());

@@ -4,17 +4,38 @@ import { computeRetryDelayMs, parseRetryAfterMs } from './retry.js';
 
 describe('computeRetryDelayMs', () => {
   it('doubles the step with each attempt, jittered within its upper half', () => {
-    assert.equal(computeRetryDelayMs(1, undefined, () => 0), 250);
-    assert.equal(computeRetryDelayMs(1, undefined, () => 1), 500);
-    assert.equal(computeRetryDelayMs(3, undefined, () => 0), 1000);
-    assert.equal(computeRetryDelayMs(3, undefined, () => 1), 2000);
+    assert.equal(
+      computeRetryDelayMs(1, undefined, () => 0),
+      250,
+    );
+    assert.equal(
+      computeRetryDelayMs(1, undefined, () => 1),
+      500,
+    );
+    assert.equal(
+      computeRetryDelayMs(3, undefined, () => 0),
+      1000,
+    );
+    assert.equal(
+      computeRetryDelayMs(3, undefined, () => 1),
+      2000,
+    );
   });
   it('caps the step', () => {
-    assert.equal(computeRetryDelayMs(20, undefined, () => 1, { maxMs: 5000 }), 5000);
+    assert.equal(
+      computeRetryDelayMs(20, undefined, () => 1, { maxMs: 5000 }),
+      5000,
+    );
   });
   it('honours a server hint exactly', () => {
-    assert.equal(computeRetryDelayMs(5, 1234, () => 1), 1234);
-    assert.equal(computeRetryDelayMs(1, 0, () => 1), 0);
+    assert.equal(
+      computeRetryDelayMs(5, 1234, () => 1),
+      1234,
+    );
+    assert.equal(
+      computeRetryDelayMs(1, 0, () => 1),
+      0,
+    );
   });
 });
 

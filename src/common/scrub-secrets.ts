@@ -32,7 +32,10 @@ const KEY_SHAPES: ReadonlyArray<readonly [RegExp, string]> = [
   // user:password@ in URLs.
   [/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:)[^\s/@]+@/gi, `$1${REDACTED}@`],
   // Credentials in query strings and key=value text.
-  [/([?&;\s](?:api[_-]?key|access[_-]?token|token|key|secret|password|passwd|pwd|signature|sig)=)[^&\s"']+/gi, `$1${REDACTED}`],
+  [
+    /([?&;\s](?:api[_-]?key|access[_-]?token|token|key|secret|password|passwd|pwd|signature|sig)=)[^&\s"']+/gi,
+    `$1${REDACTED}`,
+  ],
 ];
 
 /** Shorter configured values are not scrubbed by value: they would match ordinary words. */

@@ -29,7 +29,12 @@ describe('sendRequest', () => {
   });
 
   it('sends the body with its length and reads status, headers and text', async () => {
-    const res = await sendRequest(`${url}/x`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'héllo', signal: AbortSignal.timeout(5000) });
+    const res = await sendRequest(`${url}/x`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'héllo',
+      signal: AbortSignal.timeout(5000),
+    });
     assert.equal(res.status, 201);
     assert.equal(res.text, 'echo:héllo');
     assert.equal(res.headers.get('Retry-After'), '3');
@@ -39,11 +44,17 @@ describe('sendRequest', () => {
   });
 
   it('rejects with the signal reason when it aborts', async () => {
-    await assert.rejects(sendRequest(`${url}/slow`, { method: 'GET', headers: {}, signal: AbortSignal.timeout(100) }), (e: Error) => e.name === 'TimeoutError');
+    await assert.rejects(
+      sendRequest(`${url}/slow`, { method: 'GET', headers: {}, signal: AbortSignal.timeout(100) }),
+      (e: Error) => e.name === 'TimeoutError',
+    );
   });
 
   it('rejects with the network error when nothing listens', async () => {
-    await assert.rejects(sendRequest('http://127.0.0.1:1/', { method: 'GET', headers: {}, signal: AbortSignal.timeout(5000) }), /ECONNREFUSED/);
+    await assert.rejects(
+      sendRequest('http://127.0.0.1:1/', { method: 'GET', headers: {}, signal: AbortSignal.timeout(5000) }),
+      /ECONNREFUSED/,
+    );
   });
 
   describe('connectTimeoutMs', () => {
@@ -56,12 +67,21 @@ describe('sendRequest', () => {
     it('fails a connection not made in time with ETIMEDOUT, long before the signal', async () => {
       const started = Date.now();
       await assert.rejects(
-        sendRequest(`http://${silent.host}:${silent.port}/v1`, { method: 'POST', headers: {}, body: '{}', signal: AbortSignal.timeout(3000), connectTimeoutMs: 100 }),
+        sendRequest(`http://${silent.host}:${silent.port}/v1`, {
+          method: 'POST',
+          headers: {},
+          body: '{}',
+          signal: AbortSignal.timeout(3000),
+          connectTimeoutMs: 100,
+        }),
         (e: NodeJS.ErrnoException) => {
           assert.ok(e instanceof ConnectTimeoutError, String(e));
           assert.equal(e.code, 'ETIMEDOUT');
           assert.equal(e.syscall, 'connect');
-          assert.match(e.message, new RegExp(`^connect ETIMEDOUT 127\\.0\\.0\\.1:${silent.port} \\(not connected within 100 ms\\)$`));
+          assert.match(
+            e.message,
+            new RegExp(`^connect ETIMEDOUT 127\\.0\\.0\\.1:${silent.port} \\(not connected within 100 ms\\)$`),
+          );
           return true;
         },
       );
@@ -78,7 +98,13 @@ describe('sendRequest', () => {
         const { port } = mute.address() as AddressInfo;
         const started = Date.now();
         await assert.rejects(
-          sendRequest(`https://127.0.0.1:${port}/v1`, { method: 'POST', headers: {}, body: '{}', signal: AbortSignal.timeout(3000), connectTimeoutMs: 100 }),
+          sendRequest(`https://127.0.0.1:${port}/v1`, {
+            method: 'POST',
+            headers: {},
+            body: '{}',
+            signal: AbortSignal.timeout(3000),
+            connectTimeoutMs: 100,
+          }),
           (e: Error) => e instanceof ConnectTimeoutError,
         );
         assert.ok(Date.now() - started < 1500);
@@ -94,7 +120,12 @@ describe('sendRequest', () => {
       await new Promise<void>((resolve) => late.listen(0, '127.0.0.1', resolve));
       try {
         const { port } = late.address() as AddressInfo;
-        const res = await sendRequest(`http://127.0.0.1:${port}/`, { method: 'GET', headers: {}, signal: AbortSignal.timeout(5000), connectTimeoutMs: 100 });
+        const res = await sendRequest(`http://127.0.0.1:${port}/`, {
+          method: 'GET',
+          headers: {},
+          signal: AbortSignal.timeout(5000),
+          connectTimeoutMs: 100,
+        });
         assert.equal(res.text, 'answered');
       } finally {
         late.closeAllConnections();

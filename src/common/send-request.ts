@@ -50,7 +50,13 @@ export class ConnectTimeoutError extends Error {
  */
 export function sendRequest(
   url: string,
-  init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal; connectTimeoutMs?: number },
+  init: {
+    method: string;
+    headers: Record<string, string>;
+    body?: string;
+    signal: AbortSignal;
+    connectTimeoutMs?: number;
+  },
 ): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     if (init.signal.aborted) {
@@ -76,7 +82,13 @@ export function sendRequest(
           }
           chunks.push(chunk);
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: headerGetter(res), text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: headerGetter(res),
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
         res.on('error', fail);
         res.on('aborted', () => fail(new Error('response aborted')));
       },
@@ -87,7 +99,10 @@ export function sendRequest(
       const address = `${target.hostname}:${target.port === '' ? (https ? '443' : '80') : target.port}`;
       req.once('socket', (socket: Socket) => {
         if (!socket.connecting) return;
-        const timer = setTimeout(() => req.destroy(new ConnectTimeoutError(address, connectTimeoutMs)), connectTimeoutMs);
+        const timer = setTimeout(
+          () => req.destroy(new ConnectTimeoutError(address, connectTimeoutMs)),
+          connectTimeoutMs,
+        );
         const done = (): void => clearTimeout(timer);
         socket.once(https ? 'secureConnect' : 'connect', done);
         req.once('close', done);

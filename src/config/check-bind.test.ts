@@ -20,7 +20,10 @@ describe('checkBind', () => {
 
   it('refuses "loopback", a name that resolves nowhere', async () => {
     const issues = await checkBind('loopback', deps);
-    assert.deepEqual(issues.map((i) => i.path), ['gateway.bind']);
+    assert.deepEqual(
+      issues.map((i) => i.path),
+      ['gateway.bind'],
+    );
     assert.match(issues[0]!.message, /"loopback" is not an IP address and does not resolve/);
   });
 

@@ -12,8 +12,10 @@ export interface BindCheckDeps {
 
 const WILDCARDS = new Set(['0.0.0.0', '::']);
 
-const defaultResolve = async (host: string): Promise<string[]> => (await lookup(host, { all: true })).map((a) => a.address);
-const defaultLocal = (): string[] => Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+const defaultResolve = async (host: string): Promise<string[]> =>
+  (await lookup(host, { all: true })).map((a) => a.address);
+const defaultLocal = (): string[] =>
+  Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
 
 /**
  * `gateway.bind` must name an address of this machine (or the wildcard), directly or through a
@@ -30,8 +32,18 @@ export async function checkBind(bind: string, deps: BindCheckDeps = {}): Promise
   try {
     addresses = await (deps.resolve ?? defaultResolve)(bind);
   } catch {
-    return [{ path: 'gateway.bind', message: `"${bind}" is not an IP address and does not resolve to one (use 127.0.0.1, ::1, 0.0.0.0 or ::)` }];
+    return [
+      {
+        path: 'gateway.bind',
+        message: `"${bind}" is not an IP address and does not resolve to one (use 127.0.0.1, ::1, 0.0.0.0 or ::)`,
+      },
+    ];
   }
   if (addresses.some(usable)) return [];
-  return [{ path: 'gateway.bind', message: `"${bind}" resolves to ${addresses.join(', ') || 'nothing'}, none of them an address of this machine` }];
+  return [
+    {
+      path: 'gateway.bind',
+      message: `"${bind}" resolves to ${addresses.join(', ') || 'nothing'}, none of them an address of this machine`,
+    },
+  ];
 }

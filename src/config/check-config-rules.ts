@@ -74,7 +74,10 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
     }
     const key = hooks.defaultSessionKey;
     if (key !== undefined && !prefixes.some((p) => key.startsWith(p))) {
-      issues.push({ path: 'hooks.defaultSessionKey', message: 'does not start with any of hooks.allowedSessionKeyPrefixes' });
+      issues.push({
+        path: 'hooks.defaultSessionKey',
+        message: 'does not start with any of hooks.allowedSessionKeyPrefixes',
+      });
     }
   }
   if (resolveTransformsDir(configDir, hooks.transformsDir) === null) {
@@ -84,7 +87,8 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
     });
   }
   gateway.trustedProxies.forEach((p, i) => {
-    if (!isAddressOrCidr(p)) issues.push({ path: `gateway.trustedProxies[${i}]`, message: 'is not an IP address or CIDR range' });
+    if (!isAddressOrCidr(p))
+      issues.push({ path: `gateway.trustedProxies[${i}]`, message: 'is not an IP address or CIDR range' });
   });
   const seen = new Set<string>();
   agents.list.forEach((a, i) => {

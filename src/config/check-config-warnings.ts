@@ -6,8 +6,18 @@ export const MIN_HOOK_TOKEN_LENGTH = 24;
 
 /** Mapping keys that shape agent runs and that a wake does not carry. */
 const AGENT_ONLY_KEYS = [
-  'agentId', 'sessionKey', 'messageTemplate', 'deliver', 'channel', 'to', 'model', 'thinking', 'timeoutSeconds',
-  'coalesce', 'waitForCompletion', 'returnReply',
+  'agentId',
+  'sessionKey',
+  'messageTemplate',
+  'deliver',
+  'channel',
+  'to',
+  'model',
+  'thinking',
+  'timeoutSeconds',
+  'coalesce',
+  'waitForCompletion',
+  'returnReply',
 ] as const;
 
 /** Settings that work but weaken the gateway; printed by `hookgate check` and logged at startup. */

@@ -68,7 +68,8 @@ function checkVerify(verify: VerifyConfig, at: string): Issue[] {
     issues.push({ path: at, message: 'standard-webhooks needs a secret (whsec_…) or a publicKey (whpk_…)' });
   }
   for (const s of list(verify.secret)) {
-    if (!BASE64.test(s.replace(/^whsec_/, ''))) issues.push({ path: `${at}.secret`, message: 'must be whsec_<base64>' });
+    if (!BASE64.test(s.replace(/^whsec_/, '')))
+      issues.push({ path: `${at}.secret`, message: 'must be whsec_<base64>' });
   }
   for (const k of list(verify.publicKey)) {
     const body = k.replace(/^whpk_/, '');
@@ -93,18 +94,27 @@ export function checkMappingRules(config: Config, transformsDir: string): { issu
       // Runs are recorded, budgeted and counted by hook id: sharing one with a built-in endpoint or
       // an enabled preset would count their runs as this mapping's.
       if (RESERVED_HOOK_NAMES.has(m.id) || (hooks.presets as readonly string[]).includes(m.id)) {
-        issues.push({ path: `${at}.id`, message: `"${m.id}" is the id of ${RESERVED_HOOK_NAMES.has(m.id) ? 'a built-in endpoint' : 'an enabled preset'}; choose another` });
+        issues.push({
+          path: `${at}.id`,
+          message: `"${m.id}" is the id of ${RESERVED_HOOK_NAMES.has(m.id) ? 'a built-in endpoint' : 'an enabled preset'}; choose another`,
+        });
       }
     }
     const path = m.match?.path === undefined ? undefined : trimSlashes(m.match.path);
     if (path !== undefined && RESERVED_HOOK_NAMES.has(path)) {
       issues.push({ path: `${at}.match.path`, message: `"${path}" is a built-in endpoint and cannot be mapped` });
     }
-    const templates: Array<[string, string | undefined]> = [...TEMPLATED.map((k) => [k, m[k]] as [string, string | undefined]), ['coalesce.key', m.coalesce?.key]];
+    const templates: Array<[string, string | undefined]> = [
+      ...TEMPLATED.map((k) => [k, m[k]] as [string, string | undefined]),
+      ['coalesce.key', m.coalesce?.key],
+    ];
     for (const [key, value] of templates) {
       if (value === undefined) continue;
       for (const expr of findInvalidExpressions(value)) {
-        issues.push({ path: `${at}.${key}`, message: `"{{${expr}}}" is not a path such as payload.a.b or messages[0].id` });
+        issues.push({
+          path: `${at}.${key}`,
+          message: `"{{${expr}}}" is not a path such as payload.a.b or messages[0].id`,
+        });
       }
     }
     // Literal values (no template) can be checked now, rather than failing every call later.
@@ -125,8 +135,16 @@ export function checkMappingRules(config: Config, transformsDir: string): { issu
           : `can never start with any of hooks.allowedSessionKeyPrefixes: its fixed start "${fixedStart(m.sessionKey)}" rules them out`,
       });
     }
-    if (m.channel !== undefined && m.channel !== 'last' && m.deliver !== false && config.channels[m.channel] === undefined) {
-      issues.push({ path: `${at}.channel`, message: `channel ${m.channel} is not configured (channels.${m.channel}); configure it or set deliver: false` });
+    if (
+      m.channel !== undefined &&
+      m.channel !== 'last' &&
+      m.deliver !== false &&
+      config.channels[m.channel] === undefined
+    ) {
+      issues.push({
+        path: `${at}.channel`,
+        message: `channel ${m.channel} is not configured (channels.${m.channel}); configure it or set deliver: false`,
+      });
     }
     if (m.transform !== undefined) {
       const problem = checkTransformModule(transformsDir, m.transform.module);
@@ -134,15 +152,25 @@ export function checkMappingRules(config: Config, transformsDir: string): { issu
     }
     if (m.verify !== undefined) issues.push(...checkVerify(m.verify, `${at}.verify`));
     if (m.allowUnsafeExternalContent === true) {
-      warnings.push({ path: `${at}.allowUnsafeExternalContent`, message: 'hook content reaches the model without the untrusted-content wrapper; use only for trusted internal sources' });
+      warnings.push({
+        path: `${at}.allowUnsafeExternalContent`,
+        message:
+          'hook content reaches the model without the untrusted-content wrapper; use only for trusted internal sources',
+      });
     }
   });
   const prefixes = hooks.allowedSessionKeyPrefixes;
   if (hooks.presets.includes('gmail') && prefixes !== undefined && !prefixes.some((p) => 'hook:gmail:'.startsWith(p))) {
-    issues.push({ path: 'hooks.presets', message: 'the gmail preset uses session keys hook:gmail:<id>; hooks.allowedSessionKeyPrefixes must allow them' });
+    issues.push({
+      path: 'hooks.presets',
+      message: 'the gmail preset uses session keys hook:gmail:<id>; hooks.allowedSessionKeyPrefixes must allow them',
+    });
   }
   if (hooks.presets.includes('gmail') && hooks.gmail?.allowUnsafeExternalContent === true) {
-    warnings.push({ path: 'hooks.gmail.allowUnsafeExternalContent', message: 'mail content reaches the model without the untrusted-content wrapper' });
+    warnings.push({
+      path: 'hooks.gmail.allowUnsafeExternalContent',
+      message: 'mail content reaches the model without the untrusted-content wrapper',
+    });
   }
   return { issues, warnings };
 }

@@ -34,13 +34,18 @@ export function dotPath(segments: readonly PropertyKey[]): string {
  * Converts, in place, each mismatched value that came from the environment and reads as the
  * expected type. Returns how many were converted (0: parsing again would change nothing).
  */
-export function coerceEnvValues(doc: unknown, mismatches: readonly TypeMismatch[], substituted: ReadonlySet<string>): number {
+export function coerceEnvValues(
+  doc: unknown,
+  mismatches: readonly TypeMismatch[],
+  substituted: ReadonlySet<string>,
+): number {
   let changed = 0;
   for (const m of mismatches) {
     if (!substituted.has(dotPath(m.path)) || m.path.length === 0) continue;
     let parent: unknown = doc;
     for (const seg of m.path.slice(0, -1)) {
-      parent = parent !== null && typeof parent === 'object' ? (parent as Record<PropertyKey, unknown>)[seg] : undefined;
+      parent =
+        parent !== null && typeof parent === 'object' ? (parent as Record<PropertyKey, unknown>)[seg] : undefined;
     }
     if (parent === null || typeof parent !== 'object') continue;
     const key = m.path[m.path.length - 1]!;

@@ -16,7 +16,11 @@ describe('listConfigSecrets', () => {
           { match: { path: 'sw' }, verify: { kind: 'standard-webhooks', publicKey: 'whpk_public-not-secret' } },
         ],
       },
-      models: { providers: { openai: { api: 'openai', apiKey: 'sk-x', headers: { 'X-Api-Key': 'hdr-key', 'X-Title': 'Hookgate' } } } },
+      models: {
+        providers: {
+          openai: { api: 'openai', apiKey: 'sk-x', headers: { 'X-Api-Key': 'hdr-key', 'X-Title': 'Hookgate' } },
+        },
+      },
       channels: {
         telegram: { botToken: 'tg' },
         discord: { botToken: 'dc' },
@@ -27,8 +31,24 @@ describe('listConfigSecrets', () => {
         msteams: { appId: 'app', appPassword: 'teams', serviceUrl: 'http://127.0.0.1:3' },
       },
     });
-    assert.deepEqual(new Set(listConfigSecrets(config)), new Set([
-      'hook-token', 'gw-token', 'sk-x', 'hdr-key', 'tg', 'dc', 'xoxb', 'wa', 'mm', 'bb', 'teams', 'gmail-push', 'gh-1', 'gh-2',
-    ]));
+    assert.deepEqual(
+      new Set(listConfigSecrets(config)),
+      new Set([
+        'hook-token',
+        'gw-token',
+        'sk-x',
+        'hdr-key',
+        'tg',
+        'dc',
+        'xoxb',
+        'wa',
+        'mm',
+        'bb',
+        'teams',
+        'gmail-push',
+        'gh-1',
+        'gh-2',
+      ]),
+    );
   });
 });

@@ -94,7 +94,8 @@ export function safeParseConfig(
   const dir = dirname(options.path);
   const issues = [...envIssues, ...checkConfigRules(parsed.data, dir)];
   const transformsDir = resolveTransformsDir(dir, parsed.data.hooks.transformsDir);
-  const mappings = transformsDir === null ? { issues: [], warnings: [] } : checkMappingRules(parsed.data, transformsDir);
+  const mappings =
+    transformsDir === null ? { issues: [], warnings: [] } : checkMappingRules(parsed.data, transformsDir);
   issues.push(...mappings.issues);
   if (issues.length > 0 || transformsDir === null) return { ok: false, issues };
   const config = parsed.data;
@@ -102,7 +103,16 @@ export function safeParseConfig(
   if (config.store.driver === 'sqlite' && !isAbsolute(config.store.path)) {
     config.store.path = resolve(dir, config.store.path);
   }
-  return { ok: true, loaded: { config, path: options.path, dir, transformsDir, warnings: [...foreign, ...checkConfigWarnings(config), ...mappings.warnings] } };
+  return {
+    ok: true,
+    loaded: {
+      config,
+      path: options.path,
+      dir,
+      transformsDir,
+      warnings: [...foreign, ...checkConfigWarnings(config), ...mappings.warnings],
+    },
+  };
 }
 
 /** Parses JSON5 text, reporting a syntax error with its line and column. */

@@ -17,20 +17,37 @@ describe('resolveRunBudgets', () => {
   });
 
   it('gives every agent the default budget under its own, field by field, and the default agent too', () => {
-    const b = resolveRunBudgets(config({
-      agents: { defaults: { budget: { runsPerHour: 10, tokensPerDay: 1000 } }, list: [{ id: 'main' }, { id: 'ops', budget: { runsPerHour: 2 } }] },
-    }));
-    assert.deepEqual(b?.agents, { main: { runsPerHour: 10, tokensPerDay: 1000 }, ops: { runsPerHour: 2, tokensPerDay: 1000 } });
-    assert.deepEqual(resolveRunBudgets(config({ agents: { defaults: { budget: { runsPerHour: 3 } } } }))?.agents, { main: { runsPerHour: 3 } });
+    const b = resolveRunBudgets(
+      config({
+        agents: {
+          defaults: { budget: { runsPerHour: 10, tokensPerDay: 1000 } },
+          list: [{ id: 'main' }, { id: 'ops', budget: { runsPerHour: 2 } }],
+        },
+      }),
+    );
+    assert.deepEqual(b?.agents, {
+      main: { runsPerHour: 10, tokensPerDay: 1000 },
+      ops: { runsPerHour: 2, tokensPerDay: 1000 },
+    });
+    assert.deepEqual(resolveRunBudgets(config({ agents: { defaults: { budget: { runsPerHour: 3 } } } }))?.agents, {
+      main: { runsPerHour: 3 },
+    });
   });
 
-  it('keys a mapping\'s budget by its hook name: its id, else its place in the list', () => {
-    const b = resolveRunBudgets(config({
-      hooks: {
-        enabled: true, token: 't',
-        mappings: [{ id: 'gh', match: { path: 'gh' }, budget: { maxConcurrentRuns: 2 } }, { match: { path: 'x' } }, { match: { path: 'y' }, budget: { runsPerHour: 1 } }],
-      },
-    }));
+  it("keys a mapping's budget by its hook name: its id, else its place in the list", () => {
+    const b = resolveRunBudgets(
+      config({
+        hooks: {
+          enabled: true,
+          token: 't',
+          mappings: [
+            { id: 'gh', match: { path: 'gh' }, budget: { maxConcurrentRuns: 2 } },
+            { match: { path: 'x' } },
+            { match: { path: 'y' }, budget: { runsPerHour: 1 } },
+          ],
+        },
+      }),
+    );
     assert.deepEqual(b, { agents: {}, hooks: { gh: { maxConcurrentRuns: 2 }, 'mappings[2]': { runsPerHour: 1 } } });
   });
 
@@ -39,7 +56,11 @@ describe('resolveRunBudgets', () => {
       const r = parse({ agents: { defaults: { budget } } });
       assert.equal(r.ok, false, JSON.stringify(budget));
     }
-    assert.equal(parse({ agents: { defaults: { budget: { maxConcurrentRuns: 2 } } } }).ok, false, 'maxConcurrentRuns is a mapping\'s');
+    assert.equal(
+      parse({ agents: { defaults: { budget: { maxConcurrentRuns: 2 } } } }).ok,
+      false,
+      "maxConcurrentRuns is a mapping's",
+    );
   });
 });
 

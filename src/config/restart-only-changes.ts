@@ -6,7 +6,13 @@ import type { Config } from './schema.js';
  * channels and run budgets are rebuilt on every reload.
  */
 export const RESTART_ONLY_KEYS = [
-  'gateway', 'store', 'agents', 'models', 'hooks.authRateLimit', 'hooks.transformsDir', 'hooks.maxTransformProcesses',
+  'gateway',
+  'store',
+  'agents',
+  'models',
+  'hooks.authRateLimit',
+  'hooks.transformsDir',
+  'hooks.maxTransformProcesses',
 ] as const;
 
 function pick(config: Config, key: (typeof RESTART_ONLY_KEYS)[number]): unknown {

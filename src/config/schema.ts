@@ -7,7 +7,14 @@ export { RetentionSchema, StoreSchema, VerifySchema };
 
 /** Chat channels in the spec's order; `last` resolution falls back through them in this order. */
 export const CHANNEL_NAMES = [
-  'whatsapp', 'telegram', 'discord', 'slack', 'mattermost', 'signal', 'imessage', 'msteams',
+  'whatsapp',
+  'telegram',
+  'discord',
+  'slack',
+  'mattermost',
+  'signal',
+  'imessage',
+  'msteams',
 ] as const;
 export type ChannelName = (typeof CHANNEL_NAMES)[number];
 export const CHANNEL_VALUES = ['last', ...CHANNEL_NAMES] as const;
@@ -58,22 +65,29 @@ export const MappingSchema = z.strictObject({
   allowUnsafeExternalContent: z.boolean().optional(),
   verify: VerifySchema.optional(),
   /** One action per item of an array in the payload (`item` in templates and transforms). */
-  forEach: z.strictObject({
-    /** Where the array is, as a template path: `messages`, `data.items`. */
-    path: z.string().refine((p) => parsePath(p) !== null, 'a path such as "messages" or "data.items"'),
-    /** Items one request may carry; more is a 400. @default 100 */
-    maxItems: z.number().int().min(1).max(1000).default(100),
-    /** Path inside an item to its own id: its idempotency identity across requests. */
-    idPath: z.string().refine((p) => parsePath(p) !== null, 'a path such as "id"').optional(),
-  }).optional(),
+  forEach: z
+    .strictObject({
+      /** Where the array is, as a template path: `messages`, `data.items`. */
+      path: z.string().refine((p) => parsePath(p) !== null, 'a path such as "messages" or "data.items"'),
+      /** Items one request may carry; more is a 400. @default 100 */
+      maxItems: z.number().int().min(1).max(1000).default(100),
+      /** Path inside an item to its own id: its idempotency identity across requests. */
+      idPath: z
+        .string()
+        .refine((p) => parsePath(p) !== null, 'a path such as "id"')
+        .optional(),
+    })
+    .optional(),
   /**
    * Runs about one subject arriving in a burst become one run: while a run with the same rendered
    * `key` is still queued (and younger than `windowSeconds`), a new one adds its message to it.
    */
-  coalesce: z.strictObject({
-    key: z.string().min(1),
-    windowSeconds: z.number().int().min(1).max(86_400).default(60),
-  }).optional(),
+  coalesce: z
+    .strictObject({
+      key: z.string().min(1),
+      windowSeconds: z.number().int().min(1).max(86_400).default(60),
+    })
+    .optional(),
   /** The sender's request waits for the run to end (up to its timeout, capped by `hooks.maxWaitSeconds`). */
   waitForCompletion: z.boolean().optional(),
   /** With `waitForCompletion`, the answer carries the model's reply. */
@@ -124,13 +138,23 @@ export const HooksSchema = z.strictObject({
       allowUnsafeExternalContent: z.boolean().optional(),
     })
     .optional(),
-  maxBodyBytes: z.number().int().min(1).max(64 * 1024 * 1024).default(256 * 1024),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(64 * 1024 * 1024)
+    .default(256 * 1024),
   /** Request bodies read at once from one client address; more get 429 `too_many_bodies`. */
   maxBodiesPerClient: z.number().int().min(1).max(100_000).default(64),
   /** Longest a `waitForCompletion` request is held open. */
   maxWaitSeconds: z.number().int().min(1).max(3600).default(120),
   /** How long a request's idempotency key (or its sender's delivery id) is remembered; 72 h covers GitHub's, Stripe's and Slack's retries. */
-  idempotencyWindowSeconds: z.number().int().min(1).max(30 * 86_400).default(72 * 3600),
+  idempotencyWindowSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400)
+    .default(72 * 3600),
   authRateLimit: AuthRateLimitSchema.prefault({}),
 });
 
@@ -217,7 +241,9 @@ const channelCommon = { defaultTo: nonEmpty.optional(), timeoutMs: z.number().in
 const optionalUrl = z.url().optional();
 
 export const ChannelsSchema = z.strictObject({
-  whatsapp: z.strictObject({ ...channelCommon, accessToken: nonEmpty, phoneNumberId: nonEmpty, baseUrl: optionalUrl }).optional(),
+  whatsapp: z
+    .strictObject({ ...channelCommon, accessToken: nonEmpty, phoneNumberId: nonEmpty, baseUrl: optionalUrl })
+    .optional(),
   telegram: z.strictObject({ ...channelCommon, botToken: nonEmpty, baseUrl: optionalUrl }).optional(),
   discord: z.strictObject({ ...channelCommon, botToken: nonEmpty, baseUrl: optionalUrl }).optional(),
   slack: z.strictObject({ ...channelCommon, botToken: nonEmpty, baseUrl: optionalUrl }).optional(),

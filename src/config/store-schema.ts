@@ -14,7 +14,8 @@ const leaseSeconds = z.number().min(1).max(3600).default(30);
  */
 const MAX_RETENTION_MS = 36_500 * 86_400_000;
 
-const retentionAge = z.string()
+const retentionAge = z
+  .string()
   .refine((v) => (parseDurationMs(v) ?? 0) > 0, 'a duration such as "30d" or "12h", at most 100 years ("36500d")')
   .refine((v) => (parseDurationMs(v) ?? 0) <= MAX_RETENTION_MS, 'a duration of at most 100 years ("36500d")');
 
@@ -50,7 +51,10 @@ export const StoreSchema = z.discriminatedUnion('driver', [
     /** `postgres://user:pass@host:5432/db`; `${ENV}` substitution keeps the password out of the file. */
     url: nonEmpty,
     /** Schema holding Hookgate's tables (created if missing). @default 'public' */
-    schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier').default('public'),
+    schema: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
+      .default('public'),
     /** Connections per replica. @default 10 */
     poolSize: z.number().int().min(2).max(100).default(10),
   }),

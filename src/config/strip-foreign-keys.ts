@@ -6,7 +6,10 @@ import type { Issue } from '../common/errors.js';
  * unknown; any other unknown key is still refused (it is more likely a typo).
  */
 export const FOREIGN_KEYS: Readonly<Record<string, { keys: readonly string[]; why: string }>> = {
-  hooks: { keys: ['internal'], why: 'OpenClaw internal (in-process event) hooks have no counterpart in Hookgate; ignored' },
+  hooks: {
+    keys: ['internal'],
+    why: 'OpenClaw internal (in-process event) hooks have no counterpart in Hookgate; ignored',
+  },
 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -19,7 +19,10 @@ export class DeliveryError extends HookgateError {
   readonly status: number | undefined;
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
-  constructor(message: string, options: { status?: number; retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
+  constructor(
+    message: string,
+    options: { status?: number; retryable: boolean; retryAfterMs?: number; cause?: unknown },
+  ) {
     super('delivery_failed', message, { cause: options.cause });
     this.name = 'DeliveryError';
     this.status = options.status;

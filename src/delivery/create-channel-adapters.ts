@@ -10,7 +10,10 @@ import { createTelegramChannel } from './channels/telegram.js';
 import { createWhatsAppChannel } from './channels/whatsapp.js';
 
 /** One adapter per channel configured under `channels`. */
-export function createChannelAdapters(channels: ChannelsConfig, deps: { now: () => number }): Map<string, ChannelAdapter> {
+export function createChannelAdapters(
+  channels: ChannelsConfig,
+  deps: { now: () => number },
+): Map<string, ChannelAdapter> {
   const adapters = new Map<string, ChannelAdapter>();
   const add = (adapter: ChannelAdapter): void => {
     adapters.set(adapter.name, adapter);

@@ -43,10 +43,21 @@ describeEachDriver('DeliveryWorker', (driver) => {
     await f.dispose();
   });
 
-  const start = (adapters: ChannelAdapter[], extra: { maxAttempts?: number; maxAgeMs?: number; scrub?: (t: string) => string; maxWakeups?: number } = {}): DeliveryWorker => {
+  const start = (
+    adapters: ChannelAdapter[],
+    extra: { maxAttempts?: number; maxAgeMs?: number; scrub?: (t: string) => string; maxWakeups?: number } = {},
+  ): DeliveryWorker => {
     worker = new DeliveryWorker({
-      store, log: createLog({ level: 'silent' }), clock: systemClock, random: () => 0, channels,
-      adapters: new Map(adapters.map((a) => [a.name, a])), owner: 'test', backoffBaseMs: 20, pollMs: 50, ...extra,
+      store,
+      log: createLog({ level: 'silent' }),
+      clock: systemClock,
+      random: () => 0,
+      channels,
+      adapters: new Map(adapters.map((a) => [a.name, a])),
+      owner: 'test',
+      backoffBaseMs: 20,
+      pollMs: 50,
+      ...extra,
     });
     worker.start();
     return worker;
@@ -73,7 +84,10 @@ describeEachDriver('DeliveryWorker', (driver) => {
     const d = await settled(await add('telegram', '123'));
     assert.equal(d.state, 'sent');
     assert.deepEqual(tg.sent, [{ to: '123', text: 'hello' }]);
-    assert.deepEqual(d.attemptLog.map((a) => a.outcome), ['sent']);
+    assert.deepEqual(
+      d.attemptLog.map((a) => a.outcome),
+      ['sent'],
+    );
     const main = await store.getSession('agent:main:main');
     assert.equal(main?.lastChannel, 'telegram');
     assert.equal(main?.lastTo, '123');
@@ -85,7 +99,11 @@ describeEachDriver('DeliveryWorker', (driver) => {
     start([tg.adapter, dc.adapter]);
     assert.equal((await settled(await add('last', null))).state, 'sent');
     assert.deepEqual(tg.sent, [{ to: '100', text: 'hello' }], 'first configured channel in spec order, defaultTo');
-    assert.equal((await store.getSession('agent:main:main'))?.lastChannel ?? null, null, 'a fallback route is not remembered');
+    assert.equal(
+      (await store.getSession('agent:main:main'))?.lastChannel ?? null,
+      null,
+      'a fallback route is not remembered',
+    );
     await settled(await add('discord', '555'));
     await settled(await add('last', null, 'again'));
     assert.deepEqual(dc.sent.at(-1), { to: '555', text: 'again' });
@@ -100,13 +118,21 @@ describeEachDriver('DeliveryWorker', (driver) => {
 
   it('retries a 429 once, honouring the hint, and sends exactly once', async () => {
     const tg = scriptedChannel('telegram');
-    tg.failures.push(new DeliveryError('telegram 429: Too Many Requests', { status: 429, retryable: true, retryAfterMs: 100 }));
+    tg.failures.push(
+      new DeliveryError('telegram 429: Too Many Requests', { status: 429, retryable: true, retryAfterMs: 100 }),
+    );
     start([tg.adapter]);
     const started = Date.now();
     const d = await settled(await add('telegram', '1'));
     assert.equal(d.state, 'sent');
     assert.equal(tg.sent.length, 1);
-    assert.deepEqual(d.attemptLog.map((a) => [a.outcome, a.status]), [['retry', 429], ['sent', null]]);
+    assert.deepEqual(
+      d.attemptLog.map((a) => [a.outcome, a.status]),
+      [
+        ['retry', 429],
+        ['sent', null],
+      ],
+    );
     assert.ok(Date.now() - started >= 90, 'waited for the hint');
   });
 
@@ -123,13 +149,21 @@ describeEachDriver('DeliveryWorker', (driver) => {
     worker!.notify();
     const again = await settled(id);
     assert.equal(again.state, 'sent');
-    assert.deepEqual(again.attemptLog.map((a) => a.outcome), ['failed', 'sent']);
+    assert.deepEqual(
+      again.attemptLog.map((a) => a.outcome),
+      ['failed', 'sent'],
+    );
   });
 
   it('scrubs a credential the channel echoed before recording the failure, keeping its status', async () => {
     const tg = scriptedChannel('telegram');
     const token = '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
-    tg.failures.push(new DeliveryError(`POST https://api.telegram.org/bot${token}/sendMessage: 403 Forbidden`, { status: 403, retryable: false }));
+    tg.failures.push(
+      new DeliveryError(`POST https://api.telegram.org/bot${token}/sendMessage: 403 Forbidden`, {
+        status: 403,
+        retryable: false,
+      }),
+    );
     start([tg.adapter], { scrub: (t) => t.replaceAll(token, '[redacted]') });
     const d = await settled(await add('telegram', '1'));
     assert.equal(d.state, 'failed');
@@ -139,7 +173,10 @@ describeEachDriver('DeliveryWorker', (driver) => {
 
   it('keeps at most maxWakeups retry timers, and the poll still finds the retries past them', async () => {
     const tg = scriptedChannel('telegram');
-    for (let i = 0; i < 5; i++) tg.failures.push(new DeliveryError('telegram 429: Too Many Requests', { status: 429, retryable: true, retryAfterMs: 300 }));
+    for (let i = 0; i < 5; i++)
+      tg.failures.push(
+        new DeliveryError('telegram 429: Too Many Requests', { status: 429, retryable: true, retryAfterMs: 300 }),
+      );
     start([tg.adapter], { maxWakeups: 2 });
     const ids = await Promise.all(Array.from({ length: 5 }, (_, i) => add('telegram', String(i))));
     for (let i = 0; i < 100; i++) {
@@ -154,7 +191,8 @@ describeEachDriver('DeliveryWorker', (driver) => {
 
   it('gives up after maxAttempts of retryable failures', async () => {
     const tg = scriptedChannel('telegram');
-    for (let i = 0; i < 5; i++) tg.failures.push(new DeliveryError('telegram 502: Bad Gateway', { status: 502, retryable: true }));
+    for (let i = 0; i < 5; i++)
+      tg.failures.push(new DeliveryError('telegram 502: Bad Gateway', { status: 502, retryable: true }));
     start([tg.adapter], { maxAttempts: 3 });
     const d = await settled(await add('telegram', '1'));
     assert.equal(d.state, 'failed');

@@ -12,7 +12,10 @@ import { resolveRoute } from './resolve-route.js';
 import { splitMessage } from './split-message.js';
 
 export interface DeliveryWorkerOptions {
-  store: Pick<Store, 'claimDueDeliveries' | 'renewDeliveries' | 'recordDeliveryProgress' | 'recordDeliveryAttempt' | 'getLastRoute'>;
+  store: Pick<
+    Store,
+    'claimDueDeliveries' | 'renewDeliveries' | 'recordDeliveryProgress' | 'recordDeliveryAttempt' | 'getLastRoute'
+  >;
   log: Log;
   clock: Clock;
   random: () => number;
@@ -47,15 +50,23 @@ export const MAX_WAKEUPS = 1000;
 
 /** Why a send failed, as one readable line. */
 function reasonOf(error: unknown, scrub: Scrub = keepText): DeliveryError {
-  const e = error instanceof DeliveryError ? error : new DeliveryError(`unexpected error: ${(error as Error)?.message ?? String(error)}`, { retryable: false, cause: error });
+  const e =
+    error instanceof DeliveryError
+      ? error
+      : new DeliveryError(`unexpected error: ${(error as Error)?.message ?? String(error)}`, {
+          retryable: false,
+          cause: error,
+        });
   // A channel may echo its credential (a bot token in a URL): it never reaches the record or the log.
   const message = scrub(e.message);
-  return message === e.message ? e : new DeliveryError(message, {
-    retryable: e.retryable,
-    cause: e,
-    ...(e.status === undefined ? {} : { status: e.status }),
-    ...(e.retryAfterMs === undefined ? {} : { retryAfterMs: e.retryAfterMs }),
-  });
+  return message === e.message
+    ? e
+    : new DeliveryError(message, {
+        retryable: e.retryable,
+        cause: e,
+        ...(e.status === undefined ? {} : { status: e.status }),
+        ...(e.retryAfterMs === undefined ? {} : { retryAfterMs: e.retryAfterMs }),
+      });
 }
 
 /**
@@ -65,14 +76,26 @@ function reasonOf(error: unknown, scrub: Scrub = keepText): DeliveryError {
  * attempts and age; anything else fails at once, visibly, and can be requeued by hand.
  */
 export class DeliveryWorker implements DeliveryPort {
-  readonly #o: Required<Omit<DeliveryWorkerOptions, 'store' | 'log' | 'clock' | 'random' | 'channels' | 'adapters' | 'owner'>> & DeliveryWorkerOptions;
+  readonly #o: Required<
+    Omit<DeliveryWorkerOptions, 'store' | 'log' | 'clock' | 'random' | 'channels' | 'adapters' | 'owner'>
+  > &
+    DeliveryWorkerOptions;
   readonly #loop: ClaimLoop;
   readonly #wakeups = new Set<AbortController>();
 
   constructor(options: DeliveryWorkerOptions) {
     this.#o = {
-      maxAttempts: 8, maxAgeMs: 3_600_000, backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 10_000, pollMs: 1000,
-      concurrency: 8, leaseMs: 30_000, scrub: keepText, maxWakeups: MAX_WAKEUPS, ...options,
+      maxAttempts: 8,
+      maxAgeMs: 3_600_000,
+      backoffBaseMs: 1000,
+      backoffMaxMs: 300_000,
+      timeoutMs: 10_000,
+      pollMs: 1000,
+      concurrency: 8,
+      leaseMs: 30_000,
+      scrub: keepText,
+      maxWakeups: MAX_WAKEUPS,
+      ...options,
     };
     const { store, owner, leaseMs } = this.#o;
     this.#loop = createClaimLoop<ClaimedDelivery>({
@@ -127,7 +150,12 @@ export class DeliveryWorker implements DeliveryPort {
     if (this.#wakeups.size >= this.#o.maxWakeups) return;
     const w = new AbortController();
     this.#wakeups.add(w);
-    this.#o.clock.sleep(Math.max(0, at - this.#o.clock.now()), w.signal).then(() => this.notify(), () => undefined)
+    this.#o.clock
+      .sleep(Math.max(0, at - this.#o.clock.now()), w.signal)
+      .then(
+        () => this.notify(),
+        () => undefined,
+      )
       .finally(() => this.#wakeups.delete(w));
   }
 
@@ -135,8 +163,19 @@ export class DeliveryWorker implements DeliveryPort {
   async #process(d: ClaimedDelivery, lost: AbortSignal): Promise<void> {
     const { store, log } = this.#o;
     const attempt = d.attempts + 1;
-    const base = { claimId: d.claimId, deliveryId: d.id, attempt, status: null, resolvedChannel: d.resolvedChannel, resolvedTo: d.resolvedTo, partsSent: d.partsSent, nextAttemptAt: null, lastRoute: null };
-    const record = (r: Omit<DeliveryAttemptResult, 'at'>): Promise<boolean> => store.recordDeliveryAttempt({ ...r, at: this.#o.clock.now() });
+    const base = {
+      claimId: d.claimId,
+      deliveryId: d.id,
+      attempt,
+      status: null,
+      resolvedChannel: d.resolvedChannel,
+      resolvedTo: d.resolvedTo,
+      partsSent: d.partsSent,
+      nextAttemptAt: null,
+      lastRoute: null,
+    };
+    const record = (r: Omit<DeliveryAttemptResult, 'at'>): Promise<boolean> =>
+      store.recordDeliveryAttempt({ ...r, at: this.#o.clock.now() });
     const route = resolveRoute(d, await store.getLastRoute(mainSessionKey(d.agentId)), this.#o.channels);
     const adapter = route.ok ? this.#o.adapters.get(route.channel) : undefined;
     if (!route.ok || adapter === undefined) {
@@ -158,28 +197,54 @@ export class DeliveryWorker implements DeliveryPort {
         await adapter.send(route.to, parts[sent]!, AbortSignal.timeout(timeoutMs));
         // Each accepted part is recorded, so a retry never sends it again.
         if (sent + 1 < parts.length) {
-          await store.recordDeliveryProgress({ deliveryId: d.id, claimId: d.claimId, partsSent: sent + 1, resolvedChannel: route.channel,
-            resolvedTo: route.to, at: this.#o.clock.now() });
+          await store.recordDeliveryProgress({
+            deliveryId: d.id,
+            claimId: d.claimId,
+            partsSent: sent + 1,
+            resolvedChannel: route.channel,
+            resolvedTo: route.to,
+            at: this.#o.clock.now(),
+          });
         }
       }
     } catch (error) {
       const e = reasonOf(error, this.#o.scrub);
       const now = this.#o.clock.now();
-      const delay = computeRetryDelayMs(attempt, e.retryAfterMs, this.#o.random, { baseMs: this.#o.backoffBaseMs, maxMs: this.#o.backoffMaxMs });
+      const delay = computeRetryDelayMs(attempt, e.retryAfterMs, this.#o.random, {
+        baseMs: this.#o.backoffBaseMs,
+        maxMs: this.#o.backoffMaxMs,
+      });
       const retry = e.retryable && attempt < this.#o.maxAttempts && now + delay - d.createdAt <= this.#o.maxAgeMs;
       const status = e.status ?? null;
       if (retry) {
-        await record({ ...routed, partsSent: sent, status, outcome: 'retry', error: e.message, nextAttemptAt: now + delay });
+        await record({
+          ...routed,
+          partsSent: sent,
+          status,
+          outcome: 'retry',
+          error: e.message,
+          nextAttemptAt: now + delay,
+        });
         this.#wakeAt(now + delay);
-        log.warn('delivery attempt failed; will retry', { deliveryId: d.id, channel: route.channel, attempt, status, retryInMs: delay });
+        log.warn('delivery attempt failed; will retry', {
+          deliveryId: d.id,
+          channel: route.channel,
+          attempt,
+          status,
+          retryInMs: delay,
+        });
       } else {
-        const why = e.retryable ? `${e.message} (gave up after ${attempt} attempt${attempt === 1 ? '' : 's'})` : e.message;
+        const why = e.retryable
+          ? `${e.message} (gave up after ${attempt} attempt${attempt === 1 ? '' : 's'})`
+          : e.message;
         await record({ ...routed, partsSent: sent, status, outcome: 'failed', error: why });
         log.warn('delivery failed', { deliveryId: d.id, channel: route.channel, attempt, status, error: why });
       }
       return;
     }
-    const lastRoute = route.explicit ? { sessionKey: mainSessionKey(d.agentId), agentId: d.agentId, channel: route.channel, to: route.to } : null;
+    const lastRoute = route.explicit
+      ? { sessionKey: mainSessionKey(d.agentId), agentId: d.agentId, channel: route.channel, to: route.to }
+      : null;
     await record({ ...routed, partsSent: parts.length, outcome: 'sent', error: null, lastRoute });
     log.info('delivery sent', { deliveryId: d.id, channel: route.channel, parts: parts.length, attempt });
   }

@@ -4,9 +4,7 @@ import type { DeliveryRecord } from '../store/index.js';
 /** The main session's last route. */
 export type LastRoute = { channel: string; to: string } | null;
 
-export type Route =
-  | { ok: true; channel: ChannelName; to: string; explicit: boolean }
-  | { ok: false; reason: string };
+export type Route = { ok: true; channel: ChannelName; to: string; explicit: boolean } | { ok: false; reason: string };
 
 /** Channels configured under `channels`, in the spec's order. */
 export function configuredChannels(channels: ChannelsConfig): ChannelName[] {
@@ -23,23 +21,39 @@ export function configuredChannels(channels: ChannelsConfig): ChannelName[] {
  */
 export function resolveRoute(delivery: DeliveryRecord, lastRoute: LastRoute, channels: ChannelsConfig): Route {
   if (delivery.resolvedChannel !== null && delivery.resolvedTo !== null) {
-    return { ok: true, channel: delivery.resolvedChannel as ChannelName, to: delivery.resolvedTo, explicit: delivery.channel !== 'last' };
+    return {
+      ok: true,
+      channel: delivery.resolvedChannel as ChannelName,
+      to: delivery.resolvedTo,
+      explicit: delivery.channel !== 'last',
+    };
   }
   const last = lastRoute?.channel ?? null;
   let channel: ChannelName | undefined;
   if (delivery.channel === 'last') {
     const configured = configuredChannels(channels);
-    channel = last !== null && (CHANNEL_NAMES as readonly string[]).includes(last) && channels[last as ChannelName] !== undefined
-      ? (last as ChannelName)
-      : (delivery.to === null ? configured.find((c) => channels[c]?.defaultTo !== undefined) : undefined) ?? configured[0];
-    if (channel === undefined) return { ok: false, reason: 'no route: the main session has no last route and no channel is configured' };
+    channel =
+      last !== null &&
+      (CHANNEL_NAMES as readonly string[]).includes(last) &&
+      channels[last as ChannelName] !== undefined
+        ? (last as ChannelName)
+        : ((delivery.to === null ? configured.find((c) => channels[c]?.defaultTo !== undefined) : undefined) ??
+          configured[0]);
+    if (channel === undefined)
+      return { ok: false, reason: 'no route: the main session has no last route and no channel is configured' };
   } else {
-    if (!(CHANNEL_NAMES as readonly string[]).includes(delivery.channel)) return { ok: false, reason: `unknown channel "${delivery.channel}"` };
+    if (!(CHANNEL_NAMES as readonly string[]).includes(delivery.channel))
+      return { ok: false, reason: `unknown channel "${delivery.channel}"` };
     channel = delivery.channel as ChannelName;
-    if (channels[channel] === undefined) return { ok: false, reason: `channel ${channel} is not configured (channels.${channel})` };
+    if (channels[channel] === undefined)
+      return { ok: false, reason: `channel ${channel} is not configured (channels.${channel})` };
   }
   const lastTo = last === channel ? lastRoute?.to : undefined;
   const to = delivery.to ?? lastTo ?? channels[channel]?.defaultTo ?? null;
-  if (to === null) return { ok: false, reason: `no recipient on ${channel}: no "to", no last recipient, no channels.${channel}.defaultTo` };
+  if (to === null)
+    return {
+      ok: false,
+      reason: `no recipient on ${channel}: no "to", no last recipient, no channels.${channel}.defaultTo`,
+    };
   return { ok: true, channel, to, explicit: delivery.channel !== 'last' };
 }

@@ -31,7 +31,10 @@ describe('splitMessage', () => {
     const code = '```js\nconst x = 1;\nconst y = 2;\n```';
     const text = `Here is the fix for the bug we talked about.\n${code}\nDone.`;
     const parts = check(text, 60);
-    assert.ok(parts.some((p) => p.includes(code)), JSON.stringify(parts));
+    assert.ok(
+      parts.some((p) => p.includes(code)),
+      JSON.stringify(parts),
+    );
   });
 
   it('cuts a code block longer than a part, since it has to', () => {
@@ -45,8 +48,14 @@ describe('splitMessage', () => {
   });
 
   const limits: Array<[string, number]> = [
-    ['telegram', 4096], ['discord', 2000], ['slack', 40_000], ['mattermost', 16_383],
-    ['signal', 2000], ['whatsapp', 4096], ['imessage', 4000], ['msteams', 28_000],
+    ['telegram', 4096],
+    ['discord', 2000],
+    ['slack', 40_000],
+    ['mattermost', 16_383],
+    ['signal', 2000],
+    ['whatsapp', 4096],
+    ['imessage', 4000],
+    ['msteams', 28_000],
   ];
   for (const [name, max] of limits) {
     it(`splits a long reply for ${name} (${max})`, () => {

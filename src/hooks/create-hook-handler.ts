@@ -2,7 +2,12 @@ import type { Clock } from '../common/clock.js';
 import { RequestError } from '../common/errors.js';
 import type { AgentRequest, Policy, WakeRequest } from '../policy/index.js';
 import {
-  DuplicateRequestError, type ActionSource, type IdempotencyRecord, type IngressStore, type NewRun, type NewSystemEvent,
+  DuplicateRequestError,
+  type ActionSource,
+  type IdempotencyRecord,
+  type IngressStore,
+  type NewRun,
+  type NewSystemEvent,
 } from '../store/index.js';
 import { describeOutcome } from './describe-outcome.js';
 import { boundKey, resolveIdempotencyKey } from './resolve-idempotency-key.js';
@@ -96,7 +101,9 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
             items: mapped.items.map((i) => ({
               index: i.index,
               identity: i.identity,
-              outcome: (i.action.kind === 'wake' ? wake(i.action.request) : run(i.action.request)) as ItemOutcome['outcome'],
+              outcome: (i.action.kind === 'wake'
+                ? wake(i.action.request)
+                : run(i.action.request)) as ItemOutcome['outcome'],
             })),
           };
       }
@@ -112,7 +119,10 @@ function joinRun<T extends AgentOutcome>(outcome: T, coalesced: Readonly<Record<
   return joined === undefined ? outcome : { ...outcome, run: { ...outcome.run, id: joined }, coalesced: true };
 }
 
-function joinedItems(many: Extract<HookOutcome, { kind: 'many' }>, coalesced: Readonly<Record<string, string>>): typeof many.items {
+function joinedItems(
+  many: Extract<HookOutcome, { kind: 'many' }>,
+  coalesced: Readonly<Record<string, string>>,
+): typeof many.items {
   return many.items.map((i) => (i.outcome.kind === 'agent' ? { ...i, outcome: joinRun(i.outcome, coalesced) } : i));
 }
 
@@ -129,7 +139,9 @@ function joinedOutcome(outcome: HookOutcome, coalesced: Readonly<Record<string, 
  * one transaction; a repeat within `idempotencyWindowSeconds` gets that answer again and records
  * nothing, in this process or any replica sharing the store.
  */
-export function createHookHandler(deps: HookActionDeps & { store: IngressStore; idempotencyWindowSeconds: number }): HookHandler {
+export function createHookHandler(
+  deps: HookActionDeps & { store: IngressStore; idempotencyWindowSeconds: number },
+): HookHandler {
   const { store } = deps;
   const duplicateOf = async (hook: string, key: string): Promise<HookOutcome | null> => {
     const first = await store.findIdempotencyKey(hook, key);
@@ -139,7 +151,11 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
   const record = (hook: string, key: string, outcome: HookOutcome): IdempotencyRecord => {
     const now = deps.clock.now();
     return {
-      hook, key, ...describeOutcome(outcome), createdAt: now, expiresAt: now + deps.idempotencyWindowSeconds * 1000,
+      hook,
+      key,
+      ...describeOutcome(outcome),
+      createdAt: now,
+      expiresAt: now + deps.idempotencyWindowSeconds * 1000,
       answerJoined: (coalesced) => describeOutcome(joinedOutcome(outcome, coalesced)).body,
     };
   };
@@ -148,7 +164,10 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
    * key and its index; an item recorded by an earlier request is skipped and answered as a duplicate.
    */
   const recordMany = async (
-    ingress: IngressStore, hook: string, key: string | null, many: Extract<HookOutcome, { kind: 'many' }>,
+    ingress: IngressStore,
+    hook: string,
+    key: string | null,
+    many: Extract<HookOutcome, { kind: 'many' }>,
   ): Promise<HookOutcome> => {
     const itemKeys = many.items.map((i) => {
       const itemKey = i.identity ?? (key === null ? null : `${key}#${i.index}`);
@@ -171,11 +190,13 @@ export function createHookHandler(deps: HookActionDeps & { store: IngressStore; 
       if (error instanceof DuplicateRequestError && key !== null) return (await duplicateOf(hook, key)) ?? many;
       throw error;
     }
-    const items = await Promise.all(joinedItems(many, coalesced).map(async (i, n) => {
-      if (!skipped.includes(n)) return i;
-      const first = await store.findIdempotencyKey(hook, itemKeys[n]!);
-      return { ...i, duplicateOf: first?.body ?? '{}' };
-    }));
+    const items = await Promise.all(
+      joinedItems(many, coalesced).map(async (i, n) => {
+        if (!skipped.includes(n)) return i;
+        const first = await store.findIdempotencyKey(hook, itemKeys[n]!);
+        return { ...i, duplicateOf: first?.body ?? '{}' };
+      }),
+    );
     return { kind: 'many', items };
   };
   return async (call, ingress = store) => {

@@ -6,13 +6,18 @@ export function describeOutcome(outcome: HookOutcome): { status: number; body: s
     case 'wake':
       return { status: 200, body: `{"ok":true,"mode":"${outcome.event.mode}","eventId":"${outcome.event.id}"}` };
     case 'agent':
-      return { status: 202, body: `{"ok":true,"runId":"${outcome.run.id}"${outcome.coalesced === true ? ',"coalesced":true' : ''}}` };
+      return {
+        status: 202,
+        body: `{"ok":true,"runId":"${outcome.run.id}"${outcome.coalesced === true ? ',"coalesced":true' : ''}}`,
+      };
     case 'skip':
       return { status: 204, body: '' };
     case 'many': {
-      const items = outcome.items.map((i) => (i.duplicateOf === undefined
-        ? JSON.parse(describeOutcome(i.outcome).body) as Record<string, unknown>
-        : { ...(JSON.parse(i.duplicateOf) as Record<string, unknown>), duplicate: true }));
+      const items = outcome.items.map((i) =>
+        i.duplicateOf === undefined
+          ? (JSON.parse(describeOutcome(i.outcome).body) as Record<string, unknown>)
+          : { ...(JSON.parse(i.duplicateOf) as Record<string, unknown>), duplicate: true },
+      );
       for (const item of items) delete item['ok'];
       const anyRun = outcome.items.some((i) => i.outcome.kind === 'agent');
       return { status: anyRun ? 202 : 200, body: JSON.stringify({ ok: true, items }) };

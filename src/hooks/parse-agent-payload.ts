@@ -3,7 +3,11 @@ import { CHANNEL_VALUES, MAX_TIMEOUT_SECONDS, THINKING_LEVELS, WAKE_MODES } from
 import type { AgentRequest } from '../policy/index.js';
 import { describe } from './parse-wake-payload.js';
 import {
-  readOptionalBoolean, readOptionalEnum, readOptionalPositiveNumber, readOptionalString, readRequiredString,
+  readOptionalBoolean,
+  readOptionalEnum,
+  readOptionalPositiveNumber,
+  readOptionalString,
+  readRequiredString,
   type Payload,
 } from './read-fields.js';
 

@@ -17,8 +17,10 @@ function issuePaths(fn: () => unknown): string[] {
 
 describe('parseWakePayload', () => {
   it('defaults mode to now', () => assert.deepEqual(parseWakePayload({ text: 'x' }), { text: 'x', mode: 'now' }));
-  it('keeps next-heartbeat', () => assert.equal(parseWakePayload({ text: 'x', mode: 'next-heartbeat' }).mode, 'next-heartbeat'));
-  it('ignores unknown fields', () => assert.deepEqual(parseWakePayload({ text: 'x', extra: 1 }), { text: 'x', mode: 'now' }));
+  it('keeps next-heartbeat', () =>
+    assert.equal(parseWakePayload({ text: 'x', mode: 'next-heartbeat' }).mode, 'next-heartbeat'));
+  it('ignores unknown fields', () =>
+    assert.deepEqual(parseWakePayload({ text: 'x', extra: 1 }), { text: 'x', mode: 'now' }));
   const bad: Array<[string, Record<string, unknown>, string[]]> = [
     ['missing text', {}, ['text']],
     ['null text', { text: null }, ['text']],
@@ -29,22 +31,49 @@ describe('parseWakePayload', () => {
     ['both at once', { mode: 'x' }, ['text', 'mode']],
   ];
   for (const [name, payload, want] of bad) {
-    it(`names the field for ${name}`, () => assert.deepEqual(issuePaths(() => parseWakePayload(payload)), want));
+    it(`names the field for ${name}`, () =>
+      assert.deepEqual(
+        issuePaths(() => parseWakePayload(payload)),
+        want,
+      ));
   }
 });
 
 describe('parseAgentPayload', () => {
   it('fills the spec defaults', () => {
-    assert.deepEqual(parseAgentPayload({ message: 'm' }), { message: 'm', wakeMode: 'now', deliver: true, channel: 'last' });
+    assert.deepEqual(parseAgentPayload({ message: 'm' }), {
+      message: 'm',
+      wakeMode: 'now',
+      deliver: true,
+      channel: 'last',
+    });
   });
   it('keeps every optional field', () => {
     const p = parseAgentPayload({
-      message: 'm', name: 'Mail', agentId: 'ops', sessionKey: 'hook:1', wakeMode: 'next-heartbeat', deliver: false,
-      channel: 'telegram', to: '123', model: 'openai/gpt', thinking: 'high', timeoutSeconds: 1.5,
+      message: 'm',
+      name: 'Mail',
+      agentId: 'ops',
+      sessionKey: 'hook:1',
+      wakeMode: 'next-heartbeat',
+      deliver: false,
+      channel: 'telegram',
+      to: '123',
+      model: 'openai/gpt',
+      thinking: 'high',
+      timeoutSeconds: 1.5,
     });
     assert.deepEqual(p, {
-      message: 'm', name: 'Mail', agentId: 'ops', sessionKey: 'hook:1', wakeMode: 'next-heartbeat', deliver: false,
-      channel: 'telegram', to: '123', model: 'openai/gpt', thinking: 'high', timeoutSeconds: 1.5,
+      message: 'm',
+      name: 'Mail',
+      agentId: 'ops',
+      sessionKey: 'hook:1',
+      wakeMode: 'next-heartbeat',
+      deliver: false,
+      channel: 'telegram',
+      to: '123',
+      model: 'openai/gpt',
+      thinking: 'high',
+      timeoutSeconds: 1.5,
     });
   });
   const bad: Array<[string, Record<string, unknown>, string[]]> = [
@@ -62,7 +91,11 @@ describe('parseAgentPayload', () => {
     ['several at once', { deliver: 1, channel: 2 }, ['message', 'deliver', 'channel']],
   ];
   for (const [name, payload, want] of bad) {
-    it(`names the field for ${name}`, () => assert.deepEqual(issuePaths(() => parseAgentPayload(payload)), want));
+    it(`names the field for ${name}`, () =>
+      assert.deepEqual(
+        issuePaths(() => parseAgentPayload(payload)),
+        want,
+      ));
   }
 });
 
@@ -77,12 +110,24 @@ describe('text fields', () => {
   });
 
   it('refuses an unpaired surrogate, naming the field', () => {
-    assert.deepEqual(issuePaths(() => parseWakePayload({ text: 'a\ud800b' })), ['text']);
-    assert.deepEqual(issuePaths(() => parseAgentPayload({ message: 'ok', name: '\udc00' })), ['name']);
+    assert.deepEqual(
+      issuePaths(() => parseWakePayload({ text: 'a\ud800b' })),
+      ['text'],
+    );
+    assert.deepEqual(
+      issuePaths(() => parseAgentPayload({ message: 'ok', name: '\udc00' })),
+      ['name'],
+    );
   });
   it('refuses a NUL character, naming the field', () => {
-    assert.deepEqual(issuePaths(() => parseWakePayload({ text: 'a\u0000b' })), ['text']);
-    assert.deepEqual(issuePaths(() => parseAgentPayload({ message: 'ok', sessionKey: 'hook:\u0000' })), ['sessionKey']);
+    assert.deepEqual(
+      issuePaths(() => parseWakePayload({ text: 'a\u0000b' })),
+      ['text'],
+    );
+    assert.deepEqual(
+      issuePaths(() => parseAgentPayload({ message: 'ok', sessionKey: 'hook:\u0000' })),
+      ['sessionKey'],
+    );
   });
   it('accepts paired surrogates (emoji)', () => {
     assert.equal(parseWakePayload({ text: 'party \ud83c\udf89' }).text, 'party \ud83c\udf89');

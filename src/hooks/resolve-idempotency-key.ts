@@ -25,8 +25,10 @@ export function resolveIdempotencyKey(call: MappedHookCall): string | null {
   }
   if (call.deliveryId !== undefined && call.deliveryId !== '') return boundKey(`delivery:${call.deliveryId}`);
   const p = call.payload;
-  if (p['object'] === 'event' && typeof p['id'] === 'string' && p['id'].startsWith('evt_')) return boundKey(`stripe:${p['id']}`);
-  if (p['type'] === 'event_callback' && typeof p['event_id'] === 'string' && p['event_id'] !== '') return boundKey(`slack:${p['event_id']}`);
+  if (p['object'] === 'event' && typeof p['id'] === 'string' && p['id'].startsWith('evt_'))
+    return boundKey(`stripe:${p['id']}`);
+  if (p['type'] === 'event_callback' && typeof p['event_id'] === 'string' && p['event_id'] !== '')
+    return boundKey(`slack:${p['event_id']}`);
   return null;
 }
 

@@ -20,7 +20,8 @@ export interface AccessEntry {
 export const MAX_LOGGED_PATH = 1024;
 
 /** `text` cut to `MAX_LOGGED_PATH` characters, marked with `…` where it was cut. */
-export const clipLogged = (text: string): string => (text.length <= MAX_LOGGED_PATH ? text : `${text.slice(0, MAX_LOGGED_PATH)}…`);
+export const clipLogged = (text: string): string =>
+  text.length <= MAX_LOGGED_PATH ? text : `${text.slice(0, MAX_LOGGED_PATH)}…`;
 
 /** Writes the one `info` line of a request whose response is done (`status` null: the client left first). */
 export function logAccess(log: Log, entry: AccessEntry, status: number | null, ms: number): void {

@@ -19,7 +19,10 @@ describe('createHttpServer', () => {
       for (let i = 0; i < 3; i++) {
         server.server.emit('error', Object.assign(new Error('accept EMFILE'), { code: 'EMFILE', syscall: 'accept' }));
       }
-      assert.deepEqual(lines.map((l) => [l['msg'], l['code']]), [['accepting a connection failed', 'EMFILE']]);
+      assert.deepEqual(
+        lines.map((l) => [l['msg'], l['code']]),
+        [['accepting a connection failed', 'EMFILE']],
+      );
       assert.equal(server.server.listening, true);
     } finally {
       await server.close();
@@ -44,7 +47,10 @@ describe('createHttpServer', () => {
         slow.on('close', () => resolve(Date.now() - started));
         setTimeout(() => resolve(-1), 10_000).unref();
       });
-      assert.ok(closedAfter >= 1400 && closedAfter < 4500, `closed ${closedAfter} ms after the first byte (-1: still open after 10 s)`);
+      assert.ok(
+        closedAfter >= 1400 && closedAfter < 4500,
+        `closed ${closedAfter} ms after the first byte (-1: still open after 10 s)`,
+      );
       assert.match(answer, /^HTTP\/1\.1 408 /);
       assert.match(answer, /"code":"headers_timeout"/);
     } finally {
@@ -55,9 +61,12 @@ describe('createHttpServer', () => {
   });
 
   it('closes a connection that sends nothing, but not one waiting in silence for its answer', async () => {
-    const server = createHttpServer((_req, res) => {
-      setTimeout(() => res.end('late'), 600);
-    }, { bodyTimeoutMs: 1000, firstRequestTimeoutMs: 200 });
+    const server = createHttpServer(
+      (_req, res) => {
+        setTimeout(() => res.end('late'), 600);
+      },
+      { bodyTimeoutMs: 1000, firstRequestTimeoutMs: 200 },
+    );
     const port = await server.listen(0, '127.0.0.1');
     try {
       const started = Date.now();
@@ -79,7 +88,10 @@ describe('createHttpServer', () => {
         waiting.on('close', () => reject(new Error(`closed before its answer: ${JSON.stringify(answer)}`)));
       });
       const closedAfter = await silentClosed;
-      assert.ok(closedAfter >= 150, `the silent connection was closed, not before its time (${closedAfter} ms; -1: still open after 3 s)`);
+      assert.ok(
+        closedAfter >= 150,
+        `the silent connection was closed, not before its time (${closedAfter} ms; -1: still open after 3 s)`,
+      );
       assert.match(await answered, /^HTTP\/1\.1 200 /);
       waiting.destroy();
     } finally {
@@ -97,19 +109,27 @@ describe('createHttpServer', () => {
       return s;
     };
     /** Sends one request on `s` and reads what comes back until the server closes it or the answer is whole. */
-    const exchange = (s: Socket): Promise<string> => new Promise((resolve) => {
-      let text = '';
-      s.on('data', (c: Buffer) => {
-        text += c.toString();
-        if (/\r\n\r\n[\s\S]*(ok|\})$/.test(text)) resolve(text);
+    const exchange = (s: Socket): Promise<string> =>
+      new Promise((resolve) => {
+        let text = '';
+        s.on('data', (c: Buffer) => {
+          text += c.toString();
+          if (/\r\n\r\n[\s\S]*(ok|\})$/.test(text)) resolve(text);
+        });
+        s.on('close', () => resolve(text));
+        s.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
       });
-      s.on('close', () => resolve(text));
-      s.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
-    });
     /** Runs `body` against a server counting every peer (loopback is uncapped in the gateway itself), then closes all. */
-    const withServer = async (max: number, perClient: number, body: (port: number, sockets: Socket[]) => Promise<void>): Promise<void> => {
+    const withServer = async (
+      max: number,
+      perClient: number,
+      body: (port: number, sockets: Socket[]) => Promise<void>,
+    ): Promise<void> => {
       const server = createHttpServer((_req, res) => res.end('ok'), {
-        bodyTimeoutMs: 1000, maxConnections: max, maxConnectionsPerClient: perClient, peerGroup: (peer) => peer ?? null,
+        bodyTimeoutMs: 1000,
+        maxConnections: max,
+        maxConnectionsPerClient: perClient,
+        peerGroup: (peer) => peer ?? null,
       });
       const port = await server.listen(0, '127.0.0.1');
       const sockets: Socket[] = [];
@@ -126,7 +146,8 @@ describe('createHttpServer', () => {
      */
     const servedAgain = async (port: number, from: string, sockets: Socket[]): Promise<string> => {
       let answer = '';
-      for (let i = 0; i < 50 && !answer.startsWith('HTTP/1.1 200'); i++) answer = await exchange(await open(port, from, sockets));
+      for (let i = 0; i < 50 && !answer.startsWith('HTTP/1.1 200'); i++)
+        answer = await exchange(await open(port, from, sockets));
       return answer;
     };
 
@@ -163,10 +184,16 @@ describe('createHttpServer', () => {
         await open(port, '127.0.0.2', sockets);
         // Past the limit: held until its grace ends, answered 503 if it speaks.
         await open(port, '127.0.0.3', sockets);
-        assert.match(await exchange(await open(port, '127.0.0.4', sockets)), /^HTTP\/1\.1 503 [\s\S]*"code":"over_capacity"/);
+        assert.match(
+          await exchange(await open(port, '127.0.0.4', sockets)),
+          /^HTTP\/1\.1 503 [\s\S]*"code":"over_capacity"/,
+        );
         first.destroy();
-        assert.match(await servedAgain(port, '127.0.0.5', sockets), /^HTTP\/1\.1 200 /,
-          'a new connection takes the freed place though a connection past the limit is still held');
+        assert.match(
+          await servedAgain(port, '127.0.0.5', sockets),
+          /^HTTP\/1\.1 200 /,
+          'a new connection takes the freed place though a connection past the limit is still held',
+        );
       });
     });
   });

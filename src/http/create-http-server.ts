@@ -6,7 +6,12 @@ import type { Log } from '../common/log.js';
 import type { RequestHandler } from './create-request-handler.js';
 import { createPeerGrouper } from './create-peer-grouper.js';
 import { createGroupCounts } from './group-counts.js';
-import { OVER_CAPACITY_HELD, readOpenFileLimit, resolveMaxConnections, resolveMaxConnectionsPerClient } from './resolve-max-connections.js';
+import {
+  OVER_CAPACITY_HELD,
+  readOpenFileLimit,
+  resolveMaxConnections,
+  resolveMaxConnectionsPerClient,
+} from './resolve-max-connections.js';
 import { errorJson, sendError } from './send-response.js';
 
 /** How long `close()` waits for in-flight requests before cutting their connections. */
@@ -84,7 +89,11 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   /** Connections let in, in all and by peer group. */
   let admitted = 0;
   const byGroup = createGroupCounts();
-  const admit = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], expectsContinue: boolean): void => {
+  const admit = (
+    req: Parameters<RequestHandler>[0],
+    res: Parameters<RequestHandler>[1],
+    expectsContinue: boolean,
+  ): void => {
     // The first request has come: from here Node's own timeouts (body, keep-alive) apply, and a
     // caller waiting in silence for its answer (`waitForCompletion`) must not be cut off.
     if (req.socket.timeout === firstRequestMs) req.socket.setTimeout(0);
@@ -135,10 +144,13 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   // JavaScript nothing, so no event here can count those clients. Only when the reserve is lost
   // (another thread took the freed descriptor) is the failed accept (EMFILE, ENFILE) emitted on
   // the server, where, unhandled, it would end the process: it is logged and the gateway lives on.
-  const reportAcceptFailure = options.log === undefined ? undefined : createThrottledLog(options.log, 'error', 'accepting a connection failed', {
-    intervalMs: 10_000,
-    now: options.now ?? Date.now,
-  });
+  const reportAcceptFailure =
+    options.log === undefined
+      ? undefined
+      : createThrottledLog(options.log, 'error', 'accepting a connection failed', {
+          intervalMs: 10_000,
+          now: options.now ?? Date.now,
+        });
   server.on('error', (error: NodeJS.ErrnoException) => {
     if (server.listening) reportAcceptFailure?.({ code: error.code, error: error.message });
   });
@@ -152,8 +164,13 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       socket.destroy();
       return;
     }
-    const answer = new RequestError(error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large'
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'headers_timeout' : 'bad_request');
+    const answer = new RequestError(
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? 'headers_too_large'
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? 'headers_timeout'
+          : 'bad_request',
+    );
     const body = errorJson(answer);
     socket.end(
       `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -30,7 +30,11 @@ function bearer(req: IncomingMessage): string | undefined {
 
 function sendMethodNotAllowed(res: ServerResponse): void {
   const body = errorJson(new RequestError('method_not_allowed', { message: 'Only GET is accepted here.' }));
-  res.writeHead(405, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), allow: 'GET, HEAD' });
+  res.writeHead(405, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    allow: 'GET, HEAD',
+  });
   res.end(body);
 }
 
@@ -38,14 +42,19 @@ function sendMethodNotAllowed(res: ServerResponse): void {
 export function createMetricsRoute(deps: MetricsRouteDeps): RequestHandler {
   const verify = deps.token === undefined ? null : createTokenVerifier(deps.token);
   const refuse = new RequestError('metrics_unauthorized', {
-    message: deps.token === undefined
-      ? 'No gateway token is configured: set gateway.auth.token and scrape with it as a Bearer token, or set gateway.metrics.public: true.'
-      : 'Missing or invalid gateway token (gateway.auth.token) for /metrics; send it as "Authorization: Bearer <token>".',
+    message:
+      deps.token === undefined
+        ? 'No gateway token is configured: set gateway.auth.token and scrape with it as a Bearer token, or set gateway.metrics.public: true.'
+        : 'Missing or invalid gateway token (gateway.auth.token) for /metrics; send it as "Authorization: Bearer <token>".',
   });
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
       const body = await deps.render();
-      res.writeHead(200, { 'content-type': deps.contentType, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+      res.writeHead(200, {
+        'content-type': deps.contentType,
+        'content-length': Buffer.byteLength(body),
+        'cache-control': 'no-store',
+      });
       res.end(req.method === 'HEAD' ? undefined : body);
     } catch (error) {
       deps.log.error('rendering metrics failed', { err: error });
@@ -69,7 +78,12 @@ export function createMetricsRoute(deps: MetricsRouteDeps): RequestHandler {
       }
       if (verify === null || !verify(bearer(req))) {
         const after = deps.limiter.recordFailure(client, now);
-        if (after.locked) deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds, surface: 'metrics' });
+        if (after.locked)
+          deps.log.warn('auth lockout started', {
+            client,
+            retryAfterSeconds: after.retryAfterSeconds,
+            surface: 'metrics',
+          });
         sendError(req, res, refuse);
         return;
       }

@@ -35,7 +35,7 @@ describe('createPeerGrouper', () => {
     for (const peer of ['10.1.2.3', '::ffff:10.9.9.9', '2001:db8:ff::1']) assert.equal(group(peer), null, peer);
   });
 
-  it('counts everything else by its group, a proxy\'s neighbour included', () => {
+  it("counts everything else by its group, a proxy's neighbour included", () => {
     assert.equal(group('192.0.2.4'), '192.0.2.4');
     assert.equal(group('::ffff:192.0.2.4'), '192.0.2.4');
     assert.equal(group('11.0.0.1'), '11.0.0.1');

@@ -2,7 +2,8 @@ import { isIP } from 'node:net';
 import { createTrustedProxyCheck, foldAddress } from './resolve-client-address.js';
 
 /** Loopback peers: the host's own processes, and what forwards to the gateway from it (a reverse proxy, a tunnel). */
-const isLoopback = (address: string): boolean => address === '::1' || (isIP(address) === 4 && address.startsWith('127.'));
+const isLoopback = (address: string): boolean =>
+  address === '::1' || (isIP(address) === 4 && address.startsWith('127.'));
 
 /**
  * Returns the group a connection's peer address is counted in for
@@ -49,6 +50,7 @@ function firstHextets(address: string, n: number): string[] {
   };
   const left = groups(head);
   const right = groups(tail);
-  const all = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  const all =
+    tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
   return all.slice(0, n).map((g) => Number.parseInt(g, 16).toString(16));
 }

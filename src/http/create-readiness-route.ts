@@ -13,7 +13,13 @@ export function createReadinessRoute(check: () => Promise<ReadinessAnswer>): Req
     req.resume();
     check().then(
       (answer) => sendJson(res, answer.ok ? 200 : 503, JSON.stringify(answer), { 'cache-control': 'no-store' }),
-      (error: unknown) => sendJson(res, 503, JSON.stringify({ ok: false, code: 'internal_error', reason: String((error as Error)?.message ?? error) }), { 'cache-control': 'no-store' }),
+      (error: unknown) =>
+        sendJson(
+          res,
+          503,
+          JSON.stringify({ ok: false, code: 'internal_error', reason: String((error as Error)?.message ?? error) }),
+          { 'cache-control': 'no-store' },
+        ),
     );
   };
 }

@@ -19,7 +19,12 @@ import { createHttpServer, type HttpServer } from './create-http-server.js';
 import { addressGroup } from './create-peer-grouper.js';
 import { newRun } from '../../test/helpers/store-records.js';
 import type { ObservedRequest } from './request-observer.js';
-import { createRequestHandler, type IngressSettings, type RequestHandler, type RequestHandlerDeps } from './create-request-handler.js';
+import {
+  createRequestHandler,
+  type IngressSettings,
+  type RequestHandler,
+  type RequestHandlerDeps,
+} from './create-request-handler.js';
 import { createClientAddressResolver } from './resolve-client-address.js';
 
 const TOKEN = 'handler-test-token';
@@ -35,16 +40,31 @@ interface Answer {
  * as `X-Forwarded-For` (the client address where loopback is a trusted proxy); `token` replaces the
  * hook token.
  */
-function post(port: number, path: string, body: string, hold?: Promise<void>, from?: string, token = TOKEN): Promise<Answer> {
+function post(
+  port: number,
+  path: string,
+  body: string,
+  hold?: Promise<void>,
+  from?: string,
+  token = TOKEN,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = {
-      authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body),
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
     };
     if (from !== undefined) headers['x-forwarded-for'] = from;
     const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: text === '' ? undefined : JSON.parse(text) }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          json: text === '' ? undefined : JSON.parse(text),
+        }),
+      );
     });
     req.on('error', reject);
     if (hold === undefined) {
@@ -89,7 +109,11 @@ function testHandler(o: {
  * Serves `testHandler(o)` over loopback for the enclosing `describe`: `port()` once it listens;
  * `hold()` is a promise a held body waits on until `release()`, which also runs after each test.
  */
-function serveForSuite(o: Parameters<typeof testHandler>[0]): { port: () => number; hold: () => Promise<void>; release: () => void } {
+function serveForSuite(o: Parameters<typeof testHandler>[0]): {
+  port: () => number;
+  hold: () => Promise<void>;
+  release: () => void;
+} {
   let server: HttpServer | undefined;
   let port = 0;
   let held: Array<() => void> = [];
@@ -186,7 +210,10 @@ describe('createRequestHandler bounds', () => {
   it('answers 429 too_many_bodies to a client reading more bodies at once than maxBodiesPerClient', async () => {
     handleHook = async () => ({ kind: 'skip' });
     const release = served.hold();
-    const slow = [post(port, '/hooks/wake', '{"text":"slow 1"}', release), post(port, '/hooks/wake', '{"text":"slow 2"}', release)];
+    const slow = [
+      post(port, '/hooks/wake', '{"text":"slow 1"}', release),
+      post(port, '/hooks/wake', '{"text":"slow 2"}', release),
+    ];
     // Both slow bodies are being read once the server has answered something after them.
     let third: Answer | undefined;
     for (let i = 0; i < 100 && third?.status !== 429; i++) {
@@ -219,20 +246,31 @@ describe('createRequestHandler: a caller waiting for its run', () => {
   const waits: AbortSignal[] = [];
   const served = serveForSuite({
     hooks: {},
-    handleHook: async () => ({ kind: 'agent', run: newRun('hook:agent'), wait: { timeoutMs: 60_000, returnReply: false } }),
+    handleHook: async () => ({
+      kind: 'agent',
+      run: newRun('hook:agent'),
+      wait: { timeoutMs: 60_000, returnReply: false },
+    }),
     now: 1_000_000,
     level: 'error',
     lines: [],
     waitForRun: (runId, _timeoutMs, signal) => {
       waits.push(signal!);
-      return new Promise((resolve) => signal!.addEventListener('abort', () =>
-        resolve({ runId, status: 'queued', delivered: false, error: 'wait_timeout', reply: null, held: null })));
+      return new Promise((resolve) =>
+        signal!.addEventListener('abort', () =>
+          resolve({ runId, status: 'queued', delivered: false, error: 'wait_timeout', reply: null, held: null }),
+        ),
+      );
     },
   });
 
   it('ends the wait when the caller leaves before the answer', async () => {
     const req = request({
-      host: '127.0.0.1', port: served.port(), path: '/hooks/agent', method: 'POST', agent: false,
+      host: '127.0.0.1',
+      port: served.port(),
+      path: '/hooks/agent',
+      method: 'POST',
+      agent: false,
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
     });
     req.on('error', () => undefined);
@@ -256,7 +294,10 @@ describe('createRequestHandler: an IPv6 client is its /64', () => {
     extra: {
       // Loopback is the trusted proxy, so each request's client is its X-Forwarded-For.
       clientAddress: createClientAddressResolver(['127.0.0.1']),
-      limiter: groupAuthLimiter(createAuthLimiter({ maxFailures: 3, windowSeconds: 60, lockoutSeconds: 60, maxClients: 100 }), addressGroup),
+      limiter: groupAuthLimiter(
+        createAuthLimiter({ maxFailures: 3, windowSeconds: 60, lockoutSeconds: 60, maxClients: 100 }),
+        addressGroup,
+      ),
     },
   });
   let port: number;
@@ -333,8 +374,17 @@ describe('createRequestHandler: what follows a request', () => {
     try {
       assert.equal((await post(port, '/hooks/wake', '{"text":"hi"}')).status, 204);
       const wrong = await new Promise<number>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port, path: '/hooks/wake', method: 'POST', agent: false, headers: { authorization: 'Bearer wrong' } },
-          (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)));
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/hooks/wake',
+            method: 'POST',
+            agent: false,
+            headers: { authorization: 'Bearer wrong' },
+          },
+          (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0)),
+        );
         req.on('error', reject);
         req.end('{}');
       });
@@ -344,9 +394,26 @@ describe('createRequestHandler: what follows a request', () => {
     } finally {
       await http.close();
     }
-    assert.deepEqual(seen, ['begin wake', 'body 13', 'ingress given', 'end 204', 'begin wake', 'error unauthorized', 'end 401']);
-    assert.deepEqual(answered, [['wake', 204], ['wake', 401]]);
-    assert.deepEqual(lines.filter((l) => l['msg'] === 'hook request').map((l) => [l['status'], l['code']]), [[204, null], [401, 'unauthorized']]);
+    assert.deepEqual(seen, [
+      'begin wake',
+      'body 13',
+      'ingress given',
+      'end 204',
+      'begin wake',
+      'error unauthorized',
+      'end 401',
+    ]);
+    assert.deepEqual(answered, [
+      ['wake', 204],
+      ['wake', 401],
+    ]);
+    assert.deepEqual(
+      lines.filter((l) => l['msg'] === 'hook request').map((l) => [l['status'], l['code']]),
+      [
+        [204, null],
+        [401, 'unauthorized'],
+      ],
+    );
   });
 });
 
@@ -354,12 +421,21 @@ describe('createRequestHandler: a very long path', () => {
   const lines: Array<Record<string, unknown>> = [];
   const begun: Array<{ path: string; hook: string | null }> = [];
   const served = serveForSuite({
-    hooks: {}, handleHook: async () => ({ kind: 'skip' }), now: 1_000, level: 'info', lines,
+    hooks: {},
+    handleHook: async () => ({ kind: 'skip' }),
+    now: 1_000,
+    level: 'info',
+    lines,
     extra: {
       observer: {
         begin: (r) => {
           begun.push({ path: r.path, hook: r.hook });
-          return { noteBody: () => undefined, noteError: () => undefined, ingress: () => ({}) as ReturnType<ObservedRequest['ingress']>, end: () => undefined };
+          return {
+            noteBody: () => undefined,
+            noteError: () => undefined,
+            ingress: () => ({}) as ReturnType<ObservedRequest['ingress']>,
+            end: () => undefined,
+          };
         },
       },
     },
@@ -368,7 +444,8 @@ describe('createRequestHandler: a very long path', () => {
   it('keeps 1,024 characters of the path and the hook name in the access line and the request log', async () => {
     const name = 'n'.repeat(12_000);
     assert.equal((await post(served.port(), `/hooks/${name}?x=1`, '{}', undefined, undefined, 'wrong')).status, 401);
-    for (let i = 0; i < 100 && !lines.some((l) => l['msg'] === 'hook request'); i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 100 && !lines.some((l) => l['msg'] === 'hook request'); i++)
+      await new Promise((r) => setTimeout(r, 10));
     const access = lines.find((l) => l['msg'] === 'hook request')!;
     assert.equal(access['path'], `/hooks/${'n'.repeat(1024 - '/hooks/'.length)}…`);
     assert.equal(access['hook'], `${'n'.repeat(1024)}…`);

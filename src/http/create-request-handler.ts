@@ -62,8 +62,6 @@ const STORE_LOG_INTERVAL_MS = 10_000;
 /** What a client reading too many bodies at once is told to wait. */
 const BODIES_RETRY_AFTER_SECONDS = 1;
 
-
-
 /**
  * The answer to a caller that waited for its run: where the run stands, whether its reply was
  * delivered, what went wrong as a category, why a run still queued is held (its budget), and the
@@ -116,26 +114,40 @@ async function waitWhileConnected<T>(res: ServerResponse, wait: (signal: AbortSi
 export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   /** Bodies being read per client address group (`addressGroup`). */
   const reading = createGroupCounts();
-  const reportStoreOutage = createThrottledLog(deps.log, 'error', 'store cannot write; answering 503 store_unavailable', {
-    intervalMs: STORE_LOG_INTERVAL_MS,
-    now: deps.clock.now,
-  });
+  const reportStoreOutage = createThrottledLog(
+    deps.log,
+    'error',
+    'store cannot write; answering 503 store_unavailable',
+    {
+      intervalMs: STORE_LOG_INTERVAL_MS,
+      now: deps.clock.now,
+    },
+  );
   const countFailure = (client: string, now: number): void => {
     const after = deps.limiter.recordFailure(client, now);
     if (after.locked) deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds });
   };
-  const fail = (req: IncomingMessage, res: ServerResponse, entry: Exchange, error: unknown, bodyWithheld = false): void => {
+  const fail = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    entry: Exchange,
+    error: unknown,
+    bodyWithheld = false,
+  ): void => {
     if (error instanceof ClientGoneError) return;
     entry.observed?.noteError(error);
     if (!(error instanceof RequestError) && isStoreUnavailable(error)) {
       entry.code = 'store_unavailable';
       reportStoreOutage({ code: (error as { code?: unknown }).code, error: (error as Error).message });
-      sendError(req, res, new RequestError('store_unavailable', { retryAfterSeconds: STORE_RETRY_AFTER_SECONDS }), { bodyWithheld });
+      sendError(req, res, new RequestError('store_unavailable', { retryAfterSeconds: STORE_RETRY_AFTER_SECONDS }), {
+        bodyWithheld,
+      });
       return;
     }
     if (error instanceof RequestError) {
       entry.code = error.code;
-      if (error.status >= 500) deps.log.error('request failed', { code: error.code, hook: entry.hook, err: error.cause ?? error });
+      if (error.status >= 500)
+        deps.log.error('request failed', { code: error.code, hook: entry.hook, err: error.cause ?? error });
       sendError(req, res, error, { bodyWithheld });
       return;
     }
@@ -145,7 +157,11 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   };
 
   /** Reads a body, counted against its client's group while it is being read. */
-  const readCounted = (req: IncomingMessage, group: string, limits: { maxBytes: number; timeoutMs: number }): Promise<Buffer> => {
+  const readCounted = (
+    req: IncomingMessage,
+    group: string,
+    limits: { maxBytes: number; timeoutMs: number },
+  ): Promise<Buffer> => {
     reading.add(group);
     const done = (): void => reading.remove(group);
     const body = readBody(req, limits);
@@ -154,7 +170,11 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     return body;
   };
   const handleHook = async (
-    req: IncomingMessage, res: ServerResponse, entry: Exchange, settings: IngressSettings, name: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    entry: Exchange,
+    settings: IngressSettings,
+    name: string,
     /** Set when the request must be authenticated by its signature. */
     candidates: readonly SignatureCandidate[] | undefined,
     expectsContinue: boolean,
@@ -162,7 +182,13 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const limits = { maxBytes: settings.hooks.maxBodyBytes, timeoutMs: settings.bodyTimeoutMs };
     const group = addressGroup(entry.client);
     if (reading.get(group) >= settings.hooks.maxBodiesPerClient) {
-      fail(req, res, entry, new RequestError('too_many_bodies', { retryAfterSeconds: BODIES_RETRY_AFTER_SECONDS }), expectsContinue);
+      fail(
+        req,
+        res,
+        entry,
+        new RequestError('too_many_bodies', { retryAfterSeconds: BODIES_RETRY_AFTER_SECONDS }),
+        expectsContinue,
+      );
       return;
     }
     if (expectsContinue) {
@@ -178,8 +204,15 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       const raw = await readCounted(req, group, limits);
       let signedBy: SignedBy | undefined;
       if (candidates !== undefined) {
-        const verdict = settings.signatures.verify(candidates, { headers: req.headers, rawBody: raw, nowMs: deps.clock.now() });
-        if (!verdict.ok) throw new RequestError('signature_invalid', { message: `Missing or invalid request signature (${verdict.reason}).` });
+        const verdict = settings.signatures.verify(candidates, {
+          headers: req.headers,
+          rawBody: raw,
+          nowMs: deps.clock.now(),
+        });
+        if (!verdict.ok)
+          throw new RequestError('signature_invalid', {
+            message: `Missing or invalid request signature (${verdict.reason}).`,
+          });
         signedBy = verdict.signedBy;
       }
       // Only an authenticated body is kept (`gateway.recordPayloads`): an unsigned one is a stranger's.
@@ -192,20 +225,29 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
         sendJson(res, 200, JSON.stringify({ challenge }));
         return;
       }
-      const outcome = await settings.handleHook({
-        name,
-        payload,
-        headers: req.headers,
-        url: req.url ?? '',
-        ...(signedBy === undefined ? {} : { signedBy: { mappingIds: signedBy.mappingIds } }),
-        ...(signedBy?.deliveryId === undefined ? {} : { deliveryId: signedBy.deliveryId }),
-        ...(signedBy?.retryNum === undefined ? {} : { retryNum: signedBy.retryNum }),
-      }, entry.observed?.ingress());
+      const outcome = await settings.handleHook(
+        {
+          name,
+          payload,
+          headers: req.headers,
+          url: req.url ?? '',
+          ...(signedBy === undefined ? {} : { signedBy: { mappingIds: signedBy.mappingIds } }),
+          ...(signedBy?.deliveryId === undefined ? {} : { deliveryId: signedBy.deliveryId }),
+          ...(signedBy?.retryNum === undefined ? {} : { retryNum: signedBy.retryNum }),
+        },
+        entry.observed?.ingress(),
+      );
       if (outcome.kind === 'wake') entry.eventId = outcome.event.id;
       else if (outcome.kind === 'agent') entry.runId = outcome.run.id;
-      const { status, body } = outcome.kind === 'agent' && outcome.wait !== undefined
-        ? waitedAnswer(await waitWhileConnected(res, (signal) => settings.waitForRun(outcome.run.id, outcome.wait!.timeoutMs, signal)), outcome.wait.returnReply)
-        : describeOutcome(outcome);
+      const { status, body } =
+        outcome.kind === 'agent' && outcome.wait !== undefined
+          ? waitedAnswer(
+              await waitWhileConnected(res, (signal) =>
+                settings.waitForRun(outcome.run.id, outcome.wait!.timeoutMs, signal),
+              ),
+              outcome.wait.returnReply,
+            )
+          : describeOutcome(outcome);
       // A caller that left while waiting has nothing to be answered (its request is recorded as 499).
       if (res.destroyed) return;
       if (status === 204) {
@@ -215,7 +257,8 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
         sendJson(res, status, body);
       }
     } catch (error) {
-      if (error instanceof RequestError && error.code === 'signature_invalid') countFailure(entry.client, deps.clock.now());
+      if (error instanceof RequestError && error.code === 'signature_invalid')
+        countFailure(entry.client, deps.clock.now());
       fail(req, res, entry, error);
     }
   };
@@ -273,7 +316,13 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const now = deps.clock.now();
     const lock = deps.limiter.check(client, now);
     if (lock.locked) {
-      fail(req, res, entry, new RequestError('rate_limited', { retryAfterSeconds: lock.retryAfterSeconds }), expectsContinue);
+      fail(
+        req,
+        res,
+        entry,
+        new RequestError('rate_limited', { retryAfterSeconds: lock.retryAfterSeconds }),
+        expectsContinue,
+      );
       return;
     }
     // A mapping with `verify` is authenticated by its signature instead of the token; which

@@ -28,7 +28,10 @@ describe('createGroupCounts', () => {
     assert.equal(counts.size, 4, 'groups at 0 stay until the bound is reached');
     counts.add('e');
     assert.equal(counts.size, 3, 'a and c swept when e came in');
-    assert.deepEqual(['a', 'b', 'c', 'd', 'e'].map((g) => counts.get(g)), [0, 1, 0, 1, 1]);
+    assert.deepEqual(
+      ['a', 'b', 'c', 'd', 'e'].map((g) => counts.get(g)),
+      [0, 1, 0, 1, 1],
+    );
   });
 
   it('stays bounded under a stream of one-off groups, and never drops a group still counted', () => {

@@ -6,7 +6,12 @@ import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-bo
 describe('parseFormObject', () => {
   it('reads fields as strings, a repeated field as its values in order, __proto__ as a plain field', () => {
     const form = parseFormObject(Buffer.from('command=%2Fdeploy&text=web+1&tag=a&tag=b&tag=c&__proto__=x'));
-    assert.deepEqual(Object.entries(form), [['command', '/deploy'], ['text', 'web 1'], ['tag', ['a', 'b', 'c']], ['__proto__', 'x']]);
+    assert.deepEqual(Object.entries(form), [
+      ['command', '/deploy'],
+      ['text', 'web 1'],
+      ['tag', ['a', 'b', 'c']],
+      ['__proto__', 'x'],
+    ]);
     assert.equal(Object.getPrototypeOf(form), null);
   });
 
@@ -19,15 +24,24 @@ describe('parseFormObject', () => {
   });
 
   it('refuses an empty form', () => {
-    assert.throws(() => parseFormObject(Buffer.from('  ')), (e) => e instanceof RequestError && e.code === 'invalid_body');
+    assert.throws(
+      () => parseFormObject(Buffer.from('  ')),
+      (e) => e instanceof RequestError && e.code === 'invalid_body',
+    );
   });
 });
 
 describe('parseJsonObject and isFormBody', () => {
   it('takes a JSON object and refuses other values', () => {
     assert.deepEqual(parseJsonObject(Buffer.from('{"a":1}')), { a: 1 });
-    assert.throws(() => parseJsonObject(Buffer.from('[1]')), (e) => e instanceof RequestError && e.code === 'invalid_body');
-    assert.throws(() => parseJsonObject(Buffer.from('{')), (e) => e instanceof RequestError && e.code === 'invalid_json');
+    assert.throws(
+      () => parseJsonObject(Buffer.from('[1]')),
+      (e) => e instanceof RequestError && e.code === 'invalid_body',
+    );
+    assert.throws(
+      () => parseJsonObject(Buffer.from('{')),
+      (e) => e instanceof RequestError && e.code === 'invalid_json',
+    );
   });
 
   it('knows a form body by its content type, parameters allowed', () => {

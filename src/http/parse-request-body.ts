@@ -11,7 +11,8 @@ export function isFormBody(contentType: string | undefined): boolean {
 
 /** A JSON object, or `invalid_json` / `json_too_deep` / `invalid_body` (400). */
 export function parseJsonObject(raw: Buffer): Payload {
-  if (raw.length === 0) throw new RequestError('invalid_json', { message: 'Request body is empty; send a JSON object.' });
+  if (raw.length === 0)
+    throw new RequestError('invalid_json', { message: 'Request body is empty; send a JSON object.' });
   // Refused before parsing: deeper values overflow the stack wherever they are serialised later.
   if (textExceedsJsonDepth(raw)) throw new RequestError('json_too_deep');
   let value: unknown;

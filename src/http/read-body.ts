@@ -42,9 +42,11 @@ export function readBody(req: IncomingMessage, options: { maxBytes: number; time
       size += chunk.length;
       if (size > options.maxBytes) {
         req.pause();
-        finish(new RequestError('payload_too_large', {
-          message: `Request body is larger than the allowed maximum of ${options.maxBytes} bytes.`,
-        }));
+        finish(
+          new RequestError('payload_too_large', {
+            message: `Request body is larger than the allowed maximum of ${options.maxBytes} bytes.`,
+          }),
+        );
         return;
       }
       chunks.push(chunk);
@@ -53,9 +55,11 @@ export function readBody(req: IncomingMessage, options: { maxBytes: number; time
     const onGone = (): void => finish(new ClientGoneError());
     const timer = setTimeout(() => {
       req.pause();
-      finish(new RequestError('body_timeout', {
-        message: `Request body was not received within ${options.timeoutMs} ms.`,
-      }));
+      finish(
+        new RequestError('body_timeout', {
+          message: `Request body was not received within ${options.timeoutMs} ms.`,
+        }),
+      );
     }, options.timeoutMs);
     req.on('data', onData);
     req.on('end', onEnd);

@@ -11,7 +11,8 @@ describe('resolveMaxConnections', () => {
     ['uses 1000 when the limit is unknown', undefined, undefined, 1000],
     ['never goes below one', undefined, 10, 1],
   ];
-  for (const [name, configured, limit, want] of cases) it(name, () => assert.equal(resolveMaxConnections(configured, limit), want));
+  for (const [name, configured, limit, want] of cases)
+    it(name, () => assert.equal(resolveMaxConnections(configured, limit), want));
 });
 
 describe('resolveMaxConnectionsPerClient', () => {
@@ -22,13 +23,15 @@ describe('resolveMaxConnectionsPerClient', () => {
     ['rounds the quarter down', undefined, 930, 232],
     ['never goes below one', undefined, 3, 1],
   ];
-  for (const [name, configured, max, want] of cases) it(name, () => assert.equal(resolveMaxConnectionsPerClient(configured, max), want));
+  for (const [name, configured, max, want] of cases)
+    it(name, () => assert.equal(resolveMaxConnectionsPerClient(configured, max), want));
 });
 
 describe('readOpenFileLimit', () => {
   it('reads a positive limit on Linux, nothing elsewhere', () => {
     const limit = readOpenFileLimit();
-    if (process.platform === 'linux') assert.ok(limit === undefined || (Number.isInteger(limit) && limit > 0), String(limit));
+    if (process.platform === 'linux')
+      assert.ok(limit === undefined || (Number.isInteger(limit) && limit > 0), String(limit));
     else assert.equal(limit, undefined);
   });
 });

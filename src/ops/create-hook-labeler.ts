@@ -17,7 +17,11 @@ export function createHookLabeler(hooks: () => HooksConfig): (name: string | nul
   let names: ReadonlySet<string> = new Set();
   const namesOf = (h: HooksConfig): ReadonlySet<string> => {
     if (h !== seen) {
-      names = new Set(['wake', 'agent', ...compileMappings(h, '.').flatMap((m) => (m.matchPath === undefined ? [] : [m.matchPath]))]);
+      names = new Set([
+        'wake',
+        'agent',
+        ...compileMappings(h, '.').flatMap((m) => (m.matchPath === undefined ? [] : [m.matchPath])),
+      ]);
       seen = h;
     }
     return names;

@@ -5,15 +5,31 @@ import type { QueueStats, StoreSize } from '../store/index.js';
 import { createMetrics } from './create-metrics.js';
 
 const queues = (o: Partial<QueueStats> = {}): QueueStats => ({
-  queuedRuns: 0, runningRuns: 0, heldRuns: 0, pendingEvents: 0, pendingDeliveries: 0,
-  oldestQueuedRunAt: null, oldestPendingEventAt: null, oldestPendingDeliveryAt: null, ...o,
+  queuedRuns: 0,
+  runningRuns: 0,
+  heldRuns: 0,
+  pendingEvents: 0,
+  pendingDeliveries: 0,
+  oldestQueuedRunAt: null,
+  oldestPendingEventAt: null,
+  oldestPendingDeliveryAt: null,
+  ...o,
 });
-const size: StoreSize = { totalBytes: 300, parts: [{ name: 'database', bytes: 200 }, { name: 'wal', bytes: 100 }] };
+const size: StoreSize = {
+  totalBytes: 300,
+  parts: [
+    { name: 'database', bytes: 200 },
+    { name: 'wal', bytes: 100 },
+  ],
+};
 
 describe('createMetrics', () => {
   it('samples queue depths, oldest ages and size at render time', async () => {
     const now = 100_000;
-    const m = createMetrics({ now: () => now, sample: async () => ({ queues: queues({ queuedRuns: 3, oldestQueuedRunAt: 40_000 }), size }) });
+    const m = createMetrics({
+      now: () => now,
+      sample: async () => ({ queues: queues({ queuedRuns: 3, oldestQueuedRunAt: 40_000 }), size }),
+    });
     const s = parseMetrics(await m.render());
     assert.equal(metricValue(s, 'hookgate_queue_depth', { queue: 'runs_queued' }), 3);
     assert.equal(metricValue(s, 'hookgate_queue_oldest_age_seconds', { queue: 'runs' }), 60);
@@ -24,7 +40,11 @@ describe('createMetrics', () => {
   it('reads the store at most once per cacheMs', async () => {
     let now = 0;
     let reads = 0;
-    const m = createMetrics({ now: () => now, cacheMs: 2000, sample: async () => ({ queues: queues({ pendingEvents: ++reads }), size }) });
+    const m = createMetrics({
+      now: () => now,
+      cacheMs: 2000,
+      sample: async () => ({ queues: queues({ pendingEvents: ++reads }), size }),
+    });
     await m.render();
     now = 1999;
     const cached = parseMetrics(await m.render());
@@ -40,7 +60,9 @@ describe('createMetrics', () => {
     let fail = false;
     const errors: unknown[] = [];
     const m = createMetrics({
-      now: () => now, cacheMs: 10, onSampleError: (e) => errors.push(e),
+      now: () => now,
+      cacheMs: 10,
+      onSampleError: (e) => errors.push(e),
       sample: async () => {
         if (fail) throw new Error('connection refused');
         return { queues: queues({ pendingDeliveries: 7 }), size };
@@ -56,7 +78,11 @@ describe('createMetrics', () => {
 
   it('counts connections turned away by reason, and reads the open connections at render time', async () => {
     let open = 12;
-    const m = createMetrics({ now: () => 0, sample: async () => ({ queues: queues(), size }), openConnections: () => open });
+    const m = createMetrics({
+      now: () => 0,
+      sample: async () => ({ queues: queues(), size }),
+      openConnections: () => open,
+    });
     m.connectionTurnedAway('too_many_connections');
     m.connectionTurnedAway('too_many_connections');
     m.connectionTurnedAway('over_capacity');
@@ -73,10 +99,22 @@ describe('createMetrics', () => {
     const m = createMetrics({ now: () => 0, sample: async () => ({ queues: queues(), size }) });
     for (let i = 0; i < 60; i++) m.modelCall('openai', `model-${i}`, 'ok', { inputTokens: 1, outputTokens: 2 });
     const s = parseMetrics(await m.render());
-    assert.equal(metricValue(s, 'hookgate_model_calls_total', { provider: 'openai', model: 'model-49', outcome: 'ok' }), 1);
-    assert.equal(metricValue(s, 'hookgate_model_calls_total', { provider: 'openai', model: 'model-50', outcome: 'ok' }), undefined);
-    assert.equal(metricValue(s, 'hookgate_model_calls_total', { provider: 'openai', model: '_other', outcome: 'ok' }), 10);
-    assert.equal(metricValue(s, 'hookgate_model_tokens_total', { provider: 'openai', model: '_other', direction: 'output' }), 20);
+    assert.equal(
+      metricValue(s, 'hookgate_model_calls_total', { provider: 'openai', model: 'model-49', outcome: 'ok' }),
+      1,
+    );
+    assert.equal(
+      metricValue(s, 'hookgate_model_calls_total', { provider: 'openai', model: 'model-50', outcome: 'ok' }),
+      undefined,
+    );
+    assert.equal(
+      metricValue(s, 'hookgate_model_calls_total', { provider: 'openai', model: '_other', outcome: 'ok' }),
+      10,
+    );
+    assert.equal(
+      metricValue(s, 'hookgate_model_tokens_total', { provider: 'openai', model: '_other', direction: 'output' }),
+      20,
+    );
   });
 
   it('counts commits, failed ones apart, and runs without a known claim time only by state', async () => {
@@ -93,7 +131,7 @@ describe('createMetrics', () => {
     assert.equal(metricValue(s, 'hookgate_run_duration_seconds_sum', { state: 'succeeded' }), 1.5);
   });
 
-  it('counts the refusals\' records the request log did not keep', async () => {
+  it("counts the refusals' records the request log did not keep", async () => {
     const m = createMetrics({ now: () => 0, sample: async () => ({ queues: queues(), size }) });
     m.requestRecordDropped();
     m.requestRecordDropped();
@@ -105,8 +143,24 @@ describe('createMetrics', () => {
     const m = createMetrics({ now: () => now, sample: async () => ({ queues: queues(), size }) });
     let s = parseMetrics(await m.render());
     assert.equal(metricValue(s, 'hookgate_prune_last_success_timestamp_seconds'), 0);
-    m.pruner.pruned({ events: 100, runs: 3, deliveries: 0, transcript: 0, requests: 7, idempotencyKeys: 0, sessions: 0 });
-    m.pruner.pruned({ events: 20, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 2, sessions: 0 });
+    m.pruner.pruned({
+      events: 100,
+      runs: 3,
+      deliveries: 0,
+      transcript: 0,
+      requests: 7,
+      idempotencyKeys: 0,
+      sessions: 0,
+    });
+    m.pruner.pruned({
+      events: 20,
+      runs: 0,
+      deliveries: 0,
+      transcript: 0,
+      requests: 0,
+      idempotencyKeys: 2,
+      sessions: 0,
+    });
     now = 1_700_000_000_000;
     m.pruner.passEnded(true);
     now += 60_000;
@@ -116,9 +170,17 @@ describe('createMetrics', () => {
     assert.equal(metricValue(s, 'hookgate_pruned_rows_total', { kind: 'runs' }), 3);
     assert.equal(metricValue(s, 'hookgate_pruned_rows_total', { kind: 'requests' }), 7);
     assert.equal(metricValue(s, 'hookgate_pruned_rows_total', { kind: 'idempotencyKeys' }), 2);
-    assert.equal(metricValue(s, 'hookgate_pruned_rows_total', { kind: 'deliveries' }), undefined, 'a kind never pruned has no series');
+    assert.equal(
+      metricValue(s, 'hookgate_pruned_rows_total', { kind: 'deliveries' }),
+      undefined,
+      'a kind never pruned has no series',
+    );
     assert.equal(metricValue(s, 'hookgate_prune_failures_total'), 1);
-    assert.equal(metricValue(s, 'hookgate_prune_last_success_timestamp_seconds'), 1_700_000_000, 'the failed pass leaves the last success');
+    assert.equal(
+      metricValue(s, 'hookgate_prune_last_success_timestamp_seconds'),
+      1_700_000_000,
+      'the failed pass leaves the last success',
+    );
   });
 
   it('counts answered requests by hook and status, each counted once across scrapes', async () => {

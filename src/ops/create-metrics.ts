@@ -72,7 +72,10 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
   // to the counter when it is scraped: a labelled inc() serializes its labels on every call.
   const answered = new Map<string, Map<number | null, { labels: { hook: string; status: string }; n: number }>>();
   new Counter({
-    name: 'hookgate_requests_total', help: 'Hook requests answered, by hook and HTTP status.', labelNames: ['hook', 'status'], registers,
+    name: 'hookgate_requests_total',
+    help: 'Hook requests answered, by hook and HTTP status.',
+    labelNames: ['hook', 'status'],
+    registers,
     collect() {
       for (const byStatus of answered.values()) {
         for (const a of byStatus.values()) {
@@ -96,53 +99,118 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     }
     a.n++;
   };
-  const authFailures = new Counter({ name: 'hookgate_auth_failures_total', help: 'Failed authentication attempts (hooks, signatures, gateway token).', registers });
-  const lockouts = new Counter({ name: 'hookgate_auth_lockouts_total', help: 'Client addresses locked out after repeated authentication failures.', registers });
+  const authFailures = new Counter({
+    name: 'hookgate_auth_failures_total',
+    help: 'Failed authentication attempts (hooks, signatures, gateway token).',
+    registers,
+  });
+  const lockouts = new Counter({
+    name: 'hookgate_auth_lockouts_total',
+    help: 'Client addresses locked out after repeated authentication failures.',
+    registers,
+  });
   const turnedAway = new Counter({
-    name: 'hookgate_connections_refused_total', help: 'Connections turned away: over_capacity (gateway.maxConnections) or too_many_connections (gateway.maxConnectionsPerClient).',
-    labelNames: ['reason'], registers,
+    name: 'hookgate_connections_refused_total',
+    help: 'Connections turned away: over_capacity (gateway.maxConnections) or too_many_connections (gateway.maxConnectionsPerClient).',
+    labelNames: ['reason'],
+    registers,
   });
   const openConnections = deps.openConnections;
   new Gauge({
-    name: 'hookgate_connections_open', help: 'Client connections open now (those turned away not counted).', registers,
+    name: 'hookgate_connections_open',
+    help: 'Client connections open now (those turned away not counted).',
+    registers,
     collect() {
       this.set(openConnections?.() ?? 0);
     },
   });
   const commitSize = new Histogram({
-    name: 'hookgate_store_commit_batch_size', help: 'Writes per group commit.', buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], registers,
+    name: 'hookgate_store_commit_batch_size',
+    help: 'Writes per group commit.',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+    registers,
   });
   const commitSeconds = new Histogram({
-    name: 'hookgate_store_commit_duration_seconds', help: 'Time of one group commit until its writers can be answered (the transaction and its WAL sync or flush).',
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers,
+    name: 'hookgate_store_commit_duration_seconds',
+    help: 'Time of one group commit until its writers can be answered (the transaction and its WAL sync or flush).',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers,
   });
-  const commitFailures = new Counter({ name: 'hookgate_store_commit_failures_total', help: 'Group commits that failed.', registers });
-  const runsFinished = new Counter({ name: 'hookgate_runs_finished_total', help: 'Agent runs that reached a terminal state, by state.', labelNames: ['state'], registers });
+  const commitFailures = new Counter({
+    name: 'hookgate_store_commit_failures_total',
+    help: 'Group commits that failed.',
+    registers,
+  });
+  const runsFinished = new Counter({
+    name: 'hookgate_runs_finished_total',
+    help: 'Agent runs that reached a terminal state, by state.',
+    labelNames: ['state'],
+    registers,
+  });
   const runSeconds = new Histogram({
-    name: 'hookgate_run_duration_seconds', help: 'Agent run time from claim to recorded outcome, by terminal state.', labelNames: ['state'],
-    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600], registers,
+    name: 'hookgate_run_duration_seconds',
+    help: 'Agent run time from claim to recorded outcome, by terminal state.',
+    labelNames: ['state'],
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+    registers,
   });
   const modelCalls = new Counter({
-    name: 'hookgate_model_calls_total', help: 'Model API calls (each retry counts), by provider, model and outcome.', labelNames: ['provider', 'model', 'outcome'], registers,
+    name: 'hookgate_model_calls_total',
+    help: 'Model API calls (each retry counts), by provider, model and outcome.',
+    labelNames: ['provider', 'model', 'outcome'],
+    registers,
   });
   const modelTokens = new Counter({
-    name: 'hookgate_model_tokens_total', help: 'Tokens the providers reported, by provider, model and direction (input, output).',
-    labelNames: ['provider', 'model', 'direction'], registers,
+    name: 'hookgate_model_tokens_total',
+    help: 'Tokens the providers reported, by provider, model and direction (input, output).',
+    labelNames: ['provider', 'model', 'direction'],
+    registers,
   });
   const deliveries = new Counter({
-    name: 'hookgate_delivery_attempts_total', help: 'Delivery attempts, by channel and outcome (sent, retry, failed, skipped).', labelNames: ['channel', 'outcome'], registers,
+    name: 'hookgate_delivery_attempts_total',
+    help: 'Delivery attempts, by channel and outcome (sent, retry, failed, skipped).',
+    labelNames: ['channel', 'outcome'],
+    registers,
   });
-  const depth = new Gauge({ name: 'hookgate_queue_depth', help: 'Work waiting in the store: runs queued (held: those a budget holds back), running, events and deliveries pending.', labelNames: ['queue'], registers });
-  const oldest = new Gauge({ name: 'hookgate_queue_oldest_age_seconds', help: 'Age of the oldest waiting item per queue (0 when empty).', labelNames: ['queue'], registers });
+  const depth = new Gauge({
+    name: 'hookgate_queue_depth',
+    help: 'Work waiting in the store: runs queued (held: those a budget holds back), running, events and deliveries pending.',
+    labelNames: ['queue'],
+    registers,
+  });
+  const oldest = new Gauge({
+    name: 'hookgate_queue_oldest_age_seconds',
+    help: 'Age of the oldest waiting item per queue (0 when empty).',
+    labelNames: ['queue'],
+    registers,
+  });
   const recordsDropped = new Counter({
-    name: 'hookgate_request_records_dropped_total', help: 'Records of refused requests not kept: refusals came faster than the request log keeps them.', registers,
+    name: 'hookgate_request_records_dropped_total',
+    help: 'Records of refused requests not kept: refusals came faster than the request log keeps them.',
+    registers,
   });
-  const pruned = new Counter({ name: 'hookgate_pruned_rows_total', help: 'Rows deleted past their retention, by kind.', labelNames: ['kind'], registers });
-  const pruneFailures = new Counter({ name: 'hookgate_prune_failures_total', help: 'Background prune passes that failed.', registers });
+  const pruned = new Counter({
+    name: 'hookgate_pruned_rows_total',
+    help: 'Rows deleted past their retention, by kind.',
+    labelNames: ['kind'],
+    registers,
+  });
+  const pruneFailures = new Counter({
+    name: 'hookgate_prune_failures_total',
+    help: 'Background prune passes that failed.',
+    registers,
+  });
   const pruneSucceeded = new Gauge({
-    name: 'hookgate_prune_last_success_timestamp_seconds', help: 'When the last background prune pass ended without an error (Unix time; 0 before the first).', registers,
+    name: 'hookgate_prune_last_success_timestamp_seconds',
+    help: 'When the last background prune pass ended without an error (Unix time; 0 before the first).',
+    registers,
   });
-  const size = new Gauge({ name: 'hookgate_store_size_bytes', help: 'Space the store takes on disk, by part (SQLite files or PostgreSQL tables).', labelNames: ['part'], registers });
+  const size = new Gauge({
+    name: 'hookgate_store_size_bytes',
+    help: 'Space the store takes on disk, by part (SQLite files or PostgreSQL tables).',
+    labelNames: ['part'],
+    registers,
+  });
 
   let sampledAt = -Infinity;
   let sampling: Promise<void> | undefined;

@@ -17,9 +17,15 @@ function harness(overrides: Partial<ReadinessDeps> = {}) {
     ...overrides,
   });
   return {
-    check, clock, probes,
-    stopRuns: () => { runsAlive = false; },
-    setStarted: (v: boolean) => { started = v; },
+    check,
+    clock,
+    probes,
+    stopRuns: () => {
+      runsAlive = false;
+    },
+    setStarted: (v: boolean) => {
+      started = v;
+    },
   };
 }
 
@@ -41,7 +47,11 @@ describe('createReadiness', () => {
     const answer = h.check();
     await flush();
     h.probes[0]!.reject(Object.assign(new Error('database or disk is full\nmore'), { code: 'SQLITE_FULL' }));
-    assert.deepEqual(await answer, { ok: false, code: 'store_unavailable', reason: 'store cannot write: SQLITE_FULL: database or disk is full' });
+    assert.deepEqual(await answer, {
+      ok: false,
+      code: 'store_unavailable',
+      reason: 'store cannot write: SQLITE_FULL: database or disk is full',
+    });
   });
 
   it('serves a probe result from its cache for cacheMs, then probes again', async () => {
@@ -66,7 +76,11 @@ describe('createReadiness', () => {
     const answer = h.check();
     await flush();
     await h.clock.advance(2000);
-    assert.deepEqual(await answer, { ok: false, code: 'store_unavailable', reason: 'store write probe did not finish within 2000 ms' });
+    assert.deepEqual(await answer, {
+      ok: false,
+      code: 'store_unavailable',
+      reason: 'store write probe did not finish within 2000 ms',
+    });
     const again = h.check();
     await flush();
     assert.equal(h.probes.length, 1, 'the hung probe is awaited, not doubled');
@@ -80,14 +94,22 @@ describe('createReadiness', () => {
     const answer = h.check();
     await flush();
     h.probes[0]!.resolve();
-    assert.deepEqual(await answer, { ok: false, code: 'worker_stalled', reason: 'the runs loop has stopped making progress' });
+    assert.deepEqual(await answer, {
+      ok: false,
+      code: 'worker_stalled',
+      reason: 'the runs loop has stopped making progress',
+    });
   });
 
   it('reports unavailable while starting or shutting down, without probing', async () => {
     const h = harness();
     h.setStarted(false);
     assert.equal((await h.check()).ok, false);
-    assert.deepEqual(await h.check(), { ok: false, code: 'unavailable', reason: 'the gateway is starting or shutting down' });
+    assert.deepEqual(await h.check(), {
+      ok: false,
+      code: 'unavailable',
+      reason: 'the gateway is starting or shutting down',
+    });
     assert.equal(h.probes.length, 0);
   });
 });

@@ -2,7 +2,9 @@ import type { Clock } from '../common/clock.js';
 import type { ErrorCode } from '../common/errors.js';
 
 /** What `/readyz` answers: ready, or why not. */
-export type Readiness = { ok: true } | { ok: false; code: Extract<ErrorCode, 'unavailable' | 'store_unavailable' | 'worker_stalled'>; reason: string };
+export type Readiness =
+  | { ok: true }
+  | { ok: false; code: Extract<ErrorCode, 'unavailable' | 'store_unavailable' | 'worker_stalled'>; reason: string };
 
 export interface ReadinessDeps {
   /** One small durable write; rejects when the store cannot write. */
@@ -39,14 +41,17 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<Readiness> {
   let inFlight: Promise<ProbeResult> | undefined;
 
   const probe = (): Promise<ProbeResult> => {
-    inFlight ??= deps.probeWrite().then(
-      (): ProbeResult => ({ ok: true }),
-      (error: unknown): ProbeResult => ({ ok: false, reason: `store cannot write: ${describe(error)}` }),
-    ).then((result) => {
-      cached = { at: deps.clock.now(), result };
-      inFlight = undefined;
-      return result;
-    });
+    inFlight ??= deps
+      .probeWrite()
+      .then(
+        (): ProbeResult => ({ ok: true }),
+        (error: unknown): ProbeResult => ({ ok: false, reason: `store cannot write: ${describe(error)}` }),
+      )
+      .then((result) => {
+        cached = { at: deps.clock.now(), result };
+        inFlight = undefined;
+        return result;
+      });
     const timedOut = new AbortController();
     const timeout = deps.clock.sleep(timeoutMs, timedOut.signal).then(
       (): ProbeResult => ({ ok: false, reason: `store write probe did not finish within ${timeoutMs} ms` }),
@@ -56,11 +61,13 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<Readiness> {
   };
 
   return async () => {
-    if (!deps.isStarted()) return { ok: false, code: 'unavailable', reason: 'the gateway is starting or shutting down' };
+    if (!deps.isStarted())
+      return { ok: false, code: 'unavailable', reason: 'the gateway is starting or shutting down' };
     const fresh = cached !== undefined && deps.clock.now() - cached.at < cacheMs ? cached.result : await probe();
     if (!fresh.ok) return { ok: false, code: 'store_unavailable', reason: fresh.reason };
     const stalled = deps.loops.find((l) => !l.isAlive());
-    if (stalled !== undefined) return { ok: false, code: 'worker_stalled', reason: `the ${stalled.name} loop has stopped making progress` };
+    if (stalled !== undefined)
+      return { ok: false, code: 'worker_stalled', reason: `the ${stalled.name} loop has stopped making progress` };
     return { ok: true };
   };
 }

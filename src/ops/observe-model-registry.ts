@@ -5,7 +5,10 @@ import type { GatewayMetrics } from './create-metrics.js';
  * The same registry, whose providers count each call by provider id (`models.providers` key, or
  * `echo`), model and outcome, with the tokens the provider reported.
  */
-export function observeModelRegistry(registry: ModelRegistry, metrics: Pick<GatewayMetrics, 'modelCall'>): ModelRegistry {
+export function observeModelRegistry(
+  registry: ModelRegistry,
+  metrics: Pick<GatewayMetrics, 'modelCall'>,
+): ModelRegistry {
   return {
     resolve(refOrAlias) {
       const model = registry.resolve(refOrAlias);

@@ -40,8 +40,18 @@ describe('observeStore', () => {
     await store.completeRun(completion(run!));
     const [d] = await store.claimDueDeliveries({ owner: 'o', limit: 1, leaseMs: 30_000, now });
     const attempt = {
-      deliveryId: d!.id, claimId: d!.claimId, attempt: 1, at: now, status: 200, error: null, outcome: 'sent' as const,
-      resolvedChannel: 'telegram', resolvedTo: '42', partsSent: 1, nextAttemptAt: null, lastRoute: null,
+      deliveryId: d!.id,
+      claimId: d!.claimId,
+      attempt: 1,
+      at: now,
+      status: 200,
+      error: null,
+      outcome: 'sent' as const,
+      resolvedChannel: 'telegram',
+      resolvedTo: '42',
+      partsSent: 1,
+      nextAttemptAt: null,
+      lastRoute: null,
     };
     assert.equal(await store.recordDeliveryAttempt(attempt), true);
     assert.equal(await store.recordDeliveryAttempt({ ...attempt, claimId: 'stale' }), false);
@@ -53,9 +63,17 @@ describe('observeAuthLimiter', () => {
   it('counts every failure and the lockout a failure starts', () => {
     let failures = 0;
     let lockouts = 0;
-    const limiter = observeAuthLimiter(createAuthLimiter({ windowSeconds: 60, maxFailures: 2, lockoutSeconds: 60, maxClients: 10 }), {
-      authFailure: () => { failures++; }, lockout: () => { lockouts++; },
-    });
+    const limiter = observeAuthLimiter(
+      createAuthLimiter({ windowSeconds: 60, maxFailures: 2, lockoutSeconds: 60, maxClients: 10 }),
+      {
+        authFailure: () => {
+          failures++;
+        },
+        lockout: () => {
+          lockouts++;
+        },
+      },
+    );
     assert.equal(limiter.recordFailure('10.0.0.1', 0).locked, false);
     assert.equal(limiter.recordFailure('10.0.0.1', 1).locked, true);
     assert.equal(limiter.check('10.0.0.1', 2).locked, true);

@@ -6,7 +6,11 @@ import type { GatewayMetrics } from './create-metrics.js';
  * state with its time since this process claimed it, and each delivery attempt's channel and
  * outcome. Only writes the store accepted (current claims) count, so nothing counts twice.
  */
-export function observeStore(store: Store, metrics: Pick<GatewayMetrics, 'runFinished' | 'deliveryAttempt'>, now: () => number): Store {
+export function observeStore(
+  store: Store,
+  metrics: Pick<GatewayMetrics, 'runFinished' | 'deliveryAttempt'>,
+  now: () => number,
+): Store {
   /** Claim time of the runs this process holds; an entry leaves when its run is finished or handed back. */
   const claimedAt = new Map<string, number>();
   return {

@@ -8,13 +8,25 @@ import { createPolicy, type AgentRequest } from './create-policy.js';
 const source = { hook: 'agent', external: true, allowUnsafeExternalContent: false };
 const base: AgentRequest = { message: 'm', wakeMode: 'now', deliver: true, channel: 'last', source };
 
-function policyFor(hooks: Record<string, unknown> = {}, agents: Record<string, unknown> = {}, models: Record<string, unknown> = {}) {
+function policyFor(
+  hooks: Record<string, unknown> = {},
+  agents: Record<string, unknown> = {},
+  models: Record<string, unknown> = {},
+) {
   const r = safeParseConfig(
-    { hooks: { enabled: true, token: 't', ...hooks }, agents: { list: [{ id: 'main' }, { id: 'ops', default: true }], ...agents }, models },
+    {
+      hooks: { enabled: true, token: 't', ...hooks },
+      agents: { list: [{ id: 'main' }, { id: 'ops', default: true }], ...agents },
+      models,
+    },
     { path: '/x/hookgate.json', env: {} },
   );
   if (!r.ok) throw new Error(JSON.stringify(r.issues));
-  return createPolicy({ config: r.loaded.config, ids: createIds(), clock: { now: () => 42, sleep: async () => undefined } });
+  return createPolicy({
+    config: r.loaded.config,
+    ids: createIds(),
+    clock: { now: () => 42, sleep: async () => undefined },
+  });
 }
 
 function codeOf(fn: () => unknown): string {
@@ -51,7 +63,10 @@ describe('createPolicy: agentId', () => {
     it(name, () => {
       const policy = policyFor(allowed === undefined ? {} : { allowedAgentIds: allowed });
       const req: AgentRequest = agentId === undefined ? base : { ...base, agentId };
-      assert.equal(codeOf(() => policy.resolveAgentRun(req)), want);
+      assert.equal(
+        codeOf(() => policy.resolveAgentRun(req)),
+        want,
+      );
     });
   }
   it('falls back to the default agent for an unknown id', () => {
@@ -61,17 +76,29 @@ describe('createPolicy: agentId', () => {
 
 describe('createPolicy: sessionKey', () => {
   it('refuses a request key unless allowRequestSessionKey', () => {
-    assert.equal(codeOf(() => policyFor().resolveAgentRun({ ...base, sessionKey: 'hook:a' })), 'session_key_not_allowed');
+    assert.equal(
+      codeOf(() => policyFor().resolveAgentRun({ ...base, sessionKey: 'hook:a' })),
+      'session_key_not_allowed',
+    );
   });
   it('holds an allowed request key to the prefixes', () => {
     const policy = policyFor({ allowRequestSessionKey: true, allowedSessionKeyPrefixes: ['hook:'] });
     assert.equal(policy.resolveAgentRun({ ...base, sessionKey: 'hook:a' }).sessionKey, 'hook:a');
-    assert.equal(codeOf(() => policy.resolveAgentRun({ ...base, sessionKey: 'agent:ops:main' })), 'session_key_not_allowed');
+    assert.equal(
+      codeOf(() => policy.resolveAgentRun({ ...base, sessionKey: 'agent:ops:main' })),
+      'session_key_not_allowed',
+    );
   });
   it('holds a mapping key to the prefixes but not to allowRequestSessionKey', () => {
     const policy = policyFor({ allowedSessionKeyPrefixes: ['hook:'] });
-    assert.equal(policy.resolveAgentRun({ ...base, sessionKey: 'hook:m', sessionKeyOrigin: 'mapping' }).sessionKey, 'hook:m');
-    assert.equal(codeOf(() => policy.resolveAgentRun({ ...base, sessionKey: 'x:m', sessionKeyOrigin: 'mapping' })), 'session_key_not_allowed');
+    assert.equal(
+      policy.resolveAgentRun({ ...base, sessionKey: 'hook:m', sessionKeyOrigin: 'mapping' }).sessionKey,
+      'hook:m',
+    );
+    assert.equal(
+      codeOf(() => policy.resolveAgentRun({ ...base, sessionKey: 'x:m', sessionKeyOrigin: 'mapping' })),
+      'session_key_not_allowed',
+    );
   });
   it('uses defaultSessionKey, else a fresh hook:<uuid>', () => {
     assert.equal(policyFor({ defaultSessionKey: 'hook:inbox' }).resolveAgentRun(base).sessionKey, 'hook:inbox');
@@ -91,30 +118,53 @@ describe('createPolicy: model', () => {
   it('accepts a listed ref and refuses an unlisted one', () => {
     const policy = policyFor({}, restricted, providers);
     assert.equal(policy.resolveAgentRun({ ...base, model: 'openai/gpt-x' }).model, 'openai/gpt-x');
-    assert.equal(codeOf(() => policy.resolveAgentRun({ ...base, model: 'openai/gpt-y' })), 'model_not_allowed');
+    assert.equal(
+      codeOf(() => policy.resolveAgentRun({ ...base, model: 'openai/gpt-y' })),
+      'model_not_allowed',
+    );
   });
   it('accepts any ref of a configured provider when the list is not restricted', () => {
     assert.equal(policyFor({}, {}, providers).resolveAgentRun({ ...base, model: 'openai/any' }).model, 'openai/any');
   });
   it('refuses a ref that is not provider/model, and an unknown provider', () => {
-    assert.equal(codeOf(() => policyFor().resolveAgentRun({ ...base, model: 'gpt' })), 'invalid_payload');
-    assert.equal(codeOf(() => policyFor().resolveAgentRun({ ...base, model: 'nope/gpt' })), 'invalid_payload');
+    assert.equal(
+      codeOf(() => policyFor().resolveAgentRun({ ...base, model: 'gpt' })),
+      'invalid_payload',
+    );
+    assert.equal(
+      codeOf(() => policyFor().resolveAgentRun({ ...base, model: 'nope/gpt' })),
+      'invalid_payload',
+    );
   });
 });
 
 describe('createPolicy: channel', () => {
   it('refuses a concrete channel that is not configured when delivering', () => {
-    assert.equal(codeOf(() => policyFor().resolveAgentRun({ ...base, channel: 'telegram' })), 'channel_not_configured');
+    assert.equal(
+      codeOf(() => policyFor().resolveAgentRun({ ...base, channel: 'telegram' })),
+      'channel_not_configured',
+    );
   });
   it('allows it without delivery, and always allows last', () => {
-    assert.equal(codeOf(() => policyFor().resolveAgentRun({ ...base, channel: 'telegram', deliver: false })), 'ok');
-    assert.equal(codeOf(() => policyFor().resolveAgentRun({ ...base, channel: 'last' })), 'ok');
+    assert.equal(
+      codeOf(() => policyFor().resolveAgentRun({ ...base, channel: 'telegram', deliver: false })),
+      'ok',
+    );
+    assert.equal(
+      codeOf(() => policyFor().resolveAgentRun({ ...base, channel: 'last' })),
+      'ok',
+    );
   });
 });
 
 describe('createPolicy: resolved run', () => {
   it('records every resolved field', () => {
-    const run = policyFor({ defaultSessionKey: 'hook:d' }).resolveAgentRun({ ...base, name: 'Mail', to: '1', thinking: 'low' });
+    const run = policyFor({ defaultSessionKey: 'hook:d' }).resolveAgentRun({
+      ...base,
+      name: 'Mail',
+      to: '1',
+      thinking: 'low',
+    });
     assert.equal(run.name, 'Mail');
     assert.equal(run.to, '1');
     assert.equal(run.thinking, 'low');

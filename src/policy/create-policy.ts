@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../common/clock.js';
 import { RequestError, type ErrorCode } from '../common/errors.js';
 import type { Ids } from '../common/ids.js';
-import { GENERATED_SESSION_PREFIX, resolveModel, type ChannelValue, type Config, type ThinkingLevel, type WakeMode } from '../config/index.js';
+import {
+  GENERATED_SESSION_PREFIX,
+  resolveModel,
+  type ChannelValue,
+  type Config,
+  type ThinkingLevel,
+  type WakeMode,
+} from '../config/index.js';
 import type { ActionSource, NewRun, NewSystemEvent } from '../store/index.js';
 import { isAgentAllowed, mainSessionKey, resolveAgentId, resolveDefaultAgentId } from './resolve-agent.js';
 
@@ -51,7 +58,11 @@ export function createPolicy(deps: { config: Config; ids: Ids; clock: Clock }): 
   const resolveSessionKey = (r: AgentRequest): string => {
     if (r.sessionKey === undefined) return hooks.defaultSessionKey ?? `${GENERATED_SESSION_PREFIX}${randomUUID()}`;
     if (r.sessionKeyOrigin !== 'mapping' && !hooks.allowRequestSessionKey) {
-      deny('session_key_not_allowed', 'sessionKey', 'sessionKey is refused unless hooks.allowRequestSessionKey is true');
+      deny(
+        'session_key_not_allowed',
+        'sessionKey',
+        'sessionKey is refused unless hooks.allowRequestSessionKey is true',
+      );
     }
     const prefixes = hooks.allowedSessionKeyPrefixes;
     const key = r.sessionKey;
@@ -86,7 +97,11 @@ export function createPolicy(deps: { config: Config; ids: Ids; clock: Clock }): 
         model = resolved.ref;
       }
       if (r.deliver && r.channel !== 'last' && deps.config.channels[r.channel] === undefined) {
-        deny('channel_not_configured', 'channel', `channel ${r.channel} is not configured (channels.${r.channel}); configure it or set deliver to false`);
+        deny(
+          'channel_not_configured',
+          'channel',
+          `channel ${r.channel} is not configured (channels.${r.channel}); configure it or set deliver to false`,
+        );
       }
       const sessionKey = resolveSessionKey(r);
       return {

@@ -9,7 +9,9 @@ export const DIGEST_GROUPS = 15;
 export const DIGEST_NEWEST = 10;
 
 const clip = (text: string): string =>
-  text.length <= DIGEST_EVENT_CHARS ? text : `${text.slice(0, DIGEST_EVENT_CHARS)}… [${text.length - DIGEST_EVENT_CHARS} more characters]`;
+  text.length <= DIGEST_EVENT_CHARS
+    ? text
+    : `${text.slice(0, DIGEST_EVENT_CHARS)}… [${text.length - DIGEST_EVENT_CHARS} more characters]`;
 
 function line(e: SystemEventRecord, boundaryId: string, suffix = ''): string {
   const shown = clip(e.text);
@@ -24,7 +26,10 @@ function line(e: SystemEventRecord, boundaryId: string, suffix = ''): string {
  * hooks, the kinds of event with one sample each and how many more alike, and the newest events.
  * Bounded whatever the backlog's size; the turn consumes the whole backlog.
  */
-export function buildDigestPrompt(digest: PendingDigest, options: { prompt: string; now: number; boundaryId: string }): string {
+export function buildDigestPrompt(
+  digest: PendingDigest,
+  options: { prompt: string; now: number; boundaryId: string },
+): string {
   const parts = [
     `Heartbeat. ${digest.total} system events arrived since the last heartbeat, too many to list one by one; here is a digest of all of them.`,
     '',

@@ -4,7 +4,7 @@ import { wrapExternalContent } from './wrap-external-content.js';
 
 /** The heartbeat prompt used when `agents.defaults.heartbeat.prompt` is not set. */
 export const DEFAULT_HEARTBEAT_PROMPT =
-  'Read the system events above, if any. If something needs the user\'s attention, reply with a short ' +
+  "Read the system events above, if any. If something needs the user's attention, reply with a short " +
   `message for them. If nothing needs attention, reply ${HEARTBEAT_ACK} and nothing else.`;
 
 const IDLE_HEADER = 'Heartbeat. No new system events.';
@@ -74,10 +74,18 @@ export function buildHeartbeatPrompt(
 /** The user message of an agent run: the hook's message, wrapped unless the mapping opted out. */
 export function buildRunMessage(
   message: string,
-  options: { hook: string; name: string; source: { external: boolean; allowUnsafeExternalContent: boolean }; boundaryId: string },
+  options: {
+    hook: string;
+    name: string;
+    source: { external: boolean; allowUnsafeExternalContent: boolean };
+    boundaryId: string;
+  },
 ): string {
   if (!needsWrapping(options.source)) return message;
-  return wrapExternalContent(message, { source: `hook "${options.name}" (${options.hook})`, boundaryId: options.boundaryId });
+  return wrapExternalContent(message, {
+    source: `hook "${options.name}" (${options.hook})`,
+    boundaryId: options.boundaryId,
+  });
 }
 
 const SUMMARY_CHARS = 500;

@@ -12,7 +12,10 @@ export class TurnTimeoutError extends Error {
   /** The message of the last failed try that was retried, if one was: why the time ran out. */
   readonly lastFailure: string | undefined;
   constructor(timeoutMs: number, options?: { cause?: unknown; lastFailure?: string | undefined }) {
-    super(`timed out after ${timeoutMs} ms${options?.lastFailure === undefined ? '' : ` (last failure: ${options.lastFailure})`}`, options);
+    super(
+      `timed out after ${timeoutMs} ms${options?.lastFailure === undefined ? '' : ` (last failure: ${options.lastFailure})`}`,
+      options,
+    );
     this.name = 'TurnTimeoutError';
     this.lastFailure = options?.lastFailure;
   }
@@ -38,26 +41,35 @@ export interface ModelTurn {
  * @throws TurnTimeoutError when the time runs out; the provider's error otherwise.
  */
 export async function callModelTurn(
-  deps: Pick<RuntimeDeps, 'store' | 'clock' | 'retry' | 'log'>, turn: ModelTurn,
+  deps: Pick<RuntimeDeps, 'store' | 'clock' | 'retry' | 'log'>,
+  turn: ModelTurn,
 ): Promise<{ text: string; usage?: TokenUsage }> {
   const started = deps.clock.now();
   const controller = new AbortController();
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new TurnTimeoutError(turn.timeoutMs));
-  }, Math.max(0, turn.timeoutMs));
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      controller.abort(new TurnTimeoutError(turn.timeoutMs));
+    },
+    Math.max(0, turn.timeoutMs),
+  );
   const linked = linkSignals([controller.signal, turn.shutdown]);
   let lastFailure: string | undefined;
   try {
     const history = await deps.store.readTranscript(turn.sessionKey, { limit: HISTORY_ENTRIES });
-    const result = await callWithRetry(turn.model.provider, {
-      model: turn.model.modelId,
-      system: await readSystemPrompt(turn.profile),
-      messages: [...fitHistory(history), { role: 'user', content: turn.content }],
-      thinking: turn.thinking,
-      signal: linked.signal,
-    }, started + turn.timeoutMs, { ...deps.retry, log: deps.log, onRetried: (e) => (lastFailure = e.message) });
+    const result = await callWithRetry(
+      turn.model.provider,
+      {
+        model: turn.model.modelId,
+        system: await readSystemPrompt(turn.profile),
+        messages: [...fitHistory(history), { role: 'user', content: turn.content }],
+        thinking: turn.thinking,
+        signal: linked.signal,
+      },
+      started + turn.timeoutMs,
+      { ...deps.retry, log: deps.log, onRetried: (e) => (lastFailure = e.message) },
+    );
     return result.usage === undefined ? { text: result.text } : { text: result.text, usage: result.usage };
   } catch (error) {
     if (timedOut) throw new TurnTimeoutError(turn.timeoutMs, { cause: error, lastFailure });

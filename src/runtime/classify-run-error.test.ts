@@ -7,11 +7,23 @@ import { ProviderError } from './providers/model-provider.js';
 describe('classifyRunError', () => {
   const cases: Array<[string, unknown, RunErrorCategory]> = [
     ['a turn timeout', new TurnTimeoutError(1000), 'timeout'],
-    ['401 (wrong API key)', new ProviderError('Incorrect API key provided', { status: 401, retryable: false }), 'provider_auth'],
+    [
+      '401 (wrong API key)',
+      new ProviderError('Incorrect API key provided', { status: 401, retryable: false }),
+      'provider_auth',
+    ],
     ['403', new ProviderError('forbidden', { status: 403, retryable: false }), 'provider_auth'],
-    ['429 after the last retry', new ProviderError('Rate limit reached', { status: 429, retryable: true }), 'provider_rate_limited'],
+    [
+      '429 after the last retry',
+      new ProviderError('Rate limit reached', { status: 429, retryable: true }),
+      'provider_rate_limited',
+    ],
     ['503', new ProviderError('overloaded', { status: 503, retryable: true }), 'provider_unavailable'],
-    ['400 (bad request)', new ProviderError('context too long', { status: 400, retryable: false }), 'provider_rejected'],
+    [
+      '400 (bad request)',
+      new ProviderError('context too long', { status: 400, retryable: false }),
+      'provider_rejected',
+    ],
     ['a network failure', new ProviderError('connect ECONNREFUSED', { retryable: true }), 'network'],
     ['an unknown model', new ProviderError('no provider for model "x/y"', { retryable: false }), 'config'],
     ['anything else', new TypeError('undefined is not a function'), 'internal'],

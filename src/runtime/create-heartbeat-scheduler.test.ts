@@ -158,7 +158,10 @@ describe('createHeartbeatScheduler', () => {
     await sleep(600);
     assert.equal(at.length, 4, 'three failures, then the turn that succeeded, with no new request');
     const waits = at.slice(1).map((t, i) => t - at[i]!);
-    assert.ok(waits[0]! >= 35 && waits[1]! >= 75 && waits[2]! >= 155, `waits of 40, 80, 160 ms: ${waits.map(Math.round).join(', ')}`);
+    assert.ok(
+      waits[0]! >= 35 && waits[1]! >= 75 && waits[2]! >= 155,
+      `waits of 40, 80, 160 ms: ${waits.map(Math.round).join(', ')}`,
+    );
     await sleep(400);
     assert.equal(at.length, 4, 'nothing asked once a turn succeeded');
     await s.stop();

@@ -62,20 +62,26 @@ export function createHeartbeatScheduler(options: HeartbeatSchedulerOptions): He
     const ask = { request: requested, periodic: periodicDue };
     requested = false;
     periodicDue = false;
-    running = options.runTurn(ask).then((pauseMs) => {
-      retryMs = retryFirstMs;
-      if (pauseMs !== undefined && pauseMs > 0) requestsFrom = now() + pauseMs;
-    }, () => {
-      // Requested turns (this one's, asked for again, and any asked for meanwhile) wait out the
-      // retry's delay, as after a flood's pause: a flood of wakes against a model that is down is
-      // not a turn after another.
-      requestsFrom = Math.max(requestsFrom, now() + retryMs);
-      retryMs = Math.min(retryMaxMs, retryMs * 2);
-      if (ask.request) requested = true;
-    }).finally(() => {
-      running = null;
-      arm();
-    });
+    running = options
+      .runTurn(ask)
+      .then(
+        (pauseMs) => {
+          retryMs = retryFirstMs;
+          if (pauseMs !== undefined && pauseMs > 0) requestsFrom = now() + pauseMs;
+        },
+        () => {
+          // Requested turns (this one's, asked for again, and any asked for meanwhile) wait out the
+          // retry's delay, as after a flood's pause: a flood of wakes against a model that is down is
+          // not a turn after another.
+          requestsFrom = Math.max(requestsFrom, now() + retryMs);
+          retryMs = Math.min(retryMaxMs, retryMs * 2);
+          if (ask.request) requested = true;
+        },
+      )
+      .finally(() => {
+        running = null;
+        arm();
+      });
   };
 
   /** Sets the timer for what has asked, unless a turn runs (its end arms it). */

@@ -25,9 +25,20 @@ export function createModelRegistry(config: Config, now: () => number): ModelReg
   const echo = createEchoProvider({ isIdleHeartbeat: isIdleHeartbeatPrompt });
   providers.set(BUILTIN_ECHO_PROVIDER, echo);
   for (const [id, p] of Object.entries(config.models.providers)) {
-    const common = { now, ...(p.baseUrl === undefined ? {} : { baseUrl: p.baseUrl }),
-      ...(p.apiKey === undefined ? {} : { apiKey: p.apiKey }), ...(p.headers === undefined ? {} : { headers: p.headers }) };
-    providers.set(id, p.api === 'openai' ? createOpenAiProvider(common) : p.api === 'anthropic' ? createAnthropicProvider(common) : echo);
+    const common = {
+      now,
+      ...(p.baseUrl === undefined ? {} : { baseUrl: p.baseUrl }),
+      ...(p.apiKey === undefined ? {} : { apiKey: p.apiKey }),
+      ...(p.headers === undefined ? {} : { headers: p.headers }),
+    };
+    providers.set(
+      id,
+      p.api === 'openai'
+        ? createOpenAiProvider(common)
+        : p.api === 'anthropic'
+          ? createAnthropicProvider(common)
+          : echo,
+    );
   }
   return {
     resolve(refOrAlias) {

@@ -46,7 +46,8 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
   const { config, log, clock, store } = deps;
   const everyMs = parseDurationMs(config.agents.defaults.heartbeat.every) ?? 0;
   const floodPauseMs = parseDurationMs(config.agents.defaults.heartbeat.floodPause) ?? 0;
-  const agentIds = config.agents.list.length > 0 ? config.agents.list.map((a) => a.id) : [resolveDefaultAgentId(config.agents)];
+  const agentIds =
+    config.agents.list.length > 0 ? config.agents.list.map((a) => a.id) : [resolveDefaultAgentId(config.agents)];
   const schedulers = new Map<string, HeartbeatScheduler>();
   const startBudgets = resolveRunBudgets(config);
   const readBudgets = options.budgets ?? ((): RunBudgets | undefined => startBudgets);
@@ -62,10 +63,16 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
   const overTokens = async (agentId: string): Promise<boolean> => {
     const limit = readBudgets()?.agents[agentId]?.tokensPerDay;
     // The store's own usage read, as claims count it (runs and turns of the last 24 h).
-    const over = everyMs > 0 && limit !== undefined
-      && (await store.readBudgetUsage({ agents: { [agentId]: { tokensPerDay: limit } }, hooks: {} })).agents[agentId]!.tokens >= limit;
+    const over =
+      everyMs > 0 &&
+      limit !== undefined &&
+      (await store.readBudgetUsage({ agents: { [agentId]: { tokensPerDay: limit } }, hooks: {} })).agents[agentId]!
+        .tokens >= limit;
     if (over && !waiting.has(agentId)) {
-      log.warn('agent over its tokensPerDay: its now wakes wait for the periodic heartbeat', { agentId, tokensPerDay: limit });
+      log.warn('agent over its tokensPerDay: its now wakes wait for the periodic heartbeat', {
+        agentId,
+        tokensPerDay: limit,
+      });
     }
     if (over) waiting.add(agentId);
     else waiting.delete(agentId);
@@ -88,8 +95,16 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
             // agent another replica gave a turn within half a period.
             const trigger = ask.periodic ? 'periodic' : 'request';
             const minIntervalMs = ask.periodic && !paid ? Math.floor(everyMs / 2) : undefined;
-            const lease = { agentId, owner, leaseMs, shutdown: shutdown.signal, ...(minIntervalMs === undefined ? {} : { minIntervalMs }) };
-            const flooded = await withHeartbeatLease(deps, lease, (held) => runHeartbeatTurn(deps, agentId, trigger, held));
+            const lease = {
+              agentId,
+              owner,
+              leaseMs,
+              shutdown: shutdown.signal,
+              ...(minIntervalMs === undefined ? {} : { minIntervalMs }),
+            };
+            const flooded = await withHeartbeatLease(deps, lease, (held) =>
+              runHeartbeatTurn(deps, agentId, trigger, held),
+            );
             // A flood goes on arriving: the next requested turn waits, and takes what came meanwhile at once.
             return flooded === true ? floodPauseMs : undefined;
           } catch (error) {
@@ -130,7 +145,13 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
       }
       for (const run of r.abandoned) {
         await finishRun(deps, run, {
-          state: 'failed', reply: null, error: 'interrupted', category: 'interrupted', modelUsed: null, content: '', started: clock.now(),
+          state: 'failed',
+          reply: null,
+          error: 'interrupted',
+          category: 'interrupted',
+          modelUsed: null,
+          content: '',
+          started: clock.now(),
         });
       }
       for (const agentId of await store.recoverExpiredHeartbeats()) {
@@ -165,8 +186,10 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
       halt.abort();
       // A heartbeat cut short leaves its events pending; they are the next start's first turn.
       const graceOver = new AbortController();
-      const abortTurns = clock.sleep(stopGraceMs, graceOver.signal)
-        .then(() => shutdown.abort(new Error('shutting down')), () => undefined);
+      const abortTurns = clock.sleep(stopGraceMs, graceOver.signal).then(
+        () => shutdown.abort(new Error('shutting down')),
+        () => undefined,
+      );
       await Promise.all([runs.stop(), ...[...schedulers.values()].map((s) => s.stop())]);
       graceOver.abort();
       await abortTurns;

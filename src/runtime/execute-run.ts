@@ -11,7 +11,13 @@ import type { RuntimeDeps } from './runtime-deps.js';
 import { createBoundaryId, looksLikeInjection } from './wrap-external-content.js';
 
 /** The summary event a finished (or abandoned) run posts to its agent's main session. */
-export function createRunSummary(deps: Pick<RuntimeDeps, 'ids'>, run: RunRecord, state: RunOutcomeState, text: string, at: number): NewSystemEvent {
+export function createRunSummary(
+  deps: Pick<RuntimeDeps, 'ids'>,
+  run: RunRecord,
+  state: RunOutcomeState,
+  text: string,
+  at: number,
+): NewSystemEvent {
   return {
     id: deps.ids.next(),
     agentId: run.agentId,
@@ -39,7 +45,12 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
   const { config, clock, log } = deps;
   const started = clock.now();
   const profile = resolveAgentProfile(config, run.agentId, deps.configDir);
-  const content = buildRunMessage(run.message, { hook: run.source.hook, name: run.name, source: run.source, boundaryId: createBoundaryId() });
+  const content = buildRunMessage(run.message, {
+    hook: run.source.hook,
+    name: run.name,
+    source: run.source,
+    boundaryId: createBoundaryId(),
+  });
   if (run.source.external && looksLikeInjection(run.message)) {
     log.warn('hook content looks like a prompt-injection attempt', { runId: run.id, hook: run.source.hook });
   }
@@ -68,12 +79,16 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
     state = err instanceof TurnTimeoutError ? 'timed_out' : 'failed';
     category = classifyRunError(err);
     const scrub = deps.scrub ?? keepText;
-    const last = err instanceof TurnTimeoutError && err.lastFailure !== undefined ? ` (last failure: ${scrub(err.lastFailure)})` : '';
+    const last =
+      err instanceof TurnTimeoutError && err.lastFailure !== undefined
+        ? ` (last failure: ${scrub(err.lastFailure)})`
+        : '';
     error = state === 'timed_out' ? `timed out after ${run.timeoutSeconds} s${last}` : scrub((err as Error).message);
   }
   if (shutdown.aborted && state !== 'succeeded') {
     // Interrupted by shutdown, not by the run itself: hand it back for the next start.
-    if (await deps.store.releaseRun(run)) log.info('run handed back', { runId: run.id, reason: String(shutdown.reason) });
+    if (await deps.store.releaseRun(run))
+      log.info('run handed back', { runId: run.id, reason: String(shutdown.reason) });
     return { state, recorded: false };
   }
   return finishRun(deps, run, { state, reply, error, category, modelUsed, tokens, content, started });
@@ -84,9 +99,15 @@ export async function finishRun(
   deps: RuntimeDeps,
   run: ClaimedRun,
   outcome: {
-    state: RunOutcomeState; reply: string | null; error: string | null; category: RunErrorCategory | null; modelUsed: string | null;
+    state: RunOutcomeState;
+    reply: string | null;
+    error: string | null;
+    category: RunErrorCategory | null;
+    modelUsed: string | null;
     /** Tokens the provider reported for the run, counted against `tokensPerDay` budgets. */
-    tokens?: number | null; content: string; started: number;
+    tokens?: number | null;
+    content: string;
+    started: number;
   },
 ): Promise<RunResult> {
   const { clock, log } = deps;
@@ -97,7 +118,11 @@ export async function finishRun(
   // that mentions HEARTBEAT_OK beside real text is delivered.
   const deliver = state === 'succeeded' && run.deliver && reply !== null && !isHeartbeatAck(reply, 0);
   const delivery = deliver
-    ? toNewDelivery({ agentId: run.agentId, channel: run.channel, to: run.to, text: reply!, runId: run.id }, deps.ids.next(), at)
+    ? toNewDelivery(
+        { agentId: run.agentId, channel: run.channel, to: run.to, text: reply!, runId: run.id },
+        deps.ids.next(),
+        at,
+      )
     : null;
   const recorded = await deps.store.completeRun({
     runId: run.id,
@@ -108,10 +133,13 @@ export async function finishRun(
     reply,
     error,
     tokens: tokens ?? null,
-    transcript: reply === null ? [] : [
-      { sessionKey: run.sessionKey, role: 'user', content, turnId: run.id, createdAt: started },
-      { sessionKey: run.sessionKey, role: 'assistant', content: reply, turnId: run.id, createdAt: at },
-    ],
+    transcript:
+      reply === null
+        ? []
+        : [
+            { sessionKey: run.sessionKey, role: 'user', content, turnId: run.id, createdAt: started },
+            { sessionKey: run.sessionKey, role: 'assistant', content: reply, turnId: run.id, createdAt: at },
+          ],
     summary: createRunSummary(deps, run, state, reply ?? error ?? '', at),
     delivery,
   });
@@ -119,8 +147,18 @@ export async function finishRun(
     log.warn('run finished on a stale claim; outcome discarded', { runId: run.id });
     return { state, recorded };
   }
-  if (state === 'succeeded') log.info('run finished', { runId: run.id, state, model: modelUsed, tokens, ms: at - started });
-  else log.warn('run failed', { runId: run.id, hook: run.source.hook, state, category, error, model: modelUsed, ms: at - started });
+  if (state === 'succeeded')
+    log.info('run finished', { runId: run.id, state, model: modelUsed, tokens, ms: at - started });
+  else
+    log.warn('run failed', {
+      runId: run.id,
+      hook: run.source.hook,
+      state,
+      category,
+      error,
+      model: modelUsed,
+      ms: at - started,
+    });
   if (delivery !== null) deps.delivery.deliver(delivery);
   return { state, recorded };
 }

@@ -1,6 +1,11 @@
 import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
-import { DEFAULT_HEARTBEAT_PROMPT, HEARTBEAT_MAX_EVENTS, buildHeartbeatPrompt, takeHeartbeatEvents } from './build-prompts.js';
+import {
+  DEFAULT_HEARTBEAT_PROMPT,
+  HEARTBEAT_MAX_EVENTS,
+  buildHeartbeatPrompt,
+  takeHeartbeatEvents,
+} from './build-prompts.js';
 import { buildDigestPrompt, DIGEST_GROUPS, DIGEST_NEWEST } from './build-digest-prompt.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
 import { callModelTurn } from './call-model-turn.js';
@@ -37,9 +42,10 @@ export async function runHeartbeatTurn(
   if (pending.length === 0 && trigger === 'request') return false;
   const listed = takeHeartbeatEvents(pending);
   // More than one turn holds: a digest of the whole backlog instead, consumed in this one turn.
-  const digest = listed.length < pending.length
-    ? await store.digestPending(sessionKey, { groups: DIGEST_GROUPS, newest: DIGEST_NEWEST })
-    : null;
+  const digest =
+    listed.length < pending.length
+      ? await store.digestPending(sessionKey, { groups: DIGEST_GROUPS, newest: DIGEST_NEWEST })
+      : null;
   const events = digest === null ? listed : [...digest.groups.map((g) => g.sample), ...digest.newest];
   const profile = resolveAgentProfile(config, agentId, deps.configDir);
   const heartbeat = config.agents.defaults.heartbeat;
@@ -77,10 +83,19 @@ export async function runHeartbeatTurn(
     tokens: usage === undefined ? null : usage.inputTokens + usage.outputTokens,
   });
   if (!recorded) {
-    log.warn('heartbeat turn discarded: its lease was lost or its events were consumed by another turn', { agentId, turnId });
+    log.warn('heartbeat turn discarded: its lease was lost or its events were consumed by another turn', {
+      agentId,
+      turnId,
+    });
     return false;
   }
-  log.info('heartbeat turn recorded', { agentId, turnId, events: digest?.total ?? events.length, digest: digest !== null, ack });
+  log.info('heartbeat turn recorded', {
+    agentId,
+    turnId,
+    events: digest?.total ?? events.length,
+    digest: digest !== null,
+    ack,
+  });
   if (delivery !== null) deps.delivery.deliver(delivery);
   // Everything pending went into this turn; what arrived since is announced by its own signals.
   return digest !== null;

@@ -5,11 +5,25 @@ import { parseDurationMs } from '../common/parse-duration.js';
 
 describe('parseDurationMs', () => {
   const cases: Array<[string | number, number | null]> = [
-    ['30m', 1_800_000], ['1h30m', 5_400_000], ['45s', 45_000], ['500ms', 500], ['1.5h', 5_400_000],
-    ['2d', 172_800_000], [0, 0], ['0', 0], [' 10s ', 10_000],
-    ['', null], ['abc', null], ['10', null], ['10x', null], ['m10', null], ['10s junk', null], [5, null],
+    ['30m', 1_800_000],
+    ['1h30m', 5_400_000],
+    ['45s', 45_000],
+    ['500ms', 500],
+    ['1.5h', 5_400_000],
+    ['2d', 172_800_000],
+    [0, 0],
+    ['0', 0],
+    [' 10s ', 10_000],
+    ['', null],
+    ['abc', null],
+    ['10', null],
+    ['10x', null],
+    ['m10', null],
+    ['10s junk', null],
+    [5, null],
   ];
-  for (const [input, want] of cases) it(`parses ${JSON.stringify(input)}`, () => assert.equal(parseDurationMs(input), want));
+  for (const [input, want] of cases)
+    it(`parses ${JSON.stringify(input)}`, () => assert.equal(parseDurationMs(input), want));
 });
 
 describe('isHeartbeatAck', () => {

@@ -22,9 +22,22 @@ describeEachDriver('waitForRun', (driver) => {
     const r = newRun('s');
     await f.store.enqueueRun(r);
     const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 10_000);
-    await finish({ state: 'failed', reply: null, error: 'Incorrect API key provided: sk-…', delivery: null, transcript: [] });
+    await finish({
+      state: 'failed',
+      reply: null,
+      error: 'Incorrect API key provided: sk-…',
+      delivery: null,
+      transcript: [],
+    });
     await f.clock.advance(500);
-    assert.deepEqual(await waiting, { runId: r.id, status: 'failed', delivered: false, error: 'failed', reply: null, held: null });
+    assert.deepEqual(await waiting, {
+      runId: r.id,
+      status: 'failed',
+      delivered: false,
+      error: 'failed',
+      reply: null,
+      held: null,
+    });
   });
 
   it('waits for the reply to be delivered, then says so', async () => {
@@ -35,11 +48,28 @@ describeEachDriver('waitForRun', (driver) => {
     await f.clock.advance(500);
     const [d] = await f.store.claimDueDeliveries({ owner: 'w', limit: 1, leaseMs: 1000, now: f.clock.now() });
     await f.store.recordDeliveryAttempt({
-      claimId: d!.claimId, deliveryId: d!.id, attempt: 1, at: 1, status: 200, error: null, outcome: 'sent',
-      resolvedChannel: 'telegram', resolvedTo: '42', partsSent: 1, nextAttemptAt: null, lastRoute: null,
+      claimId: d!.claimId,
+      deliveryId: d!.id,
+      attempt: 1,
+      at: 1,
+      status: 200,
+      error: null,
+      outcome: 'sent',
+      resolvedChannel: 'telegram',
+      resolvedTo: '42',
+      partsSent: 1,
+      nextAttemptAt: null,
+      lastRoute: null,
     });
     await f.clock.advance(500);
-    assert.deepEqual(await waiting, { runId: r.id, status: 'succeeded', delivered: true, error: null, reply: 'done', held: null });
+    assert.deepEqual(await waiting, {
+      runId: r.id,
+      status: 'succeeded',
+      delivered: true,
+      error: null,
+      reply: 'done',
+      held: null,
+    });
   });
 
   it('gives up at the deadline with the run still under way, leaving it alone', async () => {
@@ -47,7 +77,14 @@ describeEachDriver('waitForRun', (driver) => {
     await f.store.enqueueRun(r);
     const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 2000);
     await f.clock.advance(2500);
-    assert.deepEqual(await waiting, { runId: r.id, status: 'queued', delivered: false, error: 'wait_timeout', reply: null, held: null });
+    assert.deepEqual(await waiting, {
+      runId: r.id,
+      status: 'queued',
+      delivered: false,
+      error: 'wait_timeout',
+      reply: null,
+      held: null,
+    });
     assert.equal((await f.store.getRun(r.id))?.state, 'queued');
   });
 
@@ -55,7 +92,15 @@ describeEachDriver('waitForRun', (driver) => {
     const r = newRun('s');
     await f.store.enqueueRun(r);
     // The agent's budget has no room: the claim leaves the run queued, held with the reason.
-    assert.deepEqual(await f.store.claimRuns({ owner: 'w', limit: 1, leaseMs: 60_000, budgets: { agents: { main: { runsPerHour: 0 } }, hooks: {} } }), []);
+    assert.deepEqual(
+      await f.store.claimRuns({
+        owner: 'w',
+        limit: 1,
+        leaseMs: 60_000,
+        budgets: { agents: { main: { runsPerHour: 0 } }, hooks: {} },
+      }),
+      [],
+    );
     const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 2000);
     await f.clock.advance(2500);
     const result = await waiting;
@@ -69,7 +114,9 @@ describeEachDriver('waitForRun', (driver) => {
     await f.store.enqueueRun(r);
     const gone = new AbortController();
     let settled = false;
-    const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 60_000, gone.signal).finally(() => (settled = true));
+    const waiting = waitForRun({ store: f.store, clock: f.clock }, r.id, 60_000, gone.signal).finally(
+      () => (settled = true),
+    );
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(settled, false, 'still waiting for the run');
     gone.abort();
@@ -84,6 +131,13 @@ describeEachDriver('waitForRun', (driver) => {
     await f.store.enqueueRun(r);
     await finish({ delivery: null });
     const result = await waitForRun({ store: f.store, clock: f.clock }, r.id, 10_000);
-    assert.deepEqual(result, { runId: r.id, status: 'succeeded', delivered: false, error: null, reply: 'done', held: null });
+    assert.deepEqual(result, {
+      runId: r.id,
+      status: 'succeeded',
+      delivered: false,
+      error: null,
+      reply: 'done',
+      held: null,
+    });
   });
 });

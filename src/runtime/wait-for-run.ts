@@ -59,14 +59,25 @@ export async function waitForRun(
 }
 
 /** The final result, or `null` while the run or its delivery is still under way. */
-async function look(store: Pick<StoreReader, 'getRun' | 'getRunDelivery'>, runId: string): Promise<RunWaitResult | null> {
+async function look(
+  store: Pick<StoreReader, 'getRun' | 'getRunDelivery'>,
+  runId: string,
+): Promise<RunWaitResult | null> {
   const run = await store.getRun(runId);
   if (run === null || !FINISHED.has(run.state)) return null;
   if (run.state !== 'succeeded') {
-    return { runId, status: run.state, delivered: false, error: run.state === 'timed_out' ? 'timed_out' : 'failed', reply: null, held: null };
+    return {
+      runId,
+      status: run.state,
+      delivered: false,
+      error: run.state === 'timed_out' ? 'timed_out' : 'failed',
+      reply: null,
+      held: null,
+    };
   }
   const delivery = run.deliver ? await store.getRunDelivery(runId) : null;
   if (delivery?.state === 'pending') return null;
-  const error = delivery?.state === 'failed' ? 'delivery_failed' : delivery?.state === 'skipped' ? 'delivery_skipped' : null;
+  const error =
+    delivery?.state === 'failed' ? 'delivery_failed' : delivery?.state === 'skipped' ? 'delivery_skipped' : null;
   return { runId, status: run.state, delivered: delivery?.state === 'sent', error, reply: run.reply, held: null };
 }

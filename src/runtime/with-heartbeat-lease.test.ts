@@ -24,7 +24,11 @@ describeEachDriver('withHeartbeatLease', (driver) => {
   it('runs the turn under the lease and releases it after', async () => {
     const result = await withHeartbeatLease({ store: f.store, clock: f.clock, log }, opts('a'), async (lease) => {
       assert.equal(typeof lease.claimId, 'string');
-      assert.equal(await f.store.claimHeartbeat({ agentId: 'main', owner: 'b', leaseMs: 300 }), null, 'held while the turn runs');
+      assert.equal(
+        await f.store.claimHeartbeat({ agentId: 'main', owner: 'b', leaseMs: 300 }),
+        null,
+        'held while the turn runs',
+      );
       return 'done';
     });
     assert.equal(result, 'done');
@@ -34,9 +38,13 @@ describeEachDriver('withHeartbeatLease', (driver) => {
   it('leaves nothing on the process-long shutdown signal after its turns', async () => {
     const shutdown = new AbortController();
     for (let i = 0; i < 5; i++) {
-      await withHeartbeatLease({ store: f.store, clock: f.clock, log }, { ...opts('a'), shutdown: shutdown.signal }, async (lease) => {
-        assert.equal(lease.signal.aborted, false);
-      });
+      await withHeartbeatLease(
+        { store: f.store, clock: f.clock, log },
+        { ...opts('a'), shutdown: shutdown.signal },
+        async (lease) => {
+          assert.equal(lease.signal.aborted, false);
+        },
+      );
     }
     assert.equal(getEventListeners(shutdown.signal, 'abort').length, 0);
     // Node's AbortSignal.any bookkeeping, where this Node exposes it: one entry per turn made that way.
@@ -77,6 +85,10 @@ describeEachDriver('withHeartbeatLease', (driver) => {
     await eventually(() => signal?.aborted === true);
     await turn;
     assert.equal(signal?.aborted, true, 'the turn was told its lease is gone');
-    assert.equal(await f.store.claimHeartbeat({ agentId: 'main', owner: 'c', leaseMs: 300 }), null, "the peer's lease was not released by the loser");
+    assert.equal(
+      await f.store.claimHeartbeat({ agentId: 'main', owner: 'c', leaseMs: 300 }),
+      null,
+      "the peer's lease was not released by the loser",
+    );
   });
 });

@@ -16,7 +16,10 @@ export async function withHeartbeatLease<T>(
 ): Promise<T | undefined> {
   const { store, clock, log } = deps;
   const claim = await store.claimHeartbeat({
-    agentId: o.agentId, owner: o.owner, leaseMs: o.leaseMs, ...(o.minIntervalMs === undefined ? {} : { minIntervalMs: o.minIntervalMs }),
+    agentId: o.agentId,
+    owner: o.owner,
+    leaseMs: o.leaseMs,
+    ...(o.minIntervalMs === undefined ? {} : { minIntervalMs: o.minIntervalMs }),
   });
   if (claim === null) return undefined;
   const lost = new AbortController();
@@ -39,7 +42,8 @@ export async function withHeartbeatLease<T>(
     linked.dispose();
     done.abort();
     await renewing;
-    await store.releaseHeartbeat(claim).catch((error: unknown) =>
-      log.error('releasing a heartbeat lease failed', { agentId: o.agentId, err: error }));
+    await store
+      .releaseHeartbeat(claim)
+      .catch((error: unknown) => log.error('releasing a heartbeat lease failed', { agentId: o.agentId, err: error }));
   }
 }

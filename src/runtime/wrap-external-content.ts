@@ -13,7 +13,8 @@ const MARKER_WORD = /(end[\s_\-.]*)?external[\s_\-.]*untrusted[\s_\-.]*content/g
  */
 // Each run of blanks is matched by one `[ \t]*` only: two in a row around an optional part
 // backtrack quadratically on a long run of blanks (`system` + 80,000 spaces took 4 s).
-const SYSTEM_LINE = /^[ \t]*(?:[-*\u2022][ \t]*)?(?:system[ \t]*(?:\([^)\n]*\)[ \t]*)?:|hook[ \t]+[^:\n]{1,80}:|\[[ \t]*\d{4}-\d\d-\d\d[^\]\n]*\]|current[ \t]+time[ \t]*:|heartbeat\.|security[ \t]+notice[ \t]*:)/i;
+const SYSTEM_LINE =
+  /^[ \t]*(?:[-*\u2022][ \t]*)?(?:system[ \t]*(?:\([^)\n]*\)[ \t]*)?:|hook[ \t]+[^:\n]{1,80}:|\[[ \t]*\d{4}-\d\d-\d\d[^\]\n]*\]|current[ \t]+time[ \t]*:|heartbeat\.|security[ \t]+notice[ \t]*:)/i;
 /** Put before a line of content that imitates one of the gateway's own lines. */
 export const QUOTED_LINE_PREFIX = '[quoted] ';
 
@@ -49,7 +50,12 @@ export function neutralizeMarkers(content: string): string {
   for (const m of skeleton.matchAll(new RegExp(`${ANGLE_RUN.source}|${MARKER_WORD.source}`, 'giu'))) {
     const at = m.index;
     const first = m[0][0]!;
-    const replacement = first === '<' || first === DOUBLE_LEFT ? '[[' : first === '>' || first === DOUBLE_RIGHT ? ']]' : '[marker removed]';
+    const replacement =
+      first === '<' || first === DOUBLE_LEFT
+        ? '[['
+        : first === '>' || first === DOUBLE_RIGHT
+          ? ']]'
+          : '[marker removed]';
     out += text.slice(last, at) + replacement;
     last = at + m[0].length;
   }

@@ -17,9 +17,17 @@ describe('encodeSource / decodeSource', () => {
 
   it('leaves out allowUnsafeExternalContent when false, and nothing else', () => {
     assert.equal(encodeSource(every[0]!), '{"hook":"wake","external":true}');
-    assert.deepEqual(JSON.parse(encodeSource(every[1]!)), { hook: 'gmail', external: true, allowUnsafeExternalContent: true });
+    assert.deepEqual(JSON.parse(encodeSource(every[1]!)), {
+      hook: 'gmail',
+      external: true,
+      allowUnsafeExternalContent: true,
+    });
     assert.deepEqual(JSON.parse(encodeSource(every[2]!)), { hook: 'agent', external: false });
-    assert.deepEqual(JSON.parse(encodeSource(every[3]!)), { hook: 'odd "name"', external: false, allowUnsafeExternalContent: true });
+    assert.deepEqual(JSON.parse(encodeSource(every[3]!)), {
+      hook: 'odd "name"',
+      external: false,
+      allowUnsafeExternalContent: true,
+    });
   });
 
   it('is read as external, and as not allowing unsafe content, by a reader that fills in nothing', () => {
@@ -38,8 +46,17 @@ describe('encodeSource / decodeSource', () => {
     // Each source after each other one, twice over: a change in any one field is a new text.
     const order = every.flatMap((a) => every.flatMap((b) => [a, a, b]));
     for (const source of order) assert.equal(encode({ ...source }), encodeSource(source));
-    assert.equal(encode({ hook: 'wake', external: false, allowUnsafeExternalContent: false }), '{"hook":"wake","external":false}');
-    assert.equal(encode({ hook: 'wake', external: false, allowUnsafeExternalContent: true }), '{"hook":"wake","external":false,"allowUnsafeExternalContent":true}');
-    assert.equal(encode({ hook: 'wake2', external: false, allowUnsafeExternalContent: true }), '{"hook":"wake2","external":false,"allowUnsafeExternalContent":true}');
+    assert.equal(
+      encode({ hook: 'wake', external: false, allowUnsafeExternalContent: false }),
+      '{"hook":"wake","external":false}',
+    );
+    assert.equal(
+      encode({ hook: 'wake', external: false, allowUnsafeExternalContent: true }),
+      '{"hook":"wake","external":false,"allowUnsafeExternalContent":true}',
+    );
+    assert.equal(
+      encode({ hook: 'wake2', external: false, allowUnsafeExternalContent: true }),
+      '{"hook":"wake2","external":false,"allowUnsafeExternalContent":true}',
+    );
   });
 });

@@ -7,7 +7,15 @@ import { createPruner } from './create-pruner.js';
 import type { RetentionStore } from './store.js';
 import type { PruneCounts } from './types.js';
 
-const counts = (events: number): PruneCounts => ({ events, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 });
+const counts = (events: number): PruneCounts => ({
+  events,
+  runs: 0,
+  deliveries: 0,
+  transcript: 0,
+  requests: 0,
+  idempotencyKeys: 0,
+  sessions: 0,
+});
 
 /** A store with `backlog` prunable events, handing them out batch by batch and noting each batch's size. */
 function backlogStore(backlog: number): RetentionStore & { batches: number[] } {
@@ -36,10 +44,12 @@ function heldStore(): RetentionStore & { held: Array<() => void>; inFlight: numb
     prune(_cutoffs: unknown, limit: number): Promise<PruneCounts> {
       store.inFlight++;
       store.most = Math.max(store.most, store.inFlight);
-      return new Promise((resolve) => store.held.push(() => {
-        store.inFlight--;
-        resolve(counts(limit));
-      }));
+      return new Promise((resolve) =>
+        store.held.push(() => {
+          store.inFlight--;
+          resolve(counts(limit));
+        }),
+      );
     },
     async countPrunable() {
       return counts(0);
@@ -83,7 +93,16 @@ describe('createPruner', () => {
     const seen: Array<number | boolean> = [];
     const observer = { pruned: (c: PruneCounts) => seen.push(c.events), passEnded: (ok: boolean) => seen.push(ok) };
     const store = backlogStore(150);
-    const pruner = createPruner({ store, retention, clock, log, backgroundBatchSize: 100, pauseMs: 10, everyMs: 1000, observer });
+    const pruner = createPruner({
+      store,
+      retention,
+      clock,
+      log,
+      backgroundBatchSize: 100,
+      pauseMs: 10,
+      everyMs: 1000,
+      observer,
+    });
     pruner.start();
     await clock.advance(0);
     await clock.advance(10);
@@ -99,7 +118,16 @@ describe('createPruner', () => {
   it('follows a pass cut short at maxBatches with the next at once, not at the next tick', async () => {
     const clock = createManualClock();
     const store = backlogStore(1000);
-    const pruner = createPruner({ store, retention, clock, log, backgroundBatchSize: 100, pauseMs: 10, maxBatches: 3, everyMs: 60_000 });
+    const pruner = createPruner({
+      store,
+      retention,
+      clock,
+      log,
+      backgroundBatchSize: 100,
+      pauseMs: 10,
+      maxBatches: 3,
+      everyMs: 60_000,
+    });
     pruner.start();
     for (let i = 0; i < 12; i++) await clock.advance(10);
     assert.equal(store.batches.length, 11, 'ten full batches and the empty one that ends it, within 120 ms');

@@ -70,7 +70,15 @@ export function createPruner(deps: {
   /** One pass of at most `maxBatches` batches; `more` when it stopped there with rows still due. */
   const prune = async (batchSize: number, pauseMs: number): Promise<{ total: PruneCounts; more: boolean }> => {
     const cutoffs = pruneCutoffs(deps.retention, clock.now());
-    const total: PruneCounts = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 };
+    const total: PruneCounts = {
+      events: 0,
+      runs: 0,
+      deliveries: 0,
+      transcript: 0,
+      requests: 0,
+      idempotencyKeys: 0,
+      sessions: 0,
+    };
     for (let i = 0; i < (deps.maxBatches ?? MAX_BATCHES) && !halt.signal.aborted; i++) {
       const got = await store.prune(cutoffs, batchSize);
       deps.observer?.pruned(got);
@@ -86,15 +94,27 @@ export function createPruner(deps: {
    * due is followed by the next at once, so a backlog is worked off at the batches' own pace however
    * large. `onPass` sees each pass's totals.
    */
-  const pruneUntilDone = async (batchSize: number, pauseMs: number, onPass: (total: PruneCounts) => void): Promise<void> => {
-    for (let more = true; more;) {
+  const pruneUntilDone = async (
+    batchSize: number,
+    pauseMs: number,
+    onPass: (total: PruneCounts) => void,
+  ): Promise<void> => {
+    for (let more = true; more; ) {
       const pass = await prune(batchSize, pauseMs);
       onPass(pass.total);
       more = pass.more;
     }
   };
   const pruneAll = async (): Promise<PruneCounts> => {
-    const all: PruneCounts = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, idempotencyKeys: 0, sessions: 0 };
+    const all: PruneCounts = {
+      events: 0,
+      runs: 0,
+      deliveries: 0,
+      transcript: 0,
+      requests: 0,
+      idempotencyKeys: 0,
+      sessions: 0,
+    };
     await pruneUntilDone(deps.batchSize ?? 500, 0, (total) => {
       for (const k of KINDS) all[k] += total[k];
     });

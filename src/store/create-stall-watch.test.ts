@@ -14,7 +14,10 @@ describe('createStallWatch', () => {
     now = 5000;
     watch.check();
     now = 5001;
-    assert.throws(() => watch.check(), (e) => e instanceof StoreStalledError && isStoreUnavailable(e) && /5001 ms ago/.test(e.message));
+    assert.throws(
+      () => watch.check(),
+      (e) => e instanceof StoreStalledError && isStoreUnavailable(e) && /5001 ms ago/.test(e.message),
+    );
     watch.end(first);
     watch.check();
     now = 6002;

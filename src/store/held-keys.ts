@@ -59,7 +59,12 @@ export const RESTART_MARK = `held_reason = coalesce(
 export const SELECT_HELD_KEYS = 'SELECT scope, key, reason, restart_reason, phase, pass_seq FROM held_keys';
 
 export const toHeldKey = (r: HeldKeyRow): HeldKey => ({
-  scope: r.scope, key: r.key, reason: r.reason, restartReason: r.restart_reason, phase: r.phase, cursor: Number(r.pass_seq),
+  scope: r.scope,
+  key: r.key,
+  reason: r.reason,
+  restartReason: r.restart_reason,
+  phase: r.phase,
+  cursor: Number(r.pass_seq),
 });
 
 export type KeysByScope = Record<BudgetScope, string[]>;
@@ -82,7 +87,12 @@ export function nextHeldKeys(rows: readonly HeldKey[], plan: BudgetPlan | null):
   const wanted = new Map<string, Pick<HeldKey, 'scope' | 'key' | 'reason' | 'restartReason'>>();
   for (const scope of plan === null ? [] : SCOPES) {
     for (const [key, reason] of plan!.blocked[scope]) {
-      wanted.set(idOf({ scope, key }), { scope, key, reason, restartReason: plan!.blockedRestarts[scope].get(key) ?? null });
+      wanted.set(idOf({ scope, key }), {
+        scope,
+        key,
+        reason,
+        restartReason: plan!.blockedRestarts[scope].get(key) ?? null,
+      });
     }
   }
   const out: HeldKey[] = [];
@@ -137,7 +147,10 @@ export interface PassesDone {
  * on and how many runs its next batch may take, is given back the `seq`s that batch went through
  * (the store marks them meanwhile), and returns the keys as they stand after.
  */
-export function* runPasses(next: { rows: readonly HeldKey[]; changed: boolean }, budget: number): Generator<{ row: HeldKey; limit: number }, PassesDone, number[]> {
+export function* runPasses(
+  next: { rows: readonly HeldKey[]; changed: boolean },
+  budget: number,
+): Generator<{ row: HeldKey; limit: number }, PassesDone, number[]> {
   let changed = next.changed;
   let left = budget;
   const rows: HeldKey[] = [];
@@ -177,15 +190,21 @@ export function marksBehind(rows: readonly HeldKey[], plan: BudgetPlan | null): 
 export function reopenedKeys(rows: readonly HeldKey[], plan: BudgetPlan | null): KeysByScope {
   const out: KeysByScope = { agents: [], hooks: [] };
   for (const k of rows) {
-    const open = plan === null || k.reason === null || !plan.blocked[k.scope].has(k.key)
-      || (k.restartReason !== null && !plan.blockedRestarts[k.scope].has(k.key));
+    const open =
+      plan === null ||
+      k.reason === null ||
+      !plan.blocked[k.scope].has(k.key) ||
+      (k.restartReason !== null && !plan.blockedRestarts[k.scope].has(k.key));
     if (open) out[k.scope].push(k.key);
   }
   return out;
 }
 
 /** Claim candidates from several queries, each in `seq` order: one list in `seq` order, each run once, at most `limit`. */
-export function mergeCandidates<T extends { id: string; seq: number | string }>(lists: readonly T[][], limit: number): T[] {
+export function mergeCandidates<T extends { id: string; seq: number | string }>(
+  lists: readonly T[][],
+  limit: number,
+): T[] {
   if (lists.length === 1) return lists[0]!.slice(0, limit);
   const seen = new Set<string>();
   const all = lists.flat().filter((r) => {

@@ -1,6 +1,16 @@
 /** Durable state: the store's roles, its record types, and the factory for its implementations. */
 export type {
-  DeliveryQueue, HeartbeatQueue, IngressStore, LockoutStore, RequestLog, RetentionStore, RunControl, RunQueue, Store, StoreReader, StoreStats,
+  DeliveryQueue,
+  HeartbeatQueue,
+  IngressStore,
+  LockoutStore,
+  RequestLog,
+  RetentionStore,
+  RunControl,
+  RunQueue,
+  Store,
+  StoreReader,
+  StoreStats,
   WorkSignals,
 } from './store.js';
 export { RUN_STATES } from './store-stats.js';

@@ -78,8 +78,14 @@ describe('isStoreUnavailable: SQLite errors, produced by SQLite itself', () => {
   });
 
   const codes: Array<[string, boolean]> = [
-    ['SQLITE_FULL', true], ['SQLITE_IOERR', true], ['SQLITE_IOERR_FSYNC', true], ['SQLITE_BUSY_SNAPSHOT', true],
-    ['SQLITE_READONLY_DBMOVED', true], ['SQLITE_CORRUPT', false], ['SQLITE_ERROR', false], ['SQLITE_BUSYX', false],
+    ['SQLITE_FULL', true],
+    ['SQLITE_IOERR', true],
+    ['SQLITE_IOERR_FSYNC', true],
+    ['SQLITE_BUSY_SNAPSHOT', true],
+    ['SQLITE_READONLY_DBMOVED', true],
+    ['SQLITE_CORRUPT', false],
+    ['SQLITE_ERROR', false],
+    ['SQLITE_BUSYX', false],
   ];
   for (const [code, want] of codes) {
     it(`is ${want} for ${code}`, () => assert.equal(isStoreUnavailable(new Database.SqliteError('x', code)), want));
@@ -92,7 +98,13 @@ describe('isStoreUnavailable: PostgreSQL errors', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    const client = new pg.Client({ host: '127.0.0.1', port, user: 'hookgate', database: 'hookgate', connectionTimeoutMillis: 5000 });
+    const client = new pg.Client({
+      host: '127.0.0.1',
+      port,
+      user: 'hookgate',
+      database: 'hookgate',
+      connectionTimeoutMillis: 5000,
+    });
     const error = await thrownBy(() => client.connect());
     assert.equal(isStoreUnavailable(error), true, String(error));
   });
@@ -109,7 +121,8 @@ describe('isStoreUnavailable: PostgreSQL errors', () => {
     ['42P01', 'relation "runs" does not exist', false],
   ];
   for (const [code, message, want] of states) {
-    it(`is ${want} for SQLSTATE ${code} (${message})`, () => assert.equal(isStoreUnavailable(pgError(code, message)), want));
+    it(`is ${want} for SQLSTATE ${code} (${message})`, () =>
+      assert.equal(isStoreUnavailable(pgError(code, message)), want));
   }
 
   it('is true for a connection lost mid-query, which pg reports without a code', () => {
@@ -121,7 +134,10 @@ describe('isStoreUnavailable: PostgreSQL errors', () => {
   });
 
   it('looks through a cause chain', () => {
-    assert.equal(isStoreUnavailable(new Error('enqueue failed', { cause: pgError('57P01', 'terminating connection') })), true);
+    assert.equal(
+      isStoreUnavailable(new Error('enqueue failed', { cause: pgError('57P01', 'terminating connection') })),
+      true,
+    );
   });
 
   it('is false for anything else', () => {

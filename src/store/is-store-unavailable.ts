@@ -14,20 +14,35 @@ const SQLITE_PREFIXES = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_
 const PG_STATES = new Set(['53000', '53100', '53200', '53300', '55P03', '57P01', '57P02', '57P03']);
 
 /** Socket-level failures a PostgreSQL client reports when the server cannot be reached. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 /**
  * Messages `pg` and `pg-pool` throw without a code when a connection is lost or cannot be had, or
  * when the server did not answer a statement within `query_timeout`.
  */
-const PG_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable|Query read timeout)/;
+const PG_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable|Query read timeout)/;
 
 /** Hookgate's own: the store has not finished a write for too long (create-stall-watch.ts). */
 const STORE_CODES = new Set(['HOOKGATE_STORE_STALLED']);
 
 function isUnavailableCode(code: string): boolean {
-  return STORE_CODES.has(code) || SQLITE_PREFIXES.some((p) => code === p || code.startsWith(`${p}_`))
-    || PG_STATES.has(code) || (code.length === 5 && code.startsWith('08')) || NETWORK_CODES.has(code);
+  return (
+    STORE_CODES.has(code) ||
+    SQLITE_PREFIXES.some((p) => code === p || code.startsWith(`${p}_`)) ||
+    PG_STATES.has(code) ||
+    (code.length === 5 && code.startsWith('08')) ||
+    NETWORK_CODES.has(code)
+  );
 }
 
 /**

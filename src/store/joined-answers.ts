@@ -6,8 +6,11 @@ import type { IdempotencyRecord } from './types.js';
  * for that case. None when no run joined.
  */
 export function joinedAnswers(
-  claimed: readonly IdempotencyRecord[], coalesced: Readonly<Record<string, string>>,
+  claimed: readonly IdempotencyRecord[],
+  coalesced: Readonly<Record<string, string>>,
 ): Array<{ hook: string; key: string; body: string }> {
   if (Object.keys(coalesced).length === 0) return [];
-  return claimed.flatMap((k) => (k.answerJoined === undefined ? [] : [{ hook: k.hook, key: k.key, body: k.answerJoined(coalesced) }]));
+  return claimed.flatMap((k) =>
+    k.answerJoined === undefined ? [] : [{ hook: k.hook, key: k.key, body: k.answerJoined(coalesced) }],
+  );
 }

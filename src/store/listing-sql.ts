@@ -7,7 +7,10 @@ import type { DeliveryState, RunState } from './types.js';
  * PostgreSQL has one `(state, seq)` index a table.
  */
 const GROUPS = {
-  runs: [['queued', 'running'], ['succeeded', 'failed', 'timed_out']] as ReadonlyArray<readonly RunState[]>,
+  runs: [
+    ['queued', 'running'],
+    ['succeeded', 'failed', 'timed_out'],
+  ] as ReadonlyArray<readonly RunState[]>,
   deliveries: [['pending'], ['sent', 'failed', 'skipped']] as ReadonlyArray<readonly DeliveryState[]>,
 };
 

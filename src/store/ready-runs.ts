@@ -21,7 +21,8 @@ export const ready = (r?: string): string => {
 };
 
 /** SQL (either store): a queued run (`runs`, unaliased) whose window ended by `now` (an SQL expression), by `runs_waiting`. */
-export const windowEnded = (now: string): string => `state = 'queued' AND coalesce_until IS NOT NULL AND coalesce_until <= ${now}`;
+export const windowEnded = (now: string): string =>
+  `state = 'queued' AND coalesce_until IS NOT NULL AND coalesce_until <= ${now}`;
 
 /**
  * SQL (either store): lets in the runs whose window ended by `now`, at most `limit`, oldest window

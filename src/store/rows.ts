@@ -1,6 +1,13 @@
 /** Row shapes as the databases return them (same columns in SQLite and PostgreSQL), and their mapping to records. */
 import type {
-  IdempotencyRecord, DeliveryAttempt, DeliveryRecord, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry,
+  IdempotencyRecord,
+  DeliveryAttempt,
+  DeliveryRecord,
+  RunRecord,
+  RunState,
+  SessionRecord,
+  SystemEventRecord,
+  TranscriptEntry,
 } from './types.js';
 import type { RequestRecord } from './request-record.js';
 import { RUN_STATES, type QueueStats, type RunCounts } from './store-stats.js';
@@ -10,30 +17,87 @@ import { decodeSource } from './action-source.js';
 export const DEFAULT_LIMIT = 20;
 
 export interface EventRow {
-  id: string; agent_id: string; session_key: string; text: string; mode: string; source: string;
-  created_at: number; consumed_at: number | null;
+  id: string;
+  agent_id: string;
+  session_key: string;
+  text: string;
+  mode: string;
+  source: string;
+  created_at: number;
+  consumed_at: number | null;
 }
 export interface RunRow {
-  id: string; state: string; agent_id: string; session_key: string; message: string; name: string;
-  wake_mode: string; deliver: number; channel: string; recipient: string | null; model: string | null;
-  thinking: string | null; timeout_seconds: number; source: string; created_at: number; attempts: number;
-  started_at: number | null; finished_at: number | null; reply: string | null; error: string | null;
-  model_used: string | null; lease_owner: string | null; lease_until: number | null; claim_id: string | null;
-  hook: string | null; tokens: number | string | null; held_reason: string | null;
+  id: string;
+  state: string;
+  agent_id: string;
+  session_key: string;
+  message: string;
+  name: string;
+  wake_mode: string;
+  deliver: number;
+  channel: string;
+  recipient: string | null;
+  model: string | null;
+  thinking: string | null;
+  timeout_seconds: number;
+  source: string;
+  created_at: number;
+  attempts: number;
+  started_at: number | null;
+  finished_at: number | null;
+  reply: string | null;
+  error: string | null;
+  model_used: string | null;
+  lease_owner: string | null;
+  lease_until: number | null;
+  claim_id: string | null;
+  hook: string | null;
+  tokens: number | string | null;
+  held_reason: string | null;
 }
 export interface SessionRow {
-  key: string; agent_id: string | null; last_channel: string | null; last_to: string | null; updated_at: number | null;
-  entries: number; pending: number;
+  key: string;
+  agent_id: string | null;
+  last_channel: string | null;
+  last_to: string | null;
+  updated_at: number | null;
+  entries: number;
+  pending: number;
 }
-export interface TranscriptRow { session_key: string; role: string; content: string; turn_id: string; created_at: number }
+export interface TranscriptRow {
+  session_key: string;
+  role: string;
+  content: string;
+  turn_id: string;
+  created_at: number;
+}
 export interface DeliveryRow {
-  id: string; state: string; agent_id: string; channel: string; recipient: string | null; text: string;
-  run_id: string | null; attempts: number; error: string | null; created_at: number; updated_at: number;
-  resolved_channel: string | null; resolved_to: string | null; parts_sent: number; next_attempt_at: number | null;
-  sent_at: number | null; lease_until: number | null; claim_id: string | null;
+  id: string;
+  state: string;
+  agent_id: string;
+  channel: string;
+  recipient: string | null;
+  text: string;
+  run_id: string | null;
+  attempts: number;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+  resolved_channel: string | null;
+  resolved_to: string | null;
+  parts_sent: number;
+  next_attempt_at: number | null;
+  sent_at: number | null;
+  lease_until: number | null;
+  claim_id: string | null;
 }
 export interface AttemptRow {
-  delivery_id: string; attempt: number; at: number; status: number | null; error: string | null; outcome: string;
+  delivery_id: string;
+  attempt: number;
+  at: number;
+  status: number | null;
+  error: string | null;
+  outcome: string;
 }
 
 export const toEvent = (r: EventRow): SystemEventRecord => ({
@@ -122,7 +186,14 @@ export const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
   outcome: r.outcome as DeliveryAttempt['outcome'],
 });
 
-export interface IdempotencyRow { hook: string; key: string; status: number; body: string; created_at: number; expires_at: number }
+export interface IdempotencyRow {
+  hook: string;
+  key: string;
+  status: number;
+  body: string;
+  created_at: number;
+  expires_at: number;
+}
 
 export const toIdempotency = (r: IdempotencyRow): IdempotencyRecord => ({
   hook: r.hook,
@@ -168,12 +239,33 @@ export function toRunCounts(rows: ReadonlyArray<{ state: RunState; n: number }>)
  * the id lists are `text[]`, and `bigint` comes back as a string.
  */
 export interface RequestRow {
-  id: string; at: number | string; method: string; path: string; hook: string | null; client: string; status: number;
-  code: string | null; reason: string | null; duration_ms: number; event_ids: string[]; run_ids: string[];
+  id: string;
+  at: number | string;
+  method: string;
+  path: string;
+  hook: string | null;
+  client: string;
+  status: number;
+  code: string | null;
+  reason: string | null;
+  duration_ms: number;
+  event_ids: string[];
+  run_ids: string[];
   payload: string | null;
 }
 
 export const toRequestRecord = (r: RequestRow): RequestRecord => ({
-  id: r.id, at: Number(r.at), method: r.method, path: r.path, hook: r.hook, client: r.client, status: r.status,
-  code: r.code, reason: r.reason, durationMs: r.duration_ms, eventIds: r.event_ids, runIds: r.run_ids, payload: r.payload,
+  id: r.id,
+  at: Number(r.at),
+  method: r.method,
+  path: r.path,
+  hook: r.hook,
+  client: r.client,
+  status: r.status,
+  code: r.code,
+  reason: r.reason,
+  durationMs: r.duration_ms,
+  eventIds: r.event_ids,
+  runIds: r.run_ids,
+  payload: r.payload,
 });

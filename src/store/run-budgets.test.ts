@@ -7,8 +7,10 @@ const none = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, Bu
 
 describe('run budgets', () => {
   it('tells reasons naming the same limit apart from reasons naming another', () => {
-    const tokens = (n: number, limit = 1000) => heldReason('hooks', 'gh', { tokensPerDay: limit }, usage({ tokens: n }));
-    const runs = (n: number) => heldReason('hooks', 'gh', { runsPerHour: 1, tokensPerDay: 1000 }, usage({ started: n, tokens: 5000 }));
+    const tokens = (n: number, limit = 1000) =>
+      heldReason('hooks', 'gh', { tokensPerDay: limit }, usage({ tokens: n }));
+    const runs = (n: number) =>
+      heldReason('hooks', 'gh', { runsPerHour: 1, tokensPerDay: 1000 }, usage({ started: n, tokens: 5000 }));
     assert.equal(sameLimit(tokens(1200), tokens(1100)), true);
     assert.equal(sameLimit(runs(1), runs(2)), true, '"1 run" and "2 runs" name the same limit');
     assert.equal(sameLimit(tokens(1200), tokens(1200, 900)), false, 'the limit changed');
@@ -20,13 +22,25 @@ describe('run budgets', () => {
 
   it('names the first limit a key is at, or none', () => {
     assert.equal(heldReason('agents', 'main', { runsPerHour: 3 }, usage({ started: 2 })), null);
-    assert.equal(heldReason('agents', 'main', { runsPerHour: 3 }, usage({ started: 3 })), 'agent "main": 3 runs started in the last hour (runsPerHour 3)');
-    assert.equal(heldReason('hooks', 'gh', { tokensPerDay: 1000 }, usage({ tokens: 1200 })), 'mapping "gh": 1,200 tokens spent in the last 24 h (tokensPerDay 1,000)');
-    assert.equal(heldReason('hooks', 'gh', { maxConcurrentRuns: 1 }, usage({ running: 1 })), 'mapping "gh": 1 run running (maxConcurrentRuns 1)');
+    assert.equal(
+      heldReason('agents', 'main', { runsPerHour: 3 }, usage({ started: 3 })),
+      'agent "main": 3 runs started in the last hour (runsPerHour 3)',
+    );
+    assert.equal(
+      heldReason('hooks', 'gh', { tokensPerDay: 1000 }, usage({ tokens: 1200 })),
+      'mapping "gh": 1,200 tokens spent in the last 24 h (tokensPerDay 1,000)',
+    );
+    assert.equal(
+      heldReason('hooks', 'gh', { maxConcurrentRuns: 1 }, usage({ running: 1 })),
+      'mapping "gh": 1 run running (maxConcurrentRuns 1)',
+    );
   });
 
-  it('takes starts until a key\'s room is used up, then blocks it; a run started before counts as running only', () => {
-    const plan = createBudgetPlan({ agents: { main: { runsPerHour: 2 } }, hooks: { gh: { maxConcurrentRuns: 3 } } }, none);
+  it("takes starts until a key's room is used up, then blocks it; a run started before counts as running only", () => {
+    const plan = createBudgetPlan(
+      { agents: { main: { runsPerHour: 2 } }, hooks: { gh: { maxConcurrentRuns: 3 } } },
+      none,
+    );
     assert.equal(plan.take('main', 'gh', true), true, 'a restart of a run does not spend runsPerHour');
     assert.equal(plan.take('main', 'gh'), true);
     assert.equal(plan.blocked.agents.size, 0);

@@ -40,7 +40,10 @@ export type BudgetScope = 'agents' | 'hooks';
 export type BudgetReport = Record<BudgetScope, Record<string, BudgetUsage>>;
 
 /** A usage read as a report. */
-export const toBudgetReport = (u: UsageByKey): BudgetReport => ({ agents: Object.fromEntries(u.agents), hooks: Object.fromEntries(u.hooks) });
+export const toBudgetReport = (u: UsageByKey): BudgetReport => ({
+  agents: Object.fromEntries(u.agents),
+  hooks: Object.fromEntries(u.hooks),
+});
 
 /** What each budgeted key used, by scope and key (see `BudgetUsage`). */
 export type UsageByKey = Record<BudgetScope, Map<string, BudgetUsage>>;
@@ -73,7 +76,13 @@ const runs = (v: number): string => `${n(v)} ${v === 1 ? 'run' : 'runs'}`;
  * shutdown, or requeued after its process died) is a `restart`: its start is already counted, so
  * `runsPerHour` does not hold it; the tokens it would spend and the runs running at once still do.
  */
-export function heldReason(scope: BudgetScope, key: string, budget: RunBudget, usage: BudgetUsage, restart = false): string | null {
+export function heldReason(
+  scope: BudgetScope,
+  key: string,
+  budget: RunBudget,
+  usage: BudgetUsage,
+  restart = false,
+): string | null {
   const who = `${LABEL[scope]} "${key}"`;
   if (!restart && budget.runsPerHour !== undefined && usage.started >= budget.runsPerHour) {
     return `${who}: ${runs(usage.started)} started in the last hour (runsPerHour ${n(budget.runsPerHour)})`;
@@ -127,7 +136,10 @@ export interface BudgetPlan {
 }
 
 /** A claim's budget bookkeeping, from each budgeted key's usage when the claim began. */
-export function createBudgetPlan(budgets: RunBudgets, usage: Readonly<Record<BudgetScope, ReadonlyMap<string, BudgetUsage>>>): BudgetPlan {
+export function createBudgetPlan(
+  budgets: RunBudgets,
+  usage: Readonly<Record<BudgetScope, ReadonlyMap<string, BudgetUsage>>>,
+): BudgetPlan {
   const blocked = { agents: new Map<string, string>(), hooks: new Map<string, string>() };
   const blockedRestarts = { agents: new Map<string, string>(), hooks: new Map<string, string>() };
   const used = { agents: new Map<string, BudgetUsage>(), hooks: new Map<string, BudgetUsage>() };

@@ -56,7 +56,12 @@ export async function findSeqBound(look: SeqLooks, cutoff: number, now: number):
 }
 
 /** The tables whose prune batches are bounded by `seq`, by the kind of work they hold. */
-const BOUNDED_TABLES = { events: 'system_events', runs: 'runs', deliveries: 'deliveries', transcript: 'transcript' } as const;
+const BOUNDED_TABLES = {
+  events: 'system_events',
+  runs: 'runs',
+  deliveries: 'deliveries',
+  transcript: 'transcript',
+} as const;
 export type BoundedKind = keyof typeof BOUNDED_TABLES;
 export type PassBounds = Record<BoundedKind, number>;
 const KINDS = Object.keys(BOUNDED_TABLES) as BoundedKind[];
@@ -73,8 +78,10 @@ export function createPassBounds(
   boundOf: (table: string) => (cutoff: number, now: number) => Promise<number>,
   now: () => number | Promise<number>,
 ): (cutoffs: Record<BoundedKind, number>) => Promise<PassBounds> {
-  const find = Object.fromEntries(KINDS.map((k) => [k, boundOf(BOUNDED_TABLES[k])])) as
-    Record<BoundedKind, (cutoff: number, now: number) => Promise<number>>;
+  const find = Object.fromEntries(KINDS.map((k) => [k, boundOf(BOUNDED_TABLES[k])])) as Record<
+    BoundedKind,
+    (cutoff: number, now: number) => Promise<number>
+  >;
   let pass: { key: string; bounds: PassBounds } | null = null;
   return async (c) => {
     const key = JSON.stringify(KINDS.map((k) => c[k]));

@@ -1,7 +1,30 @@
 import type {
-  AuthFailure, ClaimedDelivery, ClaimedRun, ClaimOptions, DeliveryAttemptResult, DeliveryRecord, DeliveryWithAttempts,
-  HeartbeatClaim, HeartbeatTurn, IdempotencyRecord, ListOptions, PendingDigest, PruneCounts, PruneCutoffs, NewDelivery, NewRun, NewSystemEvent, RecoveryResult, RunCompletion,
-  RecordedActions, RunRecord, RunState, SessionRecord, SystemEventRecord, TranscriptEntry, WorkSignal,
+  AuthFailure,
+  ClaimedDelivery,
+  ClaimedRun,
+  ClaimOptions,
+  DeliveryAttemptResult,
+  DeliveryRecord,
+  DeliveryWithAttempts,
+  HeartbeatClaim,
+  HeartbeatTurn,
+  IdempotencyRecord,
+  ListOptions,
+  PendingDigest,
+  PruneCounts,
+  PruneCutoffs,
+  NewDelivery,
+  NewRun,
+  NewSystemEvent,
+  RecoveryResult,
+  RunCompletion,
+  RecordedActions,
+  RunRecord,
+  RunState,
+  SessionRecord,
+  SystemEventRecord,
+  TranscriptEntry,
+  WorkSignal,
 } from './types.js';
 import type { ListRequestsOptions, RequestRecord, RunCancellation } from './request-record.js';
 import type { QueueStats, RunCounts, StoreSize } from './store-stats.js';
@@ -116,7 +139,12 @@ export interface HeartbeatQueue {
    * is given and the agent's last recorded turn is more recent than that (so replicas ticking
    * on their own clocks give an agent one periodic turn, not one each).
    */
-  claimHeartbeat(options: { agentId: string; owner: string; leaseMs: number; minIntervalMs?: number }): Promise<HeartbeatClaim | null>;
+  claimHeartbeat(options: {
+    agentId: string;
+    owner: string;
+    leaseMs: number;
+    minIntervalMs?: number;
+  }): Promise<HeartbeatClaim | null>;
   /** Extends the lease; `false` when the claim is no longer current. */
   renewHeartbeat(claim: HeartbeatClaim, leaseMs: number): Promise<boolean>;
   /** Gives the lease up after a turn. */
@@ -143,7 +171,12 @@ export interface DeliveryQueue {
   renewDeliveries(claims: readonly ClaimedDelivery[], leaseMs: number): Promise<string[]>;
   /** Records progress (parts sent) without ending the attempt; `false` for a stale claim. */
   recordDeliveryProgress(progress: {
-    deliveryId: string; claimId: string; partsSent: number; resolvedChannel: string; resolvedTo: string; at: number;
+    deliveryId: string;
+    claimId: string;
+    partsSent: number;
+    resolvedChannel: string;
+    resolvedTo: string;
+    at: number;
   }): Promise<boolean>;
   /** Records an attempt and its consequence (sent, retry later, failed, skipped); `false` for a stale claim. */
   recordDeliveryAttempt(result: DeliveryAttemptResult): Promise<boolean>;
@@ -206,8 +239,18 @@ export interface StoreStats {
  * Durable state of the gateway, as the roles its consumers use. Implementations: SQLite (one
  * process per database, enforced by a lock) and PostgreSQL (a fleet sharing one state).
  */
-export interface Store extends IngressStore, StoreReader, RunQueue, RunControl, RequestLog, HeartbeatQueue, DeliveryQueue, LockoutStore, RetentionStore,
-  WorkSignals, StoreStats {
+export interface Store
+  extends IngressStore,
+    StoreReader,
+    RunQueue,
+    RunControl,
+    RequestLog,
+    HeartbeatQueue,
+    DeliveryQueue,
+    LockoutStore,
+    RetentionStore,
+    WorkSignals,
+    StoreStats {
   /** Whether several processes share this store (auth lockouts are then kept in it). */
   readonly shared: boolean;
   /** Flushes pending writes and releases the database (and its lock). */

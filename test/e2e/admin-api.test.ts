@@ -7,7 +7,8 @@ import { startTestGateway, type TestGateway } from '../helpers/in-process-gatewa
 import { baseConfig, GATEWAY_TOKEN, HOOK_TOKEN } from '../helpers/temp-config.js';
 import type { RequestRecord } from '../../src/store/index.js';
 
-const admin = (port: number, path: string, method = 'GET') => send(port, `/admin/api${path}`, { method, auth: GATEWAY_TOKEN });
+const admin = (port: number, path: string, method = 'GET') =>
+  send(port, `/admin/api${path}`, { method, auth: GATEWAY_TOKEN });
 
 /** Records of rejections are written when the response closes, a commit later: wait for them (bounded). */
 async function waitForRecords(port: number, query: string, count: number): Promise<RequestRecord[]> {
@@ -29,8 +30,20 @@ describe('admin API over HTTP', () => {
 
   it('answers 401 admin_unauthorized without a token, with the hook token, and with the token in another carrier', async () => {
     assertError(await send(gw.port, '/admin/api/requests', { method: 'GET', auth: false }), 401, 'admin_unauthorized');
-    assertError(await send(gw.port, '/admin/api/requests', { method: 'GET', auth: HOOK_TOKEN }), 401, 'admin_unauthorized');
-    assertError(await send(gw.port, '/admin/api/requests', { method: 'GET', auth: false, headers: { 'x-hookgate-token': GATEWAY_TOKEN } }), 401, 'admin_unauthorized');
+    assertError(
+      await send(gw.port, '/admin/api/requests', { method: 'GET', auth: HOOK_TOKEN }),
+      401,
+      'admin_unauthorized',
+    );
+    assertError(
+      await send(gw.port, '/admin/api/requests', {
+        method: 'GET',
+        auth: false,
+        headers: { 'x-hookgate-token': GATEWAY_TOKEN },
+      }),
+      401,
+      'admin_unauthorized',
+    );
     const ok = await admin(gw.port, '/requests');
     assert.equal(ok.status, 200);
     assert.equal(ok.headers['cache-control'], 'no-store');
@@ -42,7 +55,10 @@ describe('admin API over HTTP', () => {
     const eventId = (res.json as { eventId: string }).eventId;
     const [record] = await waitForRecords(gw.port, '?hook=wake&status=200', 1);
     assert.deepEqual(record!.eventIds, [eventId]);
-    assert.deepEqual([record!.method, record!.path, record!.client, record!.code], ['POST', '/hooks/wake', '127.0.0.1', null]);
+    assert.deepEqual(
+      [record!.method, record!.path, record!.client, record!.code],
+      ['POST', '/hooks/wake', '127.0.0.1', null],
+    );
     assert.deepEqual(JSON.parse(record!.payload!), { text: 'disk almost full', mode: 'next-heartbeat' });
     assert.ok(record!.durationMs >= 0);
   });
@@ -51,7 +67,10 @@ describe('admin API over HTTP', () => {
     assertError(await post(gw.port, '/hooks/agent', { message: 'x' }, { auth: 'wrong-token' }), 401, 'unauthorized');
     assertError(await post(gw.port, '/hooks/wake', { text: 'x', mode: 'later' }), 400, 'invalid_payload');
     const [unauthorized] = await waitForRecords(gw.port, '?status=401', 1);
-    assert.deepEqual([unauthorized!.hook, unauthorized!.code, unauthorized!.reason], ['agent', 'unauthorized', 'Missing or invalid hook token.']);
+    assert.deepEqual(
+      [unauthorized!.hook, unauthorized!.code, unauthorized!.reason],
+      ['agent', 'unauthorized', 'Missing or invalid hook token.'],
+    );
     const [invalid] = await waitForRecords(gw.port, '?status=400', 1);
     assert.match(invalid!.reason!, /mode must be one of: now, next-heartbeat/);
     const all = await admin(gw.port, '/requests?limit=500');
@@ -59,15 +78,27 @@ describe('admin API over HTTP', () => {
   });
 
   it('dry-runs a recorded request through the current mapping and policy, storing nothing; replays it for real', async () => {
-    const res = await post(gw.port, '/hooks/agent', { message: 'summarise the incident', deliver: false, name: 'Pager' });
+    const res = await post(gw.port, '/hooks/agent', {
+      message: 'summarise the incident',
+      deliver: false,
+      name: 'Pager',
+    });
     assert.equal(res.status, 202);
     const [record] = await waitForRecords(gw.port, '?hook=agent&status=202', 1);
     const runsBefore = ((await admin(gw.port, '/runs?limit=500')).json as { runs: unknown[] }).runs.length;
     const dry = await admin(gw.port, `/requests/${record!.id}/replay?dryRun=1`, 'POST');
     assert.equal(dry.status, 200);
-    const action = (dry.json as { action: { kind: string; run: { name: string; message: string; deliver: boolean } } }).action;
-    assert.deepEqual([action.kind, action.run.name, action.run.message, action.run.deliver], ['agent', 'Pager', 'summarise the incident', false]);
-    assert.equal(((await admin(gw.port, '/runs?limit=500')).json as { runs: unknown[] }).runs.length, runsBefore, 'a dry run stores nothing');
+    const action = (dry.json as { action: { kind: string; run: { name: string; message: string; deliver: boolean } } })
+      .action;
+    assert.deepEqual(
+      [action.kind, action.run.name, action.run.message, action.run.deliver],
+      ['agent', 'Pager', 'summarise the incident', false],
+    );
+    assert.equal(
+      ((await admin(gw.port, '/runs?limit=500')).json as { runs: unknown[] }).runs.length,
+      runsBefore,
+      'a dry run stores nothing',
+    );
     const real = await admin(gw.port, `/requests/${record!.id}/replay`, 'POST');
     assert.equal(real.status, 202);
     const newRunId = (real.json as { action: { run: { id: string } } }).action.run.id;

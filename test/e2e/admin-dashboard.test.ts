@@ -48,11 +48,13 @@ describe('admin dashboard in headless Chromium', { skip: missing ?? false }, () 
   before(async () => {
     openai = await createFakeOpenAi({ apiKey: 'sk-the-right-key' });
     telegram = await createFakeTelegram({ botToken: BOT_TOKEN, chatIds: ['42'] });
-    gw = await startTestGateway(baseConfig({
-      gateway: { recordPayloads: true },
-      models: { providers: { fake: { api: 'openai', baseUrl: `${openai.url}/v1`, apiKey: 'sk-a-wrong-key' } } },
-      channels: { telegram: { botToken: BOT_TOKEN, baseUrl: telegram.url } },
-    }));
+    gw = await startTestGateway(
+      baseConfig({
+        gateway: { recordPayloads: true },
+        models: { providers: { fake: { api: 'openai', baseUrl: `${openai.url}/v1`, apiKey: 'sk-a-wrong-key' } } },
+        channels: { telegram: { botToken: BOT_TOKEN, baseUrl: telegram.url } },
+      }),
+    );
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-gpu'],
@@ -88,9 +90,17 @@ describe('admin dashboard in headless Chromium', { skip: missing ?? false }, () 
   });
 
   it('opens a failed run and shows why it failed', async () => {
-    const res = await post(gw.port, '/hooks/agent', { message: 'Summarise the alert', model: 'fake/gpt-4o-mini', deliver: false, name: 'Alert', wakeMode: 'next-heartbeat' });
+    const res = await post(gw.port, '/hooks/agent', {
+      message: 'Summarise the alert',
+      model: 'fake/gpt-4o-mini',
+      deliver: false,
+      name: 'Alert',
+      wakeMode: 'next-heartbeat',
+    });
     const runId = (res.json as { runId: string }).runId;
-    await until('the run to fail', async () => ((await gw.gateway.store.getRun(runId))?.state === 'failed' ? true : null));
+    await until('the run to fail', async () =>
+      (await gw.gateway.store.getRun(runId))?.state === 'failed' ? true : null,
+    );
     await page.click('nav a[data-tab="runs"]');
     await page.selectOption('#state-filter', 'failed');
     await page.locator(`tbody tr[data-id="${runId}"]`).click();
@@ -102,7 +112,13 @@ describe('admin dashboard in headless Chromium', { skip: missing ?? false }, () 
 
   it('retries a failed delivery from the run view and sees it sent', async () => {
     telegram.script.push(telegramError(400, 'Bad Request: chat not found'));
-    const res = await post(gw.port, '/hooks/agent', { message: 'Tell the on-call', channel: 'telegram', to: '42', name: 'Oncall', wakeMode: 'next-heartbeat' });
+    const res = await post(gw.port, '/hooks/agent', {
+      message: 'Tell the on-call',
+      channel: 'telegram',
+      to: '42',
+      name: 'Oncall',
+      wakeMode: 'next-heartbeat',
+    });
     const runId = (res.json as { runId: string }).runId;
     await until('the delivery to fail', async () => {
       const d = await gw.gateway.store.getRunDelivery(runId);

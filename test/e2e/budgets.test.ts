@@ -33,18 +33,47 @@ describe('run budgets', () => {
     // Every answer reports 10 + 5 tokens, and takes 300 ms. Summaries wait for the next heartbeat, so
     // every model call is a run.
     openai = await createFakeOpenAi({ apiKey: API_KEY, delayMs: 300 });
-    config = (tokensPerDay) => baseConfig({
-      models: { providers: { fake: { api: 'openai', baseUrl: `${openai.url}/v1`, apiKey: API_KEY } } },
-      agents: { list: [{ id: 'main', default: true }], defaults: { model: 'fake/m', maxConcurrentRuns: 8, heartbeat: { every: 0 } } },
-      hooks: {
-        mappings: [
-          { id: 'slow', match: { path: 'slow' }, action: 'agent', wakeMode: 'next-heartbeat', deliver: false, messageTemplate: 'slow {{n}}', budget: { maxConcurrentRuns: 1 } },
-          { id: 'metered', match: { path: 'metered' }, action: 'agent', wakeMode: 'next-heartbeat', deliver: false, messageTemplate: 'metered {{n}}', budget: { tokensPerDay } },
-          { id: 'capped', match: { path: 'capped' }, action: 'agent', wakeMode: 'next-heartbeat', deliver: false, messageTemplate: 'capped {{n}}', waitForCompletion: true, budget: { runsPerHour: 1 } },
-        ],
-        maxWaitSeconds: 2,
-      },
-    });
+    config = (tokensPerDay) =>
+      baseConfig({
+        models: { providers: { fake: { api: 'openai', baseUrl: `${openai.url}/v1`, apiKey: API_KEY } } },
+        agents: {
+          list: [{ id: 'main', default: true }],
+          defaults: { model: 'fake/m', maxConcurrentRuns: 8, heartbeat: { every: 0 } },
+        },
+        hooks: {
+          mappings: [
+            {
+              id: 'slow',
+              match: { path: 'slow' },
+              action: 'agent',
+              wakeMode: 'next-heartbeat',
+              deliver: false,
+              messageTemplate: 'slow {{n}}',
+              budget: { maxConcurrentRuns: 1 },
+            },
+            {
+              id: 'metered',
+              match: { path: 'metered' },
+              action: 'agent',
+              wakeMode: 'next-heartbeat',
+              deliver: false,
+              messageTemplate: 'metered {{n}}',
+              budget: { tokensPerDay },
+            },
+            {
+              id: 'capped',
+              match: { path: 'capped' },
+              action: 'agent',
+              wakeMode: 'next-heartbeat',
+              deliver: false,
+              messageTemplate: 'capped {{n}}',
+              waitForCompletion: true,
+              budget: { runsPerHour: 1 },
+            },
+          ],
+          maxWaitSeconds: 2,
+        },
+      });
     gw = await startTestGateway(config(20));
   });
   after(async () => {
@@ -52,14 +81,20 @@ describe('run budgets', () => {
     await openai?.close();
   });
 
-  it('runs a mapping\'s runs one at a time under maxConcurrentRuns: 1, the others held with the reason', async () => {
+  it("runs a mapping's runs one at a time under maxConcurrentRuns: 1, the others held with the reason", async () => {
     const ids = [await postRun('slow', 1), await postRun('slow', 2), await postRun('slow', 3)];
     let sawHeld = false;
     let maxRunning = 0;
     await until('every slow run to succeed', async () => {
       const runs = await Promise.all(ids.map(runOf));
       maxRunning = Math.max(maxRunning, runs.filter((r) => r.state === 'running').length);
-      if (runs.some((r) => r.state === 'queued' && /mapping "slow": 1 run running \(maxConcurrentRuns 1\)/.test(r.heldReason ?? ''))) sawHeld = true;
+      if (
+        runs.some(
+          (r) =>
+            r.state === 'queued' && /mapping "slow": 1 run running \(maxConcurrentRuns 1\)/.test(r.heldReason ?? ''),
+        )
+      )
+        sawHeld = true;
       return runs.every((r) => r.state === 'succeeded');
     });
     assert.equal(maxRunning, 1, 'never two slow runs at once');
@@ -67,7 +102,7 @@ describe('run budgets', () => {
     for (const id of ids) assert.equal((await runOf(id)).heldReason, null);
   });
 
-  it('holds runs once a mapping spent its tokensPerDay (from the provider\'s usage), and releases them when the budget allows', async () => {
+  it("holds runs once a mapping spent its tokensPerDay (from the provider's usage), and releases them when the budget allows", async () => {
     const first = await postRun('metered', 1);
     await until('the first metered run', async () => (await runOf(first)).state === 'succeeded');
     assert.equal((await runOf(first)).tokens, 15, 'prompt_tokens + completion_tokens');

@@ -18,7 +18,9 @@ after(() => {
 });
 
 const PACKAGE_JSON = fileURLToPath(new URL('../../../package.json', import.meta.url));
-const GITHUB_FIXTURE = fileURLToPath(new URL('../../../test/fixtures/github-pull-request-opened.json', import.meta.url));
+const GITHUB_FIXTURE = fileURLToPath(
+  new URL('../../../test/fixtures/github-pull-request-opened.json', import.meta.url),
+);
 
 /** A temp config dir holding `config` and `files` (paths relative to the dir). */
 function configDir(config: ConfigDoc, files: Record<string, string> = {}): { dir: string; path: string } {
@@ -72,29 +74,55 @@ describe('hookgate --version and --help', () => {
 });
 
 describe('hookgate send', () => {
-  it('--sign signs as the mapping\'s sender (GitHub, Stripe, Slack), sending no hook token', async () => {
-    const gw = await startTestGateway(baseConfig({
-      agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 } } },
-      hooks: {
-        mappings: [
-          { id: 'gh', match: { path: 'gh' }, action: 'wake', textTemplate: 'gh {{zen}}', verify: { kind: 'github', secret: 'gh-secret-for-send', required: true } },
-          { id: 'st', match: { path: 'st' }, action: 'wake', textTemplate: 'st {{zen}}', verify: { kind: 'stripe', secret: 'whsec_stripe_send', required: true } },
-          { id: 'sl', match: { path: 'sl' }, action: 'wake', textTemplate: 'sl {{zen}}', verify: { kind: 'slack', secret: 'slack-secret-send', required: true } },
-        ],
-      },
-    }));
+  it("--sign signs as the mapping's sender (GitHub, Stripe, Slack), sending no hook token", async () => {
+    const gw = await startTestGateway(
+      baseConfig({
+        agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 } } },
+        hooks: {
+          mappings: [
+            {
+              id: 'gh',
+              match: { path: 'gh' },
+              action: 'wake',
+              textTemplate: 'gh {{zen}}',
+              verify: { kind: 'github', secret: 'gh-secret-for-send', required: true },
+            },
+            {
+              id: 'st',
+              match: { path: 'st' },
+              action: 'wake',
+              textTemplate: 'st {{zen}}',
+              verify: { kind: 'stripe', secret: 'whsec_stripe_send', required: true },
+            },
+            {
+              id: 'sl',
+              match: { path: 'sl' },
+              action: 'wake',
+              textTemplate: 'sl {{zen}}',
+              verify: { kind: 'slack', secret: 'slack-secret-send', required: true },
+            },
+          ],
+        },
+      }),
+    );
     try {
       const env = { HOOKGATE_PORT: String(gw.port) };
       for (const hook of ['gh', 'st', 'sl']) {
-        const r = await runHookgate(['send', hook, '--sign', '--config', gw.temp.path, '--data', '{"zen":"signed"}'], { env });
+        const r = await runHookgate(['send', hook, '--sign', '--config', gw.temp.path, '--data', '{"zen":"signed"}'], {
+          env,
+        });
         assert.equal(r.code, 0, out(r));
         assert.match(r.stdout, /^200 OK\n/);
       }
       const texts = (await gw.gateway.store.listSystemEvents({ limit: 10 })).map((e) => e.text).sort();
       assert.deepEqual(texts, ['gh signed', 'sl signed', 'st signed']);
-      const unsigned = await runHookgate(['send', 'gh', '--config', gw.temp.path, '--data', '{"zen":"token only"}'], { env });
+      const unsigned = await runHookgate(['send', 'gh', '--config', gw.temp.path, '--data', '{"zen":"token only"}'], {
+        env,
+      });
       assert.equal(unsigned.code, 1, 'verify.required refuses the hook token alone');
-      const none = await runHookgate(['send', 'wake', '--sign', '--config', gw.temp.path, '--data', '{"text":"x"}'], { env });
+      const none = await runHookgate(['send', 'wake', '--sign', '--config', gw.temp.path, '--data', '{"text":"x"}'], {
+        env,
+      });
       assert.equal(none.code, 1);
       assert.match(none.stderr, /no mapping with verify serves "wake"/);
     } finally {
@@ -106,14 +134,23 @@ describe('hookgate send', () => {
     const gw = await startTestGateway(baseConfig());
     try {
       const env = { HOOKGATE_PORT: String(gw.port), HOOKGATE_HOME: gw.temp.dir };
-      const ok = await runHookgate(['send', 'wake', '--config', gw.temp.path, '--data', '{"text":"from send","mode":"next-heartbeat"}'], { env });
+      const ok = await runHookgate(
+        ['send', 'wake', '--config', gw.temp.path, '--data', '{"text":"from send","mode":"next-heartbeat"}'],
+        { env },
+      );
       assert.equal(ok.code, 0, out(ok));
       assert.match(ok.stdout, /^200 OK\n\{"ok":true,"mode":"next-heartbeat","eventId":"[0-9a-f-]{36}"\}\n$/);
       const events = await gw.gateway.store.listSystemEvents({ limit: 5 });
-      assert.ok(events.some((e) => e.text === 'from send'), 'the wake was recorded');
+      assert.ok(
+        events.some((e) => e.text === 'from send'),
+        'the wake was recorded',
+      );
       assert.ok(!ok.stdout.includes(HOOK_TOKEN) && !ok.stderr.includes(HOOK_TOKEN), 'the token is not printed');
 
-      const bad = await runHookgate(['send', 'agent', '--config', gw.temp.path, '--data', '{"message":"x","channel":"fax"}'], { env });
+      const bad = await runHookgate(
+        ['send', 'agent', '--config', gw.temp.path, '--data', '{"message":"x","channel":"fax"}'],
+        { env },
+      );
       assert.equal(bad.code, 1, out(bad));
       assert.match(bad.stdout, /^400 Bad Request\n.*"code":"invalid_payload"/);
     } finally {
@@ -126,7 +163,9 @@ describe('hookgate send', () => {
     try {
       const file = join(gw.temp.dir, 'payload.json');
       writeFileSync(file, JSON.stringify({ message: 'from a file', deliver: false }));
-      const r = await runHookgate(['send', 'agent', '--config', gw.temp.path, '--file', file], { env: { HOOKGATE_PORT: String(gw.port) } });
+      const r = await runHookgate(['send', 'agent', '--config', gw.temp.path, '--file', file], {
+        env: { HOOKGATE_PORT: String(gw.port) },
+      });
       assert.equal(r.code, 0, out(r));
       assert.match(r.stdout, /^202 Accepted\n\{"ok":true,"runId":/);
     } finally {
@@ -137,17 +176,21 @@ describe('hookgate send', () => {
   it('says the gateway is not running when nothing listens', async () => {
     const { dir, path } = configDir(baseConfig());
     const port = await freePort();
-    const r = await runHookgate(['send', 'wake', '--config', path, '--data', '{"text":"x"}'], { env: { HOOKGATE_PORT: String(port), HOOKGATE_HOME: dir } });
+    const r = await runHookgate(['send', 'wake', '--config', path, '--data', '{"text":"x"}'], {
+      env: { HOOKGATE_PORT: String(port), HOOKGATE_HOME: dir },
+    });
     assert.equal(r.code, 1, out(r));
     assert.match(r.stderr, /connection refused; is the gateway running/);
   });
 
-  it('sends a payload nested too deep as it is, and prints the gateway\'s 400 json_too_deep', async () => {
+  it("sends a payload nested too deep as it is, and prints the gateway's 400 json_too_deep", async () => {
     const gw = await startTestGateway(baseConfig());
     try {
       const file = join(gw.temp.dir, 'deep.json');
       writeFileSync(file, `{"text":${'['.repeat(5000)}1${']'.repeat(5000)}}`);
-      const r = await runHookgate(['send', 'wake', '--config', gw.temp.path, '--file', file], { env: { HOOKGATE_PORT: String(gw.port) } });
+      const r = await runHookgate(['send', 'wake', '--config', gw.temp.path, '--file', file], {
+        env: { HOOKGATE_PORT: String(gw.port) },
+      });
       assert.equal(r.code, 1, out(r));
       assert.match(r.stdout, /^400 Bad Request\n.*"code":"json_too_deep"/);
     } finally {
@@ -183,8 +226,12 @@ describe('hookgate mappings test', () => {
   ].join('\n');
 
   it('prints the action the gateway would build, and stores nothing', async () => {
-    const { dir, path } = configDir(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, mappings: [mapping] } }), { 'hooks/transforms/only-opened.mjs': TRANSFORM });
-    const r = await runHookgate(['mappings', 'test', 'github', '--config', path, '--file', GITHUB_FIXTURE], { env: { HOOKGATE_HOME: dir } });
+    const { dir, path } = configDir(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, mappings: [mapping] } }), {
+      'hooks/transforms/only-opened.mjs': TRANSFORM,
+    });
+    const r = await runHookgate(['mappings', 'test', 'github', '--config', path, '--file', GITHUB_FIXTURE], {
+      env: { HOOKGATE_HOME: dir },
+    });
     assert.equal(r.code, 0, out(r));
     const shown = JSON.parse(r.stdout) as { status: number; kind: string; action: Record<string, unknown> };
     assert.equal(shown.status, 202);
@@ -198,26 +245,36 @@ describe('hookgate mappings test', () => {
   });
 
   it('shows a skip when the transform skips', async () => {
-    const { dir, path } = configDir(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, mappings: [mapping] } }), { 'hooks/transforms/only-opened.mjs': TRANSFORM });
-    const r = await runHookgate(['mappings', 'test', 'github', '--config', path, '--data', '{"action":"closed"}'], { env: { HOOKGATE_HOME: dir } });
+    const { dir, path } = configDir(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, mappings: [mapping] } }), {
+      'hooks/transforms/only-opened.mjs': TRANSFORM,
+    });
+    const r = await runHookgate(['mappings', 'test', 'github', '--config', path, '--data', '{"action":"closed"}'], {
+      env: { HOOKGATE_HOME: dir },
+    });
     assert.equal(r.code, 0, out(r));
     assert.deepEqual(JSON.parse(r.stdout), { status: 204, kind: 'skip', action: null });
   });
 
   it('shows the refusal the gateway would answer, with its code', async () => {
-    const { dir, path } = configDir(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, mappings: [mapping] } }), { 'hooks/transforms/only-opened.mjs': TRANSFORM });
-    const r = await runHookgate(['mappings', 'test', 'gitlab', '--config', path, '--data', '{}'], { env: { HOOKGATE_HOME: dir } });
+    const { dir, path } = configDir(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, mappings: [mapping] } }), {
+      'hooks/transforms/only-opened.mjs': TRANSFORM,
+    });
+    const r = await runHookgate(['mappings', 'test', 'gitlab', '--config', path, '--data', '{}'], {
+      env: { HOOKGATE_HOME: dir },
+    });
     assert.equal(r.code, 1, out(r));
     const shown = JSON.parse(r.stdout) as { status: number; code: string };
     assert.deepEqual([shown.status, shown.code], [404, 'hook_not_found']);
   });
 
-  it('shows the gateway\'s json_too_deep refusal for a payload nested 5,000 levels deep', async () => {
+  it("shows the gateway's json_too_deep refusal for a payload nested 5,000 levels deep", async () => {
     const deep = { id: 'deep', match: { path: 'deep' }, action: 'wake', textTemplate: 'got {{ a }}' };
     const { dir, path } = configDir(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, mappings: [deep] } }));
     const file = join(dir, 'deep.json');
     writeFileSync(file, `{"a":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`);
-    const r = await runHookgate(['mappings', 'test', 'deep', '--config', path, '--file', file], { env: { HOOKGATE_HOME: dir } });
+    const r = await runHookgate(['mappings', 'test', 'deep', '--config', path, '--file', file], {
+      env: { HOOKGATE_HOME: dir },
+    });
     assert.equal(r.code, 1, out(r));
     assert.equal(r.stderr, '', out(r));
     const shown = JSON.parse(r.stdout) as { status: number; code: string };
@@ -226,10 +283,17 @@ describe('hookgate mappings test', () => {
 
   it('shows why a transform failed, which the gateway only logs', async () => {
     const { dir, path } = configDir(
-      baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, mappings: [{ ...mapping, transform: { module: 'throws.mjs' } }] } }),
-      { 'hooks/transforms/throws.mjs': 'export default (ctx) => { throw new Error("no field " + Object.keys(ctx.payload).length); };' },
+      baseConfig({
+        hooks: { enabled: true, token: HOOK_TOKEN, mappings: [{ ...mapping, transform: { module: 'throws.mjs' } }] },
+      }),
+      {
+        'hooks/transforms/throws.mjs':
+          'export default (ctx) => { throw new Error("no field " + Object.keys(ctx.payload).length); };',
+      },
     );
-    const r = await runHookgate(['mappings', 'test', 'github', '--config', path, '--data', '{"a":1}'], { env: { HOOKGATE_HOME: dir } });
+    const r = await runHookgate(['mappings', 'test', 'github', '--config', path, '--data', '{"a":1}'], {
+      env: { HOOKGATE_HOME: dir },
+    });
     assert.equal(r.code, 1, out(r));
     const shown = JSON.parse(r.stdout) as { status: number; code: string; cause: string };
     assert.deepEqual([shown.status, shown.code], [500, 'transform_failed']);

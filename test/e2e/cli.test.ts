@@ -9,10 +9,27 @@ import { post } from '../helpers/http-client.js';
 import { startTestGateway, type TestGateway } from '../helpers/in-process-gateway.js';
 import { baseConfig, createTempConfig, GATEWAY_TOKEN, HOOK_TOKEN } from '../helpers/temp-config.js';
 
-interface EventJson { id: string; text: string; mode: string; agentId: string; sessionKey: string; createdAt: number; source: { hook: string } }
+interface EventJson {
+  id: string;
+  text: string;
+  mode: string;
+  agentId: string;
+  sessionKey: string;
+  createdAt: number;
+  source: { hook: string };
+}
 interface RunJson {
-  id: string; state: string; message: string; agentId: string; sessionKey: string; name: string; createdAt: number;
-  modelUsed: string | null; reply: string | null; startedAt: number | null; finishedAt: number | null;
+  id: string;
+  state: string;
+  message: string;
+  agentId: string;
+  sessionKey: string;
+  name: string;
+  createdAt: number;
+  modelUsed: string | null;
+  reply: string | null;
+  startedAt: number | null;
+  finishedAt: number | null;
 }
 
 const UUID_AT_START = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/;
@@ -42,7 +59,11 @@ describe('CLI: events and runs', () => {
     // Runs first: each posts a summary event to the main session when it finishes, so wait for
     // them (bounded) before the wakes, to keep the wakes the newest events.
     for (let i = 0; i < 3; i++) {
-      const res = await post(gw.port, '/hooks/agent', { message: `cli run ${i}`, name: `Job${i}`, agentId: i === 1 ? 'ops' : 'main' });
+      const res = await post(gw.port, '/hooks/agent', {
+        message: `cli run ${i}`,
+        name: `Job${i}`,
+        agentId: i === 1 ? 'ops' : 'main',
+      });
       assert.equal(res.status, 202, res.text);
       runIds.push((res.json as { runId: string }).runId);
     }
@@ -65,14 +86,18 @@ describe('CLI: events and runs', () => {
     await gw?.stop();
   });
 
-  const cli = (...args: string[]) => runHookgate([...args, '--config', gw.temp.path], { env: { HOOKGATE_HOME: gw.temp.dir } });
+  const cli = (...args: string[]) =>
+    runHookgate([...args, '--config', gw.temp.path], { env: { HOOKGATE_HOME: gw.temp.dir } });
 
   describe('while the gateway is running', () => {
     it('events --json reads the live store', async () => {
       const result = await cli('events', '--json');
       assert.equal(result.code, 0, result.stderr);
       const events = JSON.parse(result.stdout) as EventJson[];
-      assert.deepEqual(wakesOnly(events).map((e) => e.id), [...eventIds].reverse());
+      assert.deepEqual(
+        wakesOnly(events).map((e) => e.id),
+        [...eventIds].reverse(),
+      );
     });
   });
 
@@ -89,14 +114,24 @@ describe('CLI: events and runs', () => {
       const events = JSON.parse(result.stdout) as EventJson[];
       assert.equal(events.length, 3);
       assert.deepEqual(events, all.slice(0, 3), 'the first N of the full listing');
-      assert.deepEqual(events.map((e) => e.id), eventIds.slice(-3).reverse(), 'the newest are the last wakes posted');
-      assert.deepEqual(events.map((e) => e.text), eventTexts.slice(-3).reverse());
+      assert.deepEqual(
+        events.map((e) => e.id),
+        eventIds.slice(-3).reverse(),
+        'the newest are the last wakes posted',
+      );
+      assert.deepEqual(
+        events.map((e) => e.text),
+        eventTexts.slice(-3).reverse(),
+      );
       for (const e of events) {
         assert.equal(e.agentId, 'main');
         assert.equal(e.sessionKey, 'agent:main:main');
         assert.equal(typeof e.createdAt, 'number');
       }
-      assert.deepEqual(events.map((e) => e.mode), ['now', 'next-heartbeat', 'now']);
+      assert.deepEqual(
+        events.map((e) => e.mode),
+        ['now', 'next-heartbeat', 'now'],
+      );
     });
 
     it('events --json lists every event newest first, the wakes in reverse order of posting', async () => {
@@ -104,20 +139,35 @@ describe('CLI: events and runs', () => {
       assert.equal(result.code, 0, result.stderr);
       const events = JSON.parse(result.stdout) as EventJson[];
       assertNewestFirst(events);
-      assert.deepEqual(wakesOnly(events).map((e) => e.id), [...eventIds].reverse());
+      assert.deepEqual(
+        wakesOnly(events).map((e) => e.id),
+        [...eventIds].reverse(),
+      );
     });
 
     it('runs --json lists the runs newest first, with ids and resolved fields', async () => {
       const result = await cli('runs', '--json');
       assert.equal(result.code, 0, result.stderr);
       const runs = JSON.parse(result.stdout) as RunJson[];
-      assert.deepEqual(runs.map((r) => r.id), [...runIds].reverse());
+      assert.deepEqual(
+        runs.map((r) => r.id),
+        [...runIds].reverse(),
+      );
       assertNewestFirst(runs);
       // The runtime may have executed them already; every state is a known one.
       for (const r of runs) assert.ok(RUN_STATES.includes(r.state), r.state);
-      assert.deepEqual(runs.map((r) => r.message), ['cli run 2', 'cli run 1', 'cli run 0']);
-      assert.deepEqual(runs.map((r) => r.agentId), ['main', 'ops', 'main']);
-      assert.deepEqual(runs.map((r) => r.name), ['Job2', 'Job1', 'Job0']);
+      assert.deepEqual(
+        runs.map((r) => r.message),
+        ['cli run 2', 'cli run 1', 'cli run 0'],
+      );
+      assert.deepEqual(
+        runs.map((r) => r.agentId),
+        ['main', 'ops', 'main'],
+      );
+      assert.deepEqual(
+        runs.map((r) => r.name),
+        ['Job2', 'Job1', 'Job0'],
+      );
     });
 
     it('runs --json shows each echo run succeeded, with timings, the model used and the reply', async () => {
@@ -126,7 +176,9 @@ describe('CLI: events and runs', () => {
         assert.equal(r.state, 'succeeded');
         assert.equal(r.modelUsed, 'echo/echo');
         assert.match(r.reply ?? '', /^\[offline echo model\] /);
-        assert.ok(r.startedAt !== null && r.finishedAt !== null && r.finishedAt >= r.startedAt && r.startedAt >= r.createdAt);
+        assert.ok(
+          r.startedAt !== null && r.finishedAt !== null && r.finishedAt >= r.startedAt && r.startedAt >= r.createdAt,
+        );
       }
     });
 
@@ -142,7 +194,10 @@ describe('CLI: events and runs', () => {
     it('session <key> shows the summary of each run on its agent main session', async () => {
       const result = await cli('session', 'agent:ops:main', '--json');
       assert.equal(result.code, 0, result.stderr);
-      const view = JSON.parse(result.stdout) as { transcript: Array<{ content: string }>; pendingEvents: Array<{ text: string }> };
+      const view = JSON.parse(result.stdout) as {
+        transcript: Array<{ content: string }>;
+        pendingEvents: Array<{ text: string }>;
+      };
       const seen = [...view.transcript.map((t) => t.content), ...view.pendingEvents.map((e) => e.text)].join('\n');
       assert.match(seen, /Hook Job1: \[offline echo model\]/);
       const text = await cli('session', 'agent:ops:main');
@@ -158,7 +213,10 @@ describe('CLI: events and runs', () => {
     it('runs -n 1 --json lists only the newest run', async () => {
       const result = await cli('runs', '-n', '1', '--json');
       assert.equal(result.code, 0, result.stderr);
-      assert.deepEqual((JSON.parse(result.stdout) as RunJson[]).map((r) => r.id), [runIds.at(-1)]);
+      assert.deepEqual(
+        (JSON.parse(result.stdout) as RunJson[]).map((r) => r.id),
+        [runIds.at(-1)],
+      );
     });
 
     it('events prints one text line per event, newest first, each with its id', async () => {
@@ -181,7 +239,10 @@ describe('CLI: events and runs', () => {
       assert.equal(heads.length, 3, result.stdout);
       heads.forEach((line, i) => {
         assert.ok(line.startsWith(runIds[runIds.length - 1 - i]!), line);
-        assert.ok(RUN_STATES.some((s) => new RegExp(`\\b${s}\\b`).test(line)), `a state on: ${line}`);
+        assert.ok(
+          RUN_STATES.some((s) => new RegExp(`\\b${s}\\b`).test(line)),
+          `a state on: ${line}`,
+        );
       });
     });
 
@@ -222,7 +283,9 @@ describe('CLI: events and runs on an empty installation', () => {
   it('exits non-zero and names the path when the config is invalid', async () => {
     const temp = createTempConfig(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, tokn: 'x' } }));
     try {
-      const result = await runHookgate(['events', '--json', '--config', temp.path], { env: { HOOKGATE_HOME: temp.dir } });
+      const result = await runHookgate(['events', '--json', '--config', temp.path], {
+        env: { HOOKGATE_HOME: temp.dir },
+      });
       assert.notEqual(result.code, 0);
       assert.match(result.stderr, /hooks\.tokn/);
     } finally {

@@ -11,13 +11,23 @@ const j = (r: HttpResult): Record<string, unknown> => (r.json ?? {}) as Record<s
 describe('coalesce', () => {
   let gw: TestGateway;
   before(async () => {
-    gw = await startTestGateway(baseConfig({
-      agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 } } },
-      hooks: {
-        mappings: [{ id: 'pr', match: { path: 'pr' }, action: 'agent', deliver: false, messageTemplate: 'PR {{pr}}: {{event}}',
-          coalesce: { key: '{{pr}}', windowSeconds: 1 } }],
-      },
-    }));
+    gw = await startTestGateway(
+      baseConfig({
+        agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 } } },
+        hooks: {
+          mappings: [
+            {
+              id: 'pr',
+              match: { path: 'pr' },
+              action: 'agent',
+              deliver: false,
+              messageTemplate: 'PR {{pr}}: {{event}}',
+              coalesce: { key: '{{pr}}', windowSeconds: 1 },
+            },
+          ],
+        },
+      }),
+    );
   });
   after(() => gw.stop());
 
@@ -45,14 +55,19 @@ describe('coalesce', () => {
   });
 
   it('answers a repeat of a request that joined a run with that run, as the first time', async () => {
-    const post = (event: string, key: string) => send(gw.port, '/hooks/pr', { body: { pr: 9, event }, headers: { 'idempotency-key': key } });
+    const post = (event: string, key: string) =>
+      send(gw.port, '/hooks/pr', { body: { pr: 9, event }, headers: { 'idempotency-key': key } });
     const first = await post('opened', 'delivery-1');
     const joined = await post('commented', 'delivery-2');
     assert.equal(j(joined)['runId'], j(first)['runId']);
     assert.equal(j(joined)['coalesced'], true);
     const repeat = await post('commented', 'delivery-2');
     assert.equal(repeat.status, 202);
-    assert.deepEqual(j(repeat), { ...j(joined), duplicate: true }, 'the run that answered for it, not one never queued');
+    assert.deepEqual(
+      j(repeat),
+      { ...j(joined), duplicate: true },
+      'the run that answered for it, not one never queued',
+    );
     assert.notEqual(await gw.gateway.store.getRun(String(j(repeat)['runId'])), null);
   });
 });

@@ -14,15 +14,21 @@ import { baseConfig, type ConfigDoc } from '../helpers/temp-config.js';
 
 describe('config reload', () => {
   let gw: TestGateway;
-  const config = (o: { alias?: boolean; agent?: boolean; allowNewHook?: boolean }): ConfigDoc => baseConfig({
-    agents: {
-      defaults: { model: 'echo/echo', models: { 'echo/echo': {}, ...(o.alias ? { 'echo/second': { alias: 'second' } } : {}) } },
-      list: [{ id: 'main', default: true }, ...(o.agent ? [{ id: 'ops' }] : [])],
-    },
-    hooks: {
-      mappings: o.allowNewHook ? [{ id: 'fresh', match: { path: 'fresh' }, action: 'wake', wakeMode: 'next-heartbeat' }] : [],
-    },
-  });
+  const config = (o: { alias?: boolean; agent?: boolean; allowNewHook?: boolean }): ConfigDoc =>
+    baseConfig({
+      agents: {
+        defaults: {
+          model: 'echo/echo',
+          models: { 'echo/echo': {}, ...(o.alias ? { 'echo/second': { alias: 'second' } } : {}) },
+        },
+        list: [{ id: 'main', default: true }, ...(o.agent ? [{ id: 'ops' }] : [])],
+      },
+      hooks: {
+        mappings: o.allowNewHook
+          ? [{ id: 'fresh', match: { path: 'fresh' }, action: 'wake', wakeMode: 'next-heartbeat' }]
+          : [],
+      },
+    });
   const reload = (doc: ConfigDoc): string[] => {
     writeFileSync(gw.temp.path, JSON.stringify(doc));
     return gw.gateway.reload(readConfig(gw.temp.path, {}));
@@ -40,7 +46,11 @@ describe('config reload', () => {
 
   it('leaves a model added to the allow-list, and a new agent, to the next start, and says so', async () => {
     assert.deepEqual(reload(config({ allowNewHook: true, alias: true, agent: true })), ['agents']);
-    assertError(await post(gw.port, '/hooks/agent', { message: 'hi', model: 'echo/second', deliver: false }), 400, 'model_not_allowed');
+    assertError(
+      await post(gw.port, '/hooks/agent', { message: 'hi', model: 'echo/second', deliver: false }),
+      400,
+      'model_not_allowed',
+    );
     // An agent id the running config does not list goes to its default agent, as before the reload.
     const run = await post(gw.port, '/hooks/agent', { message: 'hi', agentId: 'ops', deliver: false });
     assert.equal(run.status, 202, run.text);

@@ -69,7 +69,10 @@ async function loadAndKill(
       const kind = (c + n) % 2 === 0 ? 'wake' : 'agent';
       const text = `r${round}-c${c}-n${n}-${kind}`;
       try {
-        const res = await post(gw.port, `/hooks/${kind}`, kind === 'wake' ? { text } : { message: text }, { agent, timeoutMs: 20_000 });
+        const res = await post(gw.port, `/hooks/${kind}`, kind === 'wake' ? { text } : { message: text }, {
+          agent,
+          timeoutMs: 20_000,
+        });
         if (kind === 'wake' && res.status === 200) {
           acked.events.set((res.json as { eventId: string }).eventId, text);
         } else if (kind === 'agent' && res.status === 202) {
@@ -147,7 +150,9 @@ describe('crash under load', () => {
     for (const c of cleanups) c();
   });
 
-  it('keeps every acknowledged wake and agent run across repeated kill -9 and restarts', { timeout: 180_000 }, async (t) => {
+  it('keeps every acknowledged wake and agent run across repeated kill -9 and restarts', {
+    timeout: 180_000,
+  }, async (t) => {
     const port = await freePort();
     const temp = createTempConfig(baseConfig({ gateway: { port, logLevel: 'error' } }));
     cleanups.push(temp.cleanup);
@@ -162,14 +167,22 @@ describe('crash under load', () => {
         acked.events.set((probe.json as { eventId: string }).eventId, `r${round}-probe`);
 
         const report = await loadAndKill(gw, round, acked);
-        t.diagnostic(`round ${round}: ${report.acks} acknowledged before kill -9 (${gw.output().stderr.length} bytes of stderr)`);
-        assert.deepEqual(report.unexpected.slice(0, 10), [], `${report.unexpected.length} unexpected answers before the kill`);
+        t.diagnostic(
+          `round ${round}: ${report.acks} acknowledged before kill -9 (${gw.output().stderr.length} bytes of stderr)`,
+        );
+        assert.deepEqual(
+          report.unexpected.slice(0, 10),
+          [],
+          `${report.unexpected.length} unexpected answers before the kill`,
+        );
         assert.ok(report.acks > 0, 'the gateway acknowledged requests before the kill');
       } finally {
         await gw.kill();
       }
       const totals = await assertAllPresent(temp.path, acked);
-      t.diagnostic(`round ${round}: store holds ${totals.events} events, ${totals.runs} runs; ${acked.events.size + acked.runs.size} acknowledged so far`);
+      t.diagnostic(
+        `round ${round}: store holds ${totals.events} events, ${totals.runs} runs; ${acked.events.size + acked.runs.size} acknowledged so far`,
+      );
     }
 
     // A last restart: it serves, then shuts down gracefully, and nothing acknowledged is lost.
@@ -188,7 +201,9 @@ describe('crash under load', () => {
     await assertAllPresent(temp.path, acked);
   });
 
-  it('stops gracefully on SIGTERM under load, exits 0 and keeps every acknowledged request', { timeout: 120_000 }, async (t) => {
+  it('stops gracefully on SIGTERM under load, exits 0 and keeps every acknowledged request', {
+    timeout: 120_000,
+  }, async (t) => {
     const port = await freePort();
     const temp = createTempConfig(baseConfig({ gateway: { port, logLevel: 'error' } }));
     cleanups.push(temp.cleanup);

@@ -32,8 +32,14 @@ type WithMessages = FakeServer & { messages: Array<{ to: string; text: string }>
 describe('delivery: an agent hook reaches every channel', () => {
   const fakes = new Map<string, WithMessages>();
   const recipients: Record<string, string> = {
-    whatsapp: '+15551230001', telegram: '424242', discord: '1100000000000000001', slack: 'C0123DELIV',
-    mattermost: MM_CHANNEL, signal: '+15551230002', imessage: '+15551230003', msteams: '19:e2e@thread.tacv2',
+    whatsapp: '+15551230001',
+    telegram: '424242',
+    discord: '1100000000000000001',
+    slack: 'C0123DELIV',
+    mattermost: MM_CHANNEL,
+    signal: '+15551230002',
+    imessage: '+15551230003',
+    msteams: '19:e2e@thread.tacv2',
   };
   let gateway: Gateway;
   let dir: string;
@@ -46,26 +52,41 @@ describe('delivery: an agent hook reaches every channel', () => {
     fakes.set('slack', await createFakeSlack({ botToken: 'xoxb-e2e', channels: [recipients['slack']!] }));
     fakes.set('mattermost', await createFakeMattermost({ token: 'mm-token', channelIds: [MM_CHANNEL] }));
     fakes.set('signal', await createFakeSignal({ account: '+15550000000', registered: [recipients['signal']!] }));
-    fakes.set('whatsapp', await createFakeWhatsApp({ accessToken: 'wa-token', phoneNumberId: '1065550000', allowedRecipients: [recipients['whatsapp']!] }));
+    fakes.set(
+      'whatsapp',
+      await createFakeWhatsApp({
+        accessToken: 'wa-token',
+        phoneNumberId: '1065550000',
+        allowedRecipients: [recipients['whatsapp']!],
+      }),
+    );
     fakes.set('imessage', await createFakeIMessage({ password: 'bb-pass' }));
     fakes.set('msteams', await createFakeMsTeams({ appId: 'app-id', appPassword: 'app-secret' }));
     const url = (name: string): string => fakes.get(name)!.url;
     dir = mkdtempSync(join(tmpdir(), 'hookgate-delivery-e2e-'));
-    writeFileSync(join(dir, 'hookgate.json'), JSON.stringify({
-      gateway: { logLevel: 'silent' },
-      hooks: { enabled: true, token: TOKEN },
-      agents: { defaults: { heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
-      channels: {
-        whatsapp: { accessToken: 'wa-token', phoneNumberId: '1065550000', baseUrl: url('whatsapp') },
-        telegram: { botToken: TG_TOKEN, baseUrl: url('telegram') },
-        discord: { botToken: 'discord-bot', baseUrl: url('discord') },
-        slack: { botToken: 'xoxb-e2e', baseUrl: url('slack') },
-        mattermost: { token: 'mm-token', baseUrl: url('mattermost') },
-        signal: { account: '+15550000000', baseUrl: url('signal') },
-        imessage: { password: 'bb-pass', baseUrl: url('imessage') },
-        msteams: { appId: 'app-id', appPassword: 'app-secret', serviceUrl: url('msteams'), tokenUrl: `${url('msteams')}/botframework.com/oauth2/v2.0/token` },
-      },
-    }));
+    writeFileSync(
+      join(dir, 'hookgate.json'),
+      JSON.stringify({
+        gateway: { logLevel: 'silent' },
+        hooks: { enabled: true, token: TOKEN },
+        agents: { defaults: { heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
+        channels: {
+          whatsapp: { accessToken: 'wa-token', phoneNumberId: '1065550000', baseUrl: url('whatsapp') },
+          telegram: { botToken: TG_TOKEN, baseUrl: url('telegram') },
+          discord: { botToken: 'discord-bot', baseUrl: url('discord') },
+          slack: { botToken: 'xoxb-e2e', baseUrl: url('slack') },
+          mattermost: { token: 'mm-token', baseUrl: url('mattermost') },
+          signal: { account: '+15550000000', baseUrl: url('signal') },
+          imessage: { password: 'bb-pass', baseUrl: url('imessage') },
+          msteams: {
+            appId: 'app-id',
+            appPassword: 'app-secret',
+            serviceUrl: url('msteams'),
+            tokenUrl: `${url('msteams')}/botframework.com/oauth2/v2.0/token`,
+          },
+        },
+      }),
+    );
     gateway = await startGateway(readConfig(join(dir, 'hookgate.json'), {}), {
       port: 0,
       log: createLog({ level: 'silent' }),
@@ -112,9 +133,11 @@ describe('delivery: an agent hook reaches every channel', () => {
     });
   }
 
-  it('delivers a run\'s reply that mentions HEARTBEAT_OK beside other text (heartbeat.ackMaxChars is for heartbeat turns)', async () => {
+  it("delivers a run's reply that mentions HEARTBEAT_OK beside other text (heartbeat.ackMaxChars is for heartbeat turns)", async () => {
     const before = telegram.messages.length;
-    const d = await deliveryOf(await hook({ message: 'HEARTBEAT_OK, and the nightly build is green', channel: 'telegram', to: '777' }));
+    const d = await deliveryOf(
+      await hook({ message: 'HEARTBEAT_OK, and the nightly build is green', channel: 'telegram', to: '777' }),
+    );
     assert.equal(d.state, 'sent', d.error ?? '');
     assert.match(telegram.messages.slice(before)[0]!.text, /HEARTBEAT_OK, and the nightly build is green/);
   });
@@ -125,7 +148,10 @@ describe('delivery: an agent hook reaches every channel', () => {
     const d = await deliveryOf(await hook({ message: 'follow-up' }));
     assert.equal(d.resolvedChannel, 'telegram');
     assert.equal(d.resolvedTo, '777');
-    assert.deepEqual(telegram.messages.slice(before).map((m) => m.to), ['777']);
+    assert.deepEqual(
+      telegram.messages.slice(before).map((m) => m.to),
+      ['777'],
+    );
   });
 
   it('delivers exactly once when the service answers 429 and then 200', async () => {
@@ -133,7 +159,13 @@ describe('delivery: an agent hook reaches every channel', () => {
     const before = telegram.messages.length;
     const d = await deliveryOf(await hook({ message: 'busy', channel: 'telegram', to: '777' }));
     assert.equal(d.state, 'sent');
-    assert.deepEqual(d.attemptLog.map((a) => [a.outcome, a.status]), [['retry', 429], ['sent', null]]);
+    assert.deepEqual(
+      d.attemptLog.map((a) => [a.outcome, a.status]),
+      [
+        ['retry', 429],
+        ['sent', null],
+      ],
+    );
     assert.equal(telegram.messages.length - before, 1);
   });
 
@@ -142,7 +174,10 @@ describe('delivery: an agent hook reaches every channel', () => {
     const d = await deliveryOf(await hook({ message: 'denied', channel: 'telegram', to: '777' }));
     assert.equal(d.state, 'failed');
     assert.equal(d.error, 'telegram 401: Unauthorized');
-    assert.deepEqual(d.attemptLog.map((a) => a.outcome), ['failed']);
+    assert.deepEqual(
+      d.attemptLog.map((a) => a.outcome),
+      ['failed'],
+    );
   });
 
   it('lists a failed delivery with its attempts, and `hookgate retry` sends it', async () => {
@@ -165,7 +200,10 @@ describe('delivery: an agent hook reaches every channel', () => {
     for (let i = 0; i < 200 && (await gateway.store.getDelivery(d.id))?.state !== 'sent'; i++) await sleep(20);
     const after = await gateway.store.getDelivery(d.id);
     assert.equal(after?.state, 'sent');
-    assert.deepEqual(after?.attemptLog.map((a) => a.outcome), ['failed', 'sent']);
+    assert.deepEqual(
+      after?.attemptLog.map((a) => a.outcome),
+      ['failed', 'sent'],
+    );
     assert.equal(telegram.messages.length - before, 1);
     assert.equal((await runHookgate(['retry', d.id, ...config])).code, 1, 'a sent delivery cannot be retried');
     assert.equal((await runHookgate(['retry', 'nope', ...config])).code, 1);
@@ -174,6 +212,9 @@ describe('delivery: an agent hook reaches every channel', () => {
   it('records no delivery when deliver is false', async () => {
     const runId = await hook({ message: 'quiet', deliver: false });
     for (let i = 0; i < 100 && (await gateway.store.getRun(runId))?.state !== 'succeeded'; i++) await sleep(20);
-    assert.equal((await gateway.store.listDeliveries({ limit: 500 })).some((d) => d.runId === runId), false);
+    assert.equal(
+      (await gateway.store.listDeliveries({ limit: 500 })).some((d) => d.runId === runId),
+      false,
+    );
   });
 });

@@ -24,9 +24,16 @@ const WAKES = 5000;
 const REPLICAS = 3;
 const MAX_FAILURES = 10;
 
-async function post(port: number, path: string, body: unknown, token = TOKEN): Promise<{ status: number; json: Record<string, unknown> }> {
+async function post(
+  port: number,
+  path: string,
+  body: unknown,
+  token = TOKEN,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`http://127.0.0.1:${port}/hooks/${path}`, {
-    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
   });
   return { status: res.status, json: (await res.json().catch(() => ({}))) as Record<string, unknown> };
 }
@@ -34,9 +41,11 @@ async function post(port: number, path: string, body: unknown, token = TOKEN): P
 /** Runs `jobs` with at most `width` in flight. */
 async function pool<T>(jobs: Array<() => Promise<T>>, width: number): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < jobs.length) await jobs[next++]!();
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < jobs.length) await jobs[next++]!();
+    }),
+  );
 }
 
 describe('a fleet of three replicas on one PostgreSQL database', async () => {
@@ -62,7 +71,10 @@ describe('a fleet of three replicas on one PostgreSQL database', async () => {
       delayMs: 40,
     });
     const telegram = await createFakeTelegram({ botToken: '123:fleet', chatIds: ['42'] });
-    cleanups.push(() => model.close(), () => telegram.close());
+    cleanups.push(
+      () => model.close(),
+      () => telegram.close(),
+    );
     const schema = uniqueSchema('hg_fleet');
     cleanups.push(() => dropSchema(schema));
     const dir = mkdtempSync(join(tmpdir(), 'hookgate-fleet-'));
@@ -73,18 +85,30 @@ describe('a fleet of three replicas on one PostgreSQL database', async () => {
     for (let i = 0; i < REPLICAS; i++) {
       const port = await freePort();
       const path = join(dir, `r${i}.json`);
-      writeFileSync(path, JSON.stringify({
-        gateway: { port, logLevel: 'error' },
-        hooks: { enabled: true, token: TOKEN, authRateLimit: { maxFailures: MAX_FAILURES, windowSeconds: 600, lockoutSeconds: 600 } },
-        models: { providers: { fake: { api: 'openai', baseUrl: `${model.url}/v1`, apiKey: 'sk' } } },
-        agents: { defaults: { model: 'fake/m', maxConcurrentRuns: 8, heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
-        channels: { telegram: { botToken: '123:fleet', baseUrl: telegram.url, defaultTo: '42' } },
-        store: { driver: 'postgres', url: POSTGRES_URL, schema, leaseSeconds: 3 },
-      }));
+      writeFileSync(
+        path,
+        JSON.stringify({
+          gateway: { port, logLevel: 'error' },
+          hooks: {
+            enabled: true,
+            token: TOKEN,
+            authRateLimit: { maxFailures: MAX_FAILURES, windowSeconds: 600, lockoutSeconds: 600 },
+          },
+          models: { providers: { fake: { api: 'openai', baseUrl: `${model.url}/v1`, apiKey: 'sk' } } },
+          agents: {
+            defaults: { model: 'fake/m', maxConcurrentRuns: 8, heartbeat: { every: 0 } },
+            list: [{ id: 'main' }],
+          },
+          channels: { telegram: { botToken: '123:fleet', baseUrl: telegram.url, defaultTo: '42' } },
+          store: { driver: 'postgres', url: POSTGRES_URL, schema, leaseSeconds: 3 },
+        }),
+      );
       ports.push(port);
     }
     // Started together: they race to migrate the fresh schema.
-    replicas.push(...await Promise.all(ports.map((port, i) => spawnGateway(['--config', join(dir, `r${i}.json`)], port))));
+    replicas.push(
+      ...(await Promise.all(ports.map((port, i) => spawnGateway(['--config', join(dir, `r${i}.json`)], port)))),
+    );
     cleanups.push(() => Promise.all(replicas.map((r) => r.kill())));
 
     const ackedWakes: string[] = [];
@@ -107,7 +131,11 @@ describe('a fleet of three replicas on one PostgreSQL database', async () => {
             const port = ports[r % REPLICAS]!;
             const tag = `r${r}`;
             const res = await post(port, 'agent', {
-              message: `task [${tag}]`, name: tag, model: r % 2 === 0 ? 'echo/echo' : 'fake/m', channel: 'telegram', to: '42',
+              message: `task [${tag}]`,
+              name: tag,
+              model: r % 2 === 0 ? 'echo/echo' : 'fake/m',
+              channel: 'telegram',
+              to: '42',
               wakeMode: 'next-heartbeat',
             });
             if (res.status === 202) ackedRuns.set(String(res.json.runId), tag);
@@ -122,7 +150,9 @@ describe('a fleet of three replicas on one PostgreSQL database', async () => {
       });
     }
     await pool(jobs, 24);
-    t.diagnostic(`acknowledged ${ackedWakes.length} wakes and ${ackedRuns.size} runs; replica ${victim} was SIGKILLed mid-way`);
+    t.diagnostic(
+      `acknowledged ${ackedWakes.length} wakes and ${ackedRuns.size} runs; replica ${victim} was SIGKILLed mid-way`,
+    );
     assert.ok(ackedWakes.length > WAKES * 0.6 && ackedRuns.size > RUNS * 0.6, 'most requests were acknowledged');
 
     // The lockout is counted across replicas: failures spread over the two live ones add up.
@@ -135,7 +165,9 @@ describe('a fleet of three replicas on one PostgreSQL database', async () => {
       assert.equal((await post(port, 'wake', { text: 'x' })).status, 429, 'locked out on every replica');
     }
 
-    const store = await createStore(StoreSchema.parse({ driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 2 }), { mode: 'read' });
+    const store = await createStore(StoreSchema.parse({ driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 2 }), {
+      mode: 'read',
+    });
     cleanups.push(() => store.close());
     const deadline = Date.now() + 120_000;
     let runs = await store.listRuns({ limit: 1_000_000 });
@@ -171,10 +203,14 @@ describe('a fleet of three replicas on one PostgreSQL database', async () => {
       if (tag !== undefined) perRun.set(tag, (perRun.get(tag) ?? 0) + 1);
     }
     const twice = [...perRun].filter(([, n]) => n > 1);
-    t.diagnostic(`${telegram.messages.length} messages delivered; ${twice.length} replies sent twice (in flight on the killed replica)`);
+    t.diagnostic(
+      `${telegram.messages.length} messages delivered; ${twice.length} replies sent twice (in flight on the killed replica)`,
+    );
     // Only what the killed replica had in flight at the chat service can repeat: at most its 8 senders.
     assert.ok(twice.length <= 8, `replies sent twice: ${JSON.stringify(twice)}`);
-    const succeeded = [...ackedRuns.keys()].filter((id) => byId.get(id)?.state === 'succeeded').map((id) => ackedRuns.get(id)!);
+    const succeeded = [...ackedRuns.keys()]
+      .filter((id) => byId.get(id)?.state === 'succeeded')
+      .map((id) => ackedRuns.get(id)!);
     for (const tag of succeeded) assert.ok((perRun.get(tag) ?? 0) >= 1, `the reply of ${tag} was delivered`);
     for (const r of replicas.slice(0, 2)) assert.equal(await r.stop(), 0);
   });

@@ -10,16 +10,31 @@ const j = (r: HttpResult): { items?: Array<Record<string, unknown>>; code?: stri
 describe('forEach', () => {
   let gw: TestGateway;
   before(async () => {
-    gw = await startTestGateway(baseConfig({
-      agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 } } },
-      hooks: {
-        mappings: [
-          { id: 'orders', match: { path: 'orders' }, action: 'agent', deliver: false, messageTemplate: 'Order {{item.ref}}: {{item.total}}',
-            forEach: { path: 'orders', idPath: 'ref' } },
-          { id: 'alerts', match: { path: 'alerts' }, action: 'wake', wakeMode: 'next-heartbeat', textTemplate: '{{item}}', forEach: { path: 'list', maxItems: 3 } },
-        ],
-      },
-    }));
+    gw = await startTestGateway(
+      baseConfig({
+        agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 } } },
+        hooks: {
+          mappings: [
+            {
+              id: 'orders',
+              match: { path: 'orders' },
+              action: 'agent',
+              deliver: false,
+              messageTemplate: 'Order {{item.ref}}: {{item.total}}',
+              forEach: { path: 'orders', idPath: 'ref' },
+            },
+            {
+              id: 'alerts',
+              match: { path: 'alerts' },
+              action: 'wake',
+              wakeMode: 'next-heartbeat',
+              textTemplate: '{{item}}',
+              forEach: { path: 'list', maxItems: 3 },
+            },
+          ],
+        },
+      }),
+    );
   });
   after(() => gw.stop());
 
@@ -44,7 +59,14 @@ describe('forEach', () => {
   });
 
   it('runs an item seen in an earlier request (same idPath value) only once', async () => {
-    const res = await send(gw.port, '/hooks/orders', { body: { orders: [{ ref: 'R-7', total: 70 }, { ref: 'NEW-1', total: 5 }] } });
+    const res = await send(gw.port, '/hooks/orders', {
+      body: {
+        orders: [
+          { ref: 'R-7', total: 70 },
+          { ref: 'NEW-1', total: 5 },
+        ],
+      },
+    });
     assert.equal(res.status, 202);
     const [seen, fresh] = j(res).items!;
     assert.equal(seen!['duplicate'], true);
@@ -53,7 +75,8 @@ describe('forEach', () => {
   });
 
   it('derives item identities from the request key and the index when there is no idPath', async () => {
-    const post = () => send(gw.port, '/hooks/alerts', { body: { list: ['x', 'y'] }, headers: { 'idempotency-key': 'alerts-1' } });
+    const post = () =>
+      send(gw.port, '/hooks/alerts', { body: { list: ['x', 'y'] }, headers: { 'idempotency-key': 'alerts-1' } });
     const first = await post();
     assert.equal(first.status, 200);
     assert.equal(j(first).items!.length, 2);

@@ -16,18 +16,19 @@ import { baseConfig, type ConfigDoc } from '../helpers/temp-config.js';
 
 const MAIN = 'agent:main:main';
 
-describe('heartbeat turns under an agent\'s tokensPerDay', () => {
+describe("heartbeat turns under an agent's tokensPerDay", () => {
   let fake: FakeServer;
   let gw: TestGateway;
   let calls = 0;
-  const config = (tokensPerDay: number): ConfigDoc => baseConfig({
-    models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
-    agents: {
-      // A periodic heartbeat exists (hourly), so a wake over budget has a turn to wait for.
-      defaults: { model: 'fake/m', heartbeat: { every: '1h' } },
-      list: [{ id: 'main', default: true, budget: { tokensPerDay } }],
-    },
-  });
+  const config = (tokensPerDay: number): ConfigDoc =>
+    baseConfig({
+      models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
+      agents: {
+        // A periodic heartbeat exists (hourly), so a wake over budget has a turn to wait for.
+        defaults: { model: 'fake/m', heartbeat: { every: '1h' } },
+        list: [{ id: 'main', default: true, budget: { tokensPerDay } }],
+      },
+    });
   const pending = async (): Promise<number> => (await gw.gateway.store.listPendingEvents(MAIN, { limit: 10 })).length;
   /** Posts a `now` wake and waits up to `ms` for it to be consumed: whether it was. */
   const wake = async (text: string, ms: number): Promise<boolean> => {
@@ -38,7 +39,13 @@ describe('heartbeat turns under an agent\'s tokensPerDay', () => {
 
   before(async () => {
     // Every answer reports 10 + 5 tokens, as the Chat Completions API does.
-    fake = await createFakeOpenAi({ apiKey: 'sk', reply: () => { calls++; return 'HEARTBEAT_OK'; } });
+    fake = await createFakeOpenAi({
+      apiKey: 'sk',
+      reply: () => {
+        calls++;
+        return 'HEARTBEAT_OK';
+      },
+    });
     gw = await startTestGateway(config(40));
   });
   after(async () => {
@@ -52,7 +59,8 @@ describe('heartbeat turns under an agent\'s tokensPerDay', () => {
       consumed++;
       assert.ok(consumed <= 3, 'at 15 tokens a turn, a budget of 40 is spent within three turns');
     }
-    const spent = (await gw.gateway.store.readBudgetUsage({ agents: { main: { tokensPerDay: 40 } }, hooks: {} })).agents['main']!.tokens;
+    const spent = (await gw.gateway.store.readBudgetUsage({ agents: { main: { tokensPerDay: 40 } }, hooks: {} }))
+      .agents['main']!.tokens;
     assert.ok(spent >= 40, `turns spent ${spent} tokens before a wake was left waiting`);
     const before = calls;
     await sleep(1000);
@@ -72,14 +80,26 @@ describe('heartbeat turns under an agent\'s tokensPerDay', () => {
 describe('periodic heartbeat turns of an agent whose tokensPerDay is spent, under a stream of now wakes', () => {
   it('still runs the periodic turns, which take the waiting events', async () => {
     let calls = 0;
-    const fake = await createFakeOpenAi({ apiKey: 'sk', reply: () => { calls++; return 'HEARTBEAT_OK'; } });
+    const fake = await createFakeOpenAi({
+      apiKey: 'sk',
+      reply: () => {
+        calls++;
+        return 'HEARTBEAT_OK';
+      },
+    });
     // One turn (10 + 5 tokens) spends a budget of 10; the periodic heartbeat ticks every second.
-    const gw = await startTestGateway(baseConfig({
-      models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
-      agents: { defaults: { model: 'fake/m', heartbeat: { every: '1s' } }, list: [{ id: 'main', default: true, budget: { tokensPerDay: 10 } }] },
-    }));
+    const gw = await startTestGateway(
+      baseConfig({
+        models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
+        agents: {
+          defaults: { model: 'fake/m', heartbeat: { every: '1s' } },
+          list: [{ id: 'main', default: true, budget: { tokensPerDay: 10 } }],
+        },
+      }),
+    );
     try {
-      const pending = async (): Promise<number> => (await gw.gateway.store.listPendingEvents(MAIN, { limit: 1000 })).length;
+      const pending = async (): Promise<number> =>
+        (await gw.gateway.store.listPendingEvents(MAIN, { limit: 1000 })).length;
       assert.equal((await post(gw.port, '/hooks/wake', { text: 'first', mode: 'now' })).status, 200);
       for (let i = 0; i < 100 && calls === 0; i++) await sleep(20);
       assert.equal(calls, 1, 'the first now wake got its turn, which spent the budget');

@@ -32,22 +32,43 @@ describe('heartbeat over a flood of events', () => {
         return 'HEARTBEAT_OK';
       },
     });
-    gw = await startTestGateway(baseConfig({
-      models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
-      agents: { list: [{ id: 'main', default: true }], defaults: { model: 'fake/m', heartbeat: { every: 0 } } },
-    }));
+    gw = await startTestGateway(
+      baseConfig({
+        models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
+        agents: { list: [{ id: 'main', default: true }], defaults: { model: 'fake/m', heartbeat: { every: 0 } } },
+      }),
+    );
     const ids = createIds();
     const source = (hook: string) => ({ hook, external: true, allowUnsafeExternalContent: false });
     const events = Array.from({ length: EVENTS }, (_, i) => ({
-      id: ids.next(), agentId: 'main', sessionKey: 'agent:main:main', mode: 'next-heartbeat' as const, createdAt: Date.now(),
+      id: ids.next(),
+      agentId: 'main',
+      sessionKey: 'agent:main:main',
+      mode: 'next-heartbeat' as const,
+      createdAt: Date.now(),
       text: i % 10 === 0 ? `Build ${i} failed on main` : `New email ${i} from newsletter@example.com: weekly digest`,
       source: source(i % 10 === 0 ? 'ci' : 'gmail'),
     }));
-    for (let i = 0; i < EVENTS; i += 1000) await gw.gateway.store.recordActions({ events: events.slice(i, i + 1000), runs: [], idempotency: null });
-    const res = await post(gw.port, '/hooks/wake', { text: 'Door opened', mode: 'now' }, { headers: { authorization: `Bearer ${HOOK_TOKEN}` } });
+    for (let i = 0; i < EVENTS; i += 1000)
+      await gw.gateway.store.recordActions({ events: events.slice(i, i + 1000), runs: [], idempotency: null });
+    const res = await post(
+      gw.port,
+      '/hooks/wake',
+      { text: 'Door opened', mode: 'now' },
+      { headers: { authorization: `Bearer ${HOOK_TOKEN}` } },
+    );
     assert.equal(res.status, 200);
-    for (let i = 0; i < 500 && (await gw.gateway.store.listPendingEvents('agent:main:main', { limit: 1 })).length > 0; i++) await sleep(20);
-    assert.deepEqual(await gw.gateway.store.listPendingEvents('agent:main:main', { limit: 1 }), [], 'the whole backlog was consumed');
+    for (
+      let i = 0;
+      i < 500 && (await gw.gateway.store.listPendingEvents('agent:main:main', { limit: 1 })).length > 0;
+      i++
+    )
+      await sleep(20);
+    assert.deepEqual(
+      await gw.gateway.store.listPendingEvents('agent:main:main', { limit: 1 }),
+      [],
+      'the whole backlog was consumed',
+    );
     assert.ok(prompts.length >= 1 && prompts.length <= 2, `model turns: ${prompts.length}`);
     const digest = prompts[0]!;
     assert.match(digest, /10001 system events arrived/);
@@ -58,15 +79,33 @@ describe('heartbeat over a flood of events', () => {
 
   it('makes now wakes that keep arriving after a digest turn wait out the flood pause, then takes them in one turn', async () => {
     let calls = 0;
-    const model = await createFakeOpenAi({ apiKey: 'sk', delayMs: 100, reply: () => { calls++; return 'HEARTBEAT_OK'; } });
-    const flooded = await startTestGateway(baseConfig({
-      models: { providers: { fake: { api: 'openai', baseUrl: `${model.url}/v1`, apiKey: 'sk' } } },
-      agents: { list: [{ id: 'main', default: true }], defaults: { model: 'fake/m', heartbeat: { every: 0, floodPause: '1500ms' } } },
-    }));
+    const model = await createFakeOpenAi({
+      apiKey: 'sk',
+      delayMs: 100,
+      reply: () => {
+        calls++;
+        return 'HEARTBEAT_OK';
+      },
+    });
+    const flooded = await startTestGateway(
+      baseConfig({
+        models: { providers: { fake: { api: 'openai', baseUrl: `${model.url}/v1`, apiKey: 'sk' } } },
+        agents: {
+          list: [{ id: 'main', default: true }],
+          defaults: { model: 'fake/m', heartbeat: { every: 0, floodPause: '1500ms' } },
+        },
+      }),
+    );
     try {
-      const pending = async (): Promise<number> => (await flooded.gateway.store.listPendingEvents('agent:main:main', { limit: 1 })).length;
+      const pending = async (): Promise<number> =>
+        (await flooded.gateway.store.listPendingEvents('agent:main:main', { limit: 1 })).length;
       const wake = async (text: string, mode: 'now' | 'next-heartbeat'): Promise<void> => {
-        const res = await post(flooded.port, '/hooks/wake', { text, mode }, { headers: { authorization: `Bearer ${HOOK_TOKEN}` } });
+        const res = await post(
+          flooded.port,
+          '/hooks/wake',
+          { text, mode },
+          { headers: { authorization: `Bearer ${HOOK_TOKEN}` } },
+        );
         assert.equal(res.status, 200);
       };
       // More than one prompt holds, so the first turn is a digest.

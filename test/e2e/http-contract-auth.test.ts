@@ -60,26 +60,45 @@ describe('HTTP contract', () => {
     });
 
     it('returns 401 for a token that is a prefix of the real one', async () => {
-      assertError(await post(gw.port, '/hooks/wake', { text: 'x' }, { auth: HOOK_TOKEN.slice(0, -1) }), 401, 'unauthorized');
+      assertError(
+        await post(gw.port, '/hooks/wake', { text: 'x' }, { auth: HOOK_TOKEN.slice(0, -1) }),
+        401,
+        'unauthorized',
+      );
     });
 
     it('returns 401 for Basic authentication, even carrying the right token', async () => {
       for (const credentials of [HOOK_TOKEN, Buffer.from(`user:${HOOK_TOKEN}`).toString('base64')]) {
-        const res = await post(gw.port, '/hooks/wake', { text: 'x' }, {
-          auth: false,
-          headers: { authorization: `Basic ${credentials}` },
-        });
+        const res = await post(
+          gw.port,
+          '/hooks/wake',
+          { text: 'x' },
+          {
+            auth: false,
+            headers: { authorization: `Basic ${credentials}` },
+          },
+        );
         assertError(res, 401, 'unauthorized');
       }
     });
 
     it('returns 401 for an empty Bearer value', async () => {
-      const res = await post(gw.port, '/hooks/wake', { text: 'x' }, { auth: false, headers: { authorization: 'Bearer ' } });
+      const res = await post(
+        gw.port,
+        '/hooks/wake',
+        { text: 'x' },
+        { auth: false, headers: { authorization: 'Bearer ' } },
+      );
       assertError(res, 401, 'unauthorized');
     });
 
     it('returns 401 for a wrong token in x-hookgate-token', async () => {
-      const res = await post(gw.port, '/hooks/agent', { message: 'x' }, { auth: false, headers: { 'x-hookgate-token': 'nope' } });
+      const res = await post(
+        gw.port,
+        '/hooks/agent',
+        { message: 'x' },
+        { auth: false, headers: { 'x-hookgate-token': 'nope' } },
+      );
       assertError(res, 401, 'unauthorized');
     });
 
@@ -111,7 +130,10 @@ describe('HTTP contract: brute-force lockout (step 3)', () => {
       const res = await post(g.port, '/hooks/wake', { text: 'x' }, wrong);
       assertError(res, 429, 'rate_limited');
       const retryAfter = Number(res.headers['retry-after']);
-      assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= LOCKOUT.lockoutSeconds, `Retry-After ${res.headers['retry-after']}`);
+      assert.ok(
+        Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= LOCKOUT.lockoutSeconds,
+        `Retry-After ${res.headers['retry-after']}`,
+      );
     });
   });
 
@@ -122,7 +144,11 @@ describe('HTTP contract: brute-force lockout (step 3)', () => {
       assertError(wake, 429, 'rate_limited');
       assert.ok(wake.headers['retry-after'] !== undefined);
       assertError(await post(g.port, '/hooks/agent', { message: 'm' }), 429, 'rate_limited');
-      assertError(await post(g.port, '/hooks/wake', { text: 'x' }, { auth: false, headers: { 'x-hookgate-token': HOOK_TOKEN } }), 429, 'rate_limited');
+      assertError(
+        await post(g.port, '/hooks/wake', { text: 'x' }, { auth: false, headers: { 'x-hookgate-token': HOOK_TOKEN } }),
+        429,
+        'rate_limited',
+      );
       assert.equal((await g.gateway.store.listSystemEvents()).length, 0);
       assert.equal((await g.gateway.store.listRuns()).length, 0);
     });
@@ -145,7 +171,11 @@ describe('HTTP contract: brute-force lockout (step 3)', () => {
   it('does not count a token in the query string as an authentication failure', async () => {
     await withGateway(lockoutConfig(), async (g) => {
       for (let i = 0; i < LOCKOUT.maxFailures * 3; i++) {
-        assertError(await post(g.port, '/hooks/wake?token=wrong', { text: 'x' }, { auth: false }), 400, 'token_in_query');
+        assertError(
+          await post(g.port, '/hooks/wake?token=wrong', { text: 'x' }, { auth: false }),
+          400,
+          'token_in_query',
+        );
       }
       const res = await post(g.port, '/hooks/wake', { text: 'still allowed' });
       assert.equal(res.status, 200, res.text);
@@ -166,7 +196,11 @@ describe('HTTP contract: brute-force lockout (step 3)', () => {
     it('locks out the forwarded client address, not the proxy or other clients', async () => {
       await withGateway(trusted(), async (g) => {
         for (let i = 0; i < LOCKOUT.maxFailures; i++) {
-          assertError(await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.7', 'wrong')), 401, 'unauthorized');
+          assertError(
+            await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.7', 'wrong')),
+            401,
+            'unauthorized',
+          );
         }
         assertError(await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.7')), 429, 'rate_limited');
         const other = await post(g.port, '/hooks/wake', { text: 'other client' }, from('203.0.113.8'));
@@ -178,15 +212,25 @@ describe('HTTP contract: brute-force lockout (step 3)', () => {
 
     it('accounts to the right-most untrusted hop, so a spoofed left hop does not escape', async () => {
       await withGateway(trusted(), async (g) => {
-        for (let i = 0; i < LOCKOUT.maxFailures; i++) await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.7', 'wrong'));
-        assertError(await post(g.port, '/hooks/wake', { text: 'x' }, from('198.51.100.1, 203.0.113.7')), 429, 'rate_limited');
-        assertError(await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.7, 127.0.0.1')), 429, 'rate_limited');
+        for (let i = 0; i < LOCKOUT.maxFailures; i++)
+          await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.7', 'wrong'));
+        assertError(
+          await post(g.port, '/hooks/wake', { text: 'x' }, from('198.51.100.1, 203.0.113.7')),
+          429,
+          'rate_limited',
+        );
+        assertError(
+          await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.7, 127.0.0.1')),
+          429,
+          'rate_limited',
+        );
       });
     });
 
     it('trusts a proxy given as a CIDR range', async () => {
       await withGateway(lockoutConfig({ trustedProxies: ['127.0.0.0/8'], logLevel: 'warn' }), async (g) => {
-        for (let i = 0; i < LOCKOUT.maxFailures; i++) await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.7', 'wrong'));
+        for (let i = 0; i < LOCKOUT.maxFailures; i++)
+          await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.7', 'wrong'));
         assertError(await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.7')), 429, 'rate_limited');
         const other = await post(g.port, '/hooks/wake', { text: 'other client' }, from('203.0.113.8'));
         assert.equal(other.status, 200, other.text);
@@ -195,7 +239,8 @@ describe('HTTP contract: brute-force lockout (step 3)', () => {
 
     it('folds an IPv4-mapped IPv6 forwarded address onto its IPv4 form', async () => {
       await withGateway(trusted(), async (g) => {
-        for (let i = 0; i < LOCKOUT.maxFailures; i++) await post(g.port, '/hooks/wake', { text: 'x' }, from('::ffff:203.0.113.9', 'wrong'));
+        for (let i = 0; i < LOCKOUT.maxFailures; i++)
+          await post(g.port, '/hooks/wake', { text: 'x' }, from('::ffff:203.0.113.9', 'wrong'));
         assertError(await post(g.port, '/hooks/wake', { text: 'x' }, from('203.0.113.9')), 429, 'rate_limited');
       });
     });
@@ -203,9 +248,17 @@ describe('HTTP contract: brute-force lockout (step 3)', () => {
     it('counts every address of an IPv6 /64 as one client, so stepping through the block does not escape', async () => {
       await withGateway(trusted(), async (g) => {
         for (let i = 0; i < LOCKOUT.maxFailures; i++) {
-          assertError(await post(g.port, '/hooks/wake', { text: 'x' }, from(`2001:db8:5:6::${i + 1}`, 'wrong')), 401, 'unauthorized');
+          assertError(
+            await post(g.port, '/hooks/wake', { text: 'x' }, from(`2001:db8:5:6::${i + 1}`, 'wrong')),
+            401,
+            'unauthorized',
+          );
         }
-        assertError(await post(g.port, '/hooks/wake', { text: 'x' }, from('2001:db8:5:6:ffff::9')), 429, 'rate_limited');
+        assertError(
+          await post(g.port, '/hooks/wake', { text: 'x' }, from('2001:db8:5:6:ffff::9')),
+          429,
+          'rate_limited',
+        );
         const nextBlock = await post(g.port, '/hooks/wake', { text: 'next /64' }, from('2001:db8:5:7::1'));
         assert.equal(nextBlock.status, 200, nextBlock.text);
       });
@@ -216,9 +269,19 @@ describe('HTTP contract: brute-force lockout (step 3)', () => {
     it('ignores X-Forwarded-For and locks out the socket address', async () => {
       await withGateway(lockoutConfig(), async (g) => {
         for (let i = 0; i < LOCKOUT.maxFailures; i++) {
-          await post(g.port, '/hooks/wake', { text: 'x' }, { auth: 'wrong', headers: { 'x-forwarded-for': '203.0.113.7' } });
+          await post(
+            g.port,
+            '/hooks/wake',
+            { text: 'x' },
+            { auth: 'wrong', headers: { 'x-forwarded-for': '203.0.113.7' } },
+          );
         }
-        const res = await post(g.port, '/hooks/wake', { text: 'x' }, { headers: { 'x-forwarded-for': '203.0.113.99' } });
+        const res = await post(
+          g.port,
+          '/hooks/wake',
+          { text: 'x' },
+          { headers: { 'x-forwarded-for': '203.0.113.99' } },
+        );
         assertError(res, 429, 'rate_limited');
       });
     });
@@ -228,7 +291,11 @@ describe('HTTP contract: brute-force lockout (step 3)', () => {
 describe('HTTP contract: lockout expiry', () => {
   it('lets the client in again once lockoutSeconds have passed', async () => {
     const config = baseConfig({
-      hooks: { enabled: true, token: HOOK_TOKEN, authRateLimit: { maxFailures: 2, windowSeconds: 60, lockoutSeconds: 1 } },
+      hooks: {
+        enabled: true,
+        token: HOOK_TOKEN,
+        authRateLimit: { maxFailures: 2, windowSeconds: 60, lockoutSeconds: 1 },
+      },
     });
     await withGateway(config, async (g) => {
       for (let i = 0; i < 2; i++) await post(g.port, '/hooks/wake', { text: 'x' }, { auth: 'wrong' });

@@ -24,7 +24,12 @@ describe('HTTP contract', () => {
 
   describe('Expect: 100-continue (what curl sends for bodies over 1 KiB)', () => {
     it('sends 100 Continue and accepts the body', async () => {
-      const res = await sendExpectingContinue(gw.port, '/hooks/wake', JSON.stringify({ text: 'x'.repeat(5_000) }), HOOK_TOKEN);
+      const res = await sendExpectingContinue(
+        gw.port,
+        '/hooks/wake',
+        JSON.stringify({ text: 'x'.repeat(5_000) }),
+        HOOK_TOKEN,
+      );
       assert.equal(res.continued, true);
       assert.equal(res.status, 200, res.text);
     });
@@ -41,7 +46,11 @@ describe('HTTP contract', () => {
     const FOUR_MB = 4 * 1024 * 1024;
 
     it('delivers 413 with its JSON body for a declared Content-Length over the limit (4 MB sent)', async () => {
-      const { res, clientError } = await streamBody(gw.port, '/hooks/wake', { totalBytes: FOUR_MB, declareLength: true, token: HOOK_TOKEN });
+      const { res, clientError } = await streamBody(gw.port, '/hooks/wake', {
+        totalBytes: FOUR_MB,
+        declareLength: true,
+        token: HOOK_TOKEN,
+      });
       assertError(res, 413, 'payload_too_large');
       assert.equal(res.headers['connection'], 'close', 'the connection closes after the answer');
       assert.equal(clientError, undefined, `no reset on the client: ${String(clientError)}`);
@@ -49,7 +58,11 @@ describe('HTTP contract', () => {
     });
 
     it('delivers 413 with its JSON body for a chunked body that grows past the limit (4 MB sent)', async () => {
-      const { res, clientError } = await streamBody(gw.port, '/hooks/wake', { totalBytes: FOUR_MB, declareLength: false, token: HOOK_TOKEN });
+      const { res, clientError } = await streamBody(gw.port, '/hooks/wake', {
+        totalBytes: FOUR_MB,
+        declareLength: false,
+        token: HOOK_TOKEN,
+      });
       assertError(res, 413, 'payload_too_large');
       assert.equal(res.headers['connection'], 'close', 'the connection closes after the answer');
       assert.equal(clientError, undefined, `no reset on the client: ${String(clientError)}`);
@@ -116,7 +129,11 @@ describe('HTTP contract', () => {
     });
 
     it('answers 400 json_too_deep to 100k balanced nested arrays and stays up', async () => {
-      assertError(await post(gw.port, '/hooks/wake', `${'['.repeat(100_000)}${']'.repeat(100_000)}`), 400, 'json_too_deep');
+      assertError(
+        await post(gw.port, '/hooks/wake', `${'['.repeat(100_000)}${']'.repeat(100_000)}`),
+        400,
+        'json_too_deep',
+      );
       await assertHealthy(gw.port);
     });
 
@@ -133,7 +150,11 @@ describe('HTTP contract', () => {
     });
 
     it('does not let a __proto__ key pollute Object.prototype', async () => {
-      const res = await post(gw.port, '/hooks/wake', '{"__proto__":{"polluted":"yes","text":"inherited"},"text":"proto"}');
+      const res = await post(
+        gw.port,
+        '/hooks/wake',
+        '{"__proto__":{"polluted":"yes","text":"inherited"},"text":"proto"}',
+      );
       assert.equal(res.status, 200, res.text);
       assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
       assert.equal((await findEvent(gw, (res.json as { eventId: string }).eventId))?.text, 'proto');
@@ -142,7 +163,10 @@ describe('HTTP contract', () => {
 
     it('does not read fields through a __proto__ key', async () => {
       assertInvalidField(await post(gw.port, '/hooks/wake', '{"__proto__":{"text":"inherited"}}'), 'text');
-      const run = await acceptedRun(gw, '{"message":"m","__proto__":{"sessionKey":"evil:1","agentId":"ops","deliver":false}}');
+      const run = await acceptedRun(
+        gw,
+        '{"message":"m","__proto__":{"sessionKey":"evil:1","agentId":"ops","deliver":false}}',
+      );
       assert.match(run.sessionKey, HOOK_UUID_KEY);
       assert.equal(run.agentId, 'main');
       assert.equal(run.deliver, true);
@@ -182,7 +206,10 @@ describe('HTTP contract', () => {
     });
 
     it('answers oversized headers with a JSON 431 and stays up', async () => {
-      const res = await rawExchange(gw.port, `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      const res = await rawExchange(
+        gw.port,
+        `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      );
       assertError(res, 431, 'headers_too_large');
       await assertHealthy(gw.port);
     });

@@ -25,18 +25,27 @@ function deepBody(depth: number): string {
 describe('ingress: deep JSON is a 400 everywhere', () => {
   let gw: TestGateway;
   before(async () => {
-    gw = await startTestGateway(baseConfig({
-      hooks: {
-        enabled: true,
-        token: HOOK_TOKEN,
-        mappings: [
-          // The whole payload rendered into the message: JSON.stringify of everything.
-          { id: 'templated', match: { path: 'templated' }, action: 'agent', messageTemplate: 'Got {{payload}}', deliver: false, wakeMode: 'next-heartbeat' },
-          // No template: the default message is the payload as JSON.
-          { id: 'plain', match: { path: 'plain' }, action: 'wake', wakeMode: 'next-heartbeat' },
-        ],
-      },
-    }));
+    gw = await startTestGateway(
+      baseConfig({
+        hooks: {
+          enabled: true,
+          token: HOOK_TOKEN,
+          mappings: [
+            // The whole payload rendered into the message: JSON.stringify of everything.
+            {
+              id: 'templated',
+              match: { path: 'templated' },
+              action: 'agent',
+              messageTemplate: 'Got {{payload}}',
+              deliver: false,
+              wakeMode: 'next-heartbeat',
+            },
+            // No template: the default message is the payload as JSON.
+            { id: 'plain', match: { path: 'plain' }, action: 'wake', wakeMode: 'next-heartbeat' },
+          ],
+        },
+      }),
+    );
   });
   after(() => gw.stop());
 
@@ -62,7 +71,11 @@ describe('ingress: gateway.maxConnections', () => {
   let gw: TestGateway;
   const idle: Socket[] = [];
   before(async () => {
-    gw = await startTestGateway(baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', maxConnections: 3, metrics: { public: true } } }));
+    gw = await startTestGateway(
+      baseConfig({
+        gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', maxConnections: 3, metrics: { public: true } },
+      }),
+    );
   });
   after(async () => {
     for (const s of idle) s.destroy();
@@ -71,8 +84,10 @@ describe('ingress: gateway.maxConnections', () => {
 
   const wake = (): string => {
     const body = JSON.stringify({ text: 'over the limit?', mode: 'next-heartbeat' });
-    return `POST /hooks/wake HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
-      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    return (
+      `POST /hooks/wake HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+    );
   };
 
   it('answers a connection past the limit 503 over_capacity with Retry-After, then closes it', async () => {
@@ -111,11 +126,15 @@ describe('ingress: gateway.maxConnections', () => {
   it('counts the connections turned away and those open in /metrics', async () => {
     let res = await rawExchange(gw.port, 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     // Connections of the earlier tests may still be closing as the server sees it.
-    for (let i = 0; i < 50 && res.status === 503; i++) res = await rawExchange(gw.port, 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    for (let i = 0; i < 50 && res.status === 503; i++)
+      res = await rawExchange(gw.port, 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     assert.equal(res.status, 200, res.text);
     const samples = parseMetrics(res.text);
     assert.ok((metricValue(samples, 'hookgate_connections_refused_total', { reason: 'over_capacity' }) ?? 0) >= 1);
-    assert.equal(metricValue(samples, 'hookgate_connections_refused_total', { reason: 'too_many_connections' }) ?? 0, 0);
+    assert.equal(
+      metricValue(samples, 'hookgate_connections_refused_total', { reason: 'too_many_connections' }) ?? 0,
+      0,
+    );
     // The two idle connections left and the scrape's own.
     assert.equal(metricValue(samples, 'hookgate_connections_open'), 3);
   });
@@ -123,7 +142,9 @@ describe('ingress: gateway.maxConnections', () => {
 
 describe('ingress: idle connections past gateway.maxConnections', () => {
   it(`holds at most ${OVER_CAPACITY_HELD} of them, closing the oldest, and still answers a request 503 over_capacity`, async () => {
-    const gw = await startTestGateway(baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', maxConnections: 2 } }));
+    const gw = await startTestGateway(
+      baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', maxConnections: 2 } }),
+    );
     const sockets: Socket[] = [];
     let closedByServer = 0;
     try {
@@ -138,8 +159,11 @@ describe('ingress: idle connections past gateway.maxConnections', () => {
       for (let i = 0; i < 100 && closedByServer < 10; i++) await new Promise((r) => setTimeout(r, 10));
       assert.equal(closedByServer, 10, 'the ten oldest connections past the limit were closed, and only they');
       const body = JSON.stringify({ text: 'one more', mode: 'next-heartbeat' });
-      const res = await rawExchange(gw.port, `POST /hooks/wake HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      const res = await rawExchange(
+        gw.port,
+        `POST /hooks/wake HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       assertError(res, 503, 'over_capacity');
       assert.equal(sockets[0]!.closed, false, 'a connection within the limit stays open');
     } finally {
@@ -151,7 +175,9 @@ describe('ingress: idle connections past gateway.maxConnections', () => {
 
 describe('ingress: gateway.maxConnectionsPerClient', () => {
   /** An IPv4 address of this machine that is not loopback: a peer the cap applies to. */
-  const outside = Object.values(networkInterfaces()).flatMap((l) => l ?? []).find((i) => i.family === 'IPv4' && !i.internal)?.address;
+  const outside = Object.values(networkInterfaces())
+    .flatMap((l) => l ?? [])
+    .find((i) => i.family === 'IPv4' && !i.internal)?.address;
 
   /** Opens a connection to `host` and sends one wake on it: the status it is answered, or 0 when closed unanswered. */
   const wakeOn = async (host: string, port: number, sockets: Socket[]): Promise<number> => {
@@ -167,8 +193,10 @@ describe('ingress: gateway.maxConnectionsPerClient', () => {
         if (text.includes('}')) resolve(Number(text.slice(9, 12)));
       });
       s.on('close', () => resolve(text === '' ? 0 : Number(text.slice(9, 12))));
-      s.write(`POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      s.write(
+        `POST /hooks/wake HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
     });
   };
   const statuses = async (host: string, port: number, n: number, sockets: Socket[]): Promise<number[]> => {
@@ -177,7 +205,10 @@ describe('ingress: gateway.maxConnectionsPerClient', () => {
     for (let i = 0; i < n; i++) out.push(await wakeOn(host, port, sockets));
     return out;
   };
-  const withGateway = async (gateway: Record<string, unknown>, body: (port: number, sockets: Socket[]) => Promise<void>): Promise<void> => {
+  const withGateway = async (
+    gateway: Record<string, unknown>,
+    body: (port: number, sockets: Socket[]) => Promise<void>,
+  ): Promise<void> => {
     const gw = await startTestGateway(baseConfig({ gateway: { port: 0, logLevel: 'warn', ...gateway } }));
     const sockets: Socket[] = [];
     try {
@@ -194,15 +225,22 @@ describe('ingress: gateway.maxConnectionsPerClient', () => {
     });
   });
 
-  it('answers one address past its share 429 too_many_connections', { skip: outside === undefined && 'this machine has no IPv4 address but loopback to connect from' }, async () => {
+  it('answers one address past its share 429 too_many_connections', {
+    skip: outside === undefined && 'this machine has no IPv4 address but loopback to connect from',
+  }, async () => {
     await withGateway({ bind: outside!, maxConnectionsPerClient: 2 }, async (port, sockets) => {
       assert.deepEqual(await statuses(outside!, port, 4, sockets), [200, 200, 429, 429]);
     });
   });
 
-  it('does not cap a trusted proxy', { skip: outside === undefined && 'this machine has no IPv4 address but loopback to connect from' }, async () => {
-    await withGateway({ bind: outside!, maxConnectionsPerClient: 2, trustedProxies: [`${outside!}/32`] }, async (port, sockets) => {
-      assert.deepEqual(await statuses(outside!, port, 4, sockets), [200, 200, 200, 200]);
-    });
+  it('does not cap a trusted proxy', {
+    skip: outside === undefined && 'this machine has no IPv4 address but loopback to connect from',
+  }, async () => {
+    await withGateway(
+      { bind: outside!, maxConnectionsPerClient: 2, trustedProxies: [`${outside!}/32`] },
+      async (port, sockets) => {
+        assert.deepEqual(await statuses(outside!, port, 4, sockets), [200, 200, 200, 200]);
+      },
+    );
   });
 });

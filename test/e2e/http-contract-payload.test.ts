@@ -67,7 +67,10 @@ describe('HTTP contract', () => {
     }
 
     it('agent: returns 400 naming timeoutSeconds when it overflows to Infinity (1e400)', async () => {
-      assertInvalidField(await post(gw.port, '/hooks/agent', '{"message":"m","timeoutSeconds":1e400}'), 'timeoutSeconds');
+      assertInvalidField(
+        await post(gw.port, '/hooks/agent', '{"message":"m","timeoutSeconds":1e400}'),
+        'timeoutSeconds',
+      );
     });
 
     it('agent: names every offending field in one answer', async () => {
@@ -75,7 +78,8 @@ describe('HTTP contract', () => {
         await post(gw.port, '/hooks/agent', { deliver: 'yes', channel: 'fax', timeoutSeconds: 0 }),
         'message',
       );
-      for (const p of ['deliver', 'channel', 'timeoutSeconds']) assert.ok(paths.includes(p), `${p} in ${paths.join(',')}`);
+      for (const p of ['deliver', 'channel', 'timeoutSeconds'])
+        assert.ok(paths.includes(p), `${p} in ${paths.join(',')}`);
     });
 
     it('stores nothing for a rejected payload', async () => {

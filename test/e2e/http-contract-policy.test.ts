@@ -31,47 +31,82 @@ describe('HTTP contract', () => {
     });
 
     it('allows any agentId when allowedAgentIds holds "*"', async () => {
-      await withGateway(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, allowedAgentIds: ['*'] }, agents: AGENTS }), async (g) => {
-        assert.equal((await acceptedRun(g, { message: 'm', agentId: 'ops' })).agentId, 'ops');
-        assert.equal((await acceptedRun(g, { message: 'm', agentId: 'ghost' })).agentId, 'main');
-      });
+      await withGateway(
+        baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, allowedAgentIds: ['*'] }, agents: AGENTS }),
+        async (g) => {
+          assert.equal((await acceptedRun(g, { message: 'm', agentId: 'ops' })).agentId, 'ops');
+          assert.equal((await acceptedRun(g, { message: 'm', agentId: 'ghost' })).agentId, 'main');
+        },
+      );
     });
 
     it('denies every explicit agentId with 400 agent_not_allowed when allowedAgentIds is []', async () => {
-      await withGateway(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, allowedAgentIds: [] }, agents: AGENTS }), async (g) => {
-        for (const agentId of ['main', 'ops', 'ghost']) {
-          assertInvalidField(await post(g.port, '/hooks/agent', { message: 'm', agentId }), 'agentId', 'agent_not_allowed');
-        }
-        assert.equal((await g.gateway.store.listRuns()).length, 0, 'nothing stored');
-      });
+      await withGateway(
+        baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, allowedAgentIds: [] }, agents: AGENTS }),
+        async (g) => {
+          for (const agentId of ['main', 'ops', 'ghost']) {
+            assertInvalidField(
+              await post(g.port, '/hooks/agent', { message: 'm', agentId }),
+              'agentId',
+              'agent_not_allowed',
+            );
+          }
+          assert.equal((await g.gateway.store.listRuns()).length, 0, 'nothing stored');
+        },
+      );
     });
 
     it('still accepts a run without agentId when allowedAgentIds is []', async () => {
-      await withGateway(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, allowedAgentIds: [] }, agents: AGENTS }), async (g) => {
-        assert.equal((await acceptedRun(g, { message: 'm' })).agentId, 'main');
-      });
+      await withGateway(
+        baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, allowedAgentIds: [] }, agents: AGENTS }),
+        async (g) => {
+          assert.equal((await acceptedRun(g, { message: 'm' })).agentId, 'main');
+        },
+      );
     });
 
     it('checks the resolved agent against a list', async () => {
-      await withGateway(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, allowedAgentIds: ['ops'] }, agents: AGENTS }), async (g) => {
-        assert.equal((await acceptedRun(g, { message: 'm', agentId: 'ops' })).agentId, 'ops');
-        assertInvalidField(await post(g.port, '/hooks/agent', { message: 'm', agentId: 'main' }), 'agentId', 'agent_not_allowed');
-        // Unknown → default agent `main`, which is not on the list.
-        assertInvalidField(await post(g.port, '/hooks/agent', { message: 'm', agentId: 'ghost' }), 'agentId', 'agent_not_allowed');
-      });
+      await withGateway(
+        baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, allowedAgentIds: ['ops'] }, agents: AGENTS }),
+        async (g) => {
+          assert.equal((await acceptedRun(g, { message: 'm', agentId: 'ops' })).agentId, 'ops');
+          assertInvalidField(
+            await post(g.port, '/hooks/agent', { message: 'm', agentId: 'main' }),
+            'agentId',
+            'agent_not_allowed',
+          );
+          // Unknown → default agent `main`, which is not on the list.
+          assertInvalidField(
+            await post(g.port, '/hooks/agent', { message: 'm', agentId: 'ghost' }),
+            'agentId',
+            'agent_not_allowed',
+          );
+        },
+      );
     });
 
     it('allows an unknown agentId when the default agent it falls back to is permitted', async () => {
-      await withGateway(baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, allowedAgentIds: ['main'] }, agents: AGENTS }), async (g) => {
-        assert.equal((await acceptedRun(g, { message: 'm', agentId: 'ghost' })).agentId, 'main');
-        assertInvalidField(await post(g.port, '/hooks/agent', { message: 'm', agentId: 'ops' }), 'agentId', 'agent_not_allowed');
-      });
+      await withGateway(
+        baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, allowedAgentIds: ['main'] }, agents: AGENTS }),
+        async (g) => {
+          assert.equal((await acceptedRun(g, { message: 'm', agentId: 'ghost' })).agentId, 'main');
+          assertInvalidField(
+            await post(g.port, '/hooks/agent', { message: 'm', agentId: 'ops' }),
+            'agentId',
+            'agent_not_allowed',
+          );
+        },
+      );
     });
   });
 
   describe('agent policy: sessionKey', () => {
     it('rejects a request sessionKey with 400 session_key_not_allowed unless allowRequestSessionKey', async () => {
-      assertInvalidField(await post(gw.port, '/hooks/agent', { message: 'm', sessionKey: 'hook:mine' }), 'sessionKey', 'session_key_not_allowed');
+      assertInvalidField(
+        await post(gw.port, '/hooks/agent', { message: 'm', sessionKey: 'hook:mine' }),
+        'sessionKey',
+        'session_key_not_allowed',
+      );
     });
 
     it('generates a fresh hook:<uuid> session key per run when none is configured', async () => {
@@ -103,7 +138,11 @@ describe('HTTP contract', () => {
     it('rejects a request sessionKey outside the allowed prefixes', async () => {
       await withGateway(SESSION_CONFIG, async (g) => {
         for (const sessionKey of ['agent:main:main', 'evil:1', 'HOOK:x', 'xhook:1']) {
-          assertInvalidField(await post(g.port, '/hooks/agent', { message: 'm', sessionKey }), 'sessionKey', 'session_key_not_allowed');
+          assertInvalidField(
+            await post(g.port, '/hooks/agent', { message: 'm', sessionKey }),
+            'sessionKey',
+            'session_key_not_allowed',
+          );
         }
       });
     });
@@ -115,15 +154,25 @@ describe('HTTP contract', () => {
     });
 
     it('uses hooks.defaultSessionKey with request overrides off', async () => {
-      const config = baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, defaultSessionKey: 'hook:fixed' }, agents: AGENTS });
+      const config = baseConfig({
+        hooks: { enabled: true, token: HOOK_TOKEN, defaultSessionKey: 'hook:fixed' },
+        agents: AGENTS,
+      });
       await withGateway(config, async (g) => {
         assert.equal((await acceptedRun(g, { message: 'm' })).sessionKey, 'hook:fixed');
-        assertInvalidField(await post(g.port, '/hooks/agent', { message: 'm', sessionKey: 'hook:fixed' }), 'sessionKey', 'session_key_not_allowed');
+        assertInvalidField(
+          await post(g.port, '/hooks/agent', { message: 'm', sessionKey: 'hook:fixed' }),
+          'sessionKey',
+          'session_key_not_allowed',
+        );
       });
     });
 
     it('accepts any request sessionKey when overrides are on and no prefixes are set', async () => {
-      const config = baseConfig({ hooks: { enabled: true, token: HOOK_TOKEN, allowRequestSessionKey: true }, agents: AGENTS });
+      const config = baseConfig({
+        hooks: { enabled: true, token: HOOK_TOKEN, allowRequestSessionKey: true },
+        agents: AGENTS,
+      });
       await withGateway(config, async (g) => {
         assert.equal((await acceptedRun(g, { message: 'm', sessionKey: 'anything:1' })).sessionKey, 'anything:1');
       });
@@ -138,7 +187,10 @@ describe('HTTP contract', () => {
     it('runs a run that names no model on the default model, to success', async () => {
       const run = await acceptedRun(gw, { message: 'm' });
       assert.equal(run.model, null, 'no override stored');
-      await until(async () => !['queued', 'running'].includes((await findRun(gw, run.id))?.state ?? 'queued'), 'the run to finish');
+      await until(
+        async () => !['queued', 'running'].includes((await findRun(gw, run.id))?.state ?? 'queued'),
+        'the run to finish',
+      );
       const done = await findRun(gw, run.id);
       assert.equal(done?.state, 'succeeded', done?.error ?? '');
       assert.equal(done?.modelUsed, 'echo/small');
@@ -157,7 +209,10 @@ describe('HTTP contract', () => {
     it('returns 400 naming model for a value that is neither a ref nor an alias', async () => {
       const res = await post(gw.port, '/hooks/agent', { message: 'm', model: 'tiny' });
       assert.equal(res.status, 400, res.text);
-      assert.ok((res.json as { issues?: Array<{ path: string }> }).issues?.some((i) => i.path === 'model'), res.text);
+      assert.ok(
+        (res.json as { issues?: Array<{ path: string }> }).issues?.some((i) => i.path === 'model'),
+        res.text,
+      );
     });
 
     it('accepts any echo model when the list is not restricted', async () => {

@@ -23,13 +23,24 @@ describe('durable idempotency', () => {
   let gw: TestGateway;
   after(() => gw?.stop());
 
-  const start = async (): Promise<TestGateway> => startTestGateway(baseConfig({
-    agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 } } },
-    hooks: {
-      mappings: [{ id: 'github', match: { path: 'github' }, action: 'agent', messageTemplate: 'PR {{pull_request.title}}', deliver: false,
-        verify: { kind: 'github', secret: GITHUB_SECRET } }],
-    },
-  }));
+  const start = async (): Promise<TestGateway> =>
+    startTestGateway(
+      baseConfig({
+        agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 } } },
+        hooks: {
+          mappings: [
+            {
+              id: 'github',
+              match: { path: 'github' },
+              action: 'agent',
+              messageTemplate: 'PR {{pull_request.title}}',
+              deliver: false,
+              verify: { kind: 'github', secret: GITHUB_SECRET },
+            },
+          ],
+        },
+      }),
+    );
   const runCount = async (): Promise<number> => (await gw.gateway.store.listRuns({ limit: 1000 })).length;
 
   it('answers a repeated Idempotency-Key with the first answer and starts nothing', async () => {
@@ -44,15 +55,21 @@ describe('durable idempotency', () => {
   });
 
   it('scopes keys per hook', async () => {
-    const wake = await send(gw.port, '/hooks/wake', { body: { text: 'hello' }, headers: { 'idempotency-key': 'order-42' } });
+    const wake = await send(gw.port, '/hooks/wake', {
+      body: { text: 'hello' },
+      headers: { 'idempotency-key': 'order-42' },
+    });
     assert.equal(wake.status, 200);
     assert.equal(j(wake)['duplicate'], undefined);
   });
 
   it('lets exactly one of ten concurrent repeats in', async () => {
     const before = await runCount();
-    const all = await Promise.all(Array.from({ length: 10 }, () =>
-      send(gw.port, '/hooks/agent', { body: { message: 'race' }, headers: { 'idempotency-key': 'race-1' } })));
+    const all = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        send(gw.port, '/hooks/agent', { body: { message: 'race' }, headers: { 'idempotency-key': 'race-1' } }),
+      ),
+    );
     assert.ok(all.every((r) => r.status === 202));
     assert.equal(all.filter((r) => j(r)['duplicate'] === true).length, 9);
     assert.equal(new Set(all.map((r) => j(r)['runId'])).size, 1);
@@ -62,7 +79,12 @@ describe('durable idempotency', () => {
   it('deduplicates a GitHub redelivery by X-GitHub-Delivery', async () => {
     const before = await runCount();
     const body = readTextFixture('github-pull-request-opened.json');
-    const post = () => send(gw.port, '/hooks/github', { auth: false, body, headers: signGithub(GITHUB_SECRET, body, 'a1b2c3d4-0000-11e3-81ab-4c9367dc0958') });
+    const post = () =>
+      send(gw.port, '/hooks/github', {
+        auth: false,
+        body,
+        headers: signGithub(GITHUB_SECRET, body, 'a1b2c3d4-0000-11e3-81ab-4c9367dc0958'),
+      });
     const first = await post();
     assert.equal(first.status, 202);
     const redelivered = await post();
@@ -72,7 +94,10 @@ describe('durable idempotency', () => {
   });
 
   it('refuses a malformed Idempotency-Key', async () => {
-    const res = await send(gw.port, '/hooks/agent', { body: { message: 'x' }, headers: { 'idempotency-key': 'has spaces in it' } });
+    const res = await send(gw.port, '/hooks/agent', {
+      body: { message: 'x' },
+      headers: { 'idempotency-key': 'has spaces in it' },
+    });
     assert.equal(res.status, 400);
     assert.equal(j(res)['code'], 'invalid_idempotency_key');
   });
@@ -82,7 +107,10 @@ describe('durable idempotency', () => {
     await gw.gateway.close();
     const again = await startGateway(readConfig(path, {}), { port: 0, log: createLog({ level: 'silent' }) });
     try {
-      const res = await send(again.port, '/hooks/agent', { body: { message: 'summarise', deliver: false }, headers: { 'idempotency-key': 'order-42' } });
+      const res = await send(again.port, '/hooks/agent', {
+        body: { message: 'summarise', deliver: false },
+        headers: { 'idempotency-key': 'order-42' },
+      });
       assert.equal(j(res)['duplicate'], true);
     } finally {
       await again.close();

@@ -21,17 +21,23 @@ describe('log hygiene', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'hookgate-logs-'));
     mkdirSync(join(dir, 'hooks', 'transforms'), { recursive: true });
-    writeFileSync(join(dir, 'hooks', 'transforms', 'boom.js'), 'export default () => { throw new Error("transform exploded"); };\n');
-    writeFileSync(join(dir, 'hookgate.json'), JSON.stringify({
-      gateway: { logLevel: 'debug' },
-      hooks: {
-        enabled: true,
-        token: TOKEN,
-        authRateLimit: { maxFailures: 3 },
-        mappings: [{ id: 'boom', match: { path: 'boom' }, transform: { module: 'boom.js' } }],
-      },
-      agents: { defaults: { heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
-    }));
+    writeFileSync(
+      join(dir, 'hooks', 'transforms', 'boom.js'),
+      'export default () => { throw new Error("transform exploded"); };\n',
+    );
+    writeFileSync(
+      join(dir, 'hookgate.json'),
+      JSON.stringify({
+        gateway: { logLevel: 'debug' },
+        hooks: {
+          enabled: true,
+          token: TOKEN,
+          authRateLimit: { maxFailures: 3 },
+          mappings: [{ id: 'boom', match: { path: 'boom' }, transform: { module: 'boom.js' } }],
+        },
+        agents: { defaults: { heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
+      }),
+    );
     gateway = await startGateway(readConfig(join(dir, 'hookgate.json'), {}), {
       port: 0,
       log: createLog({ level: 'debug', write: (l) => lines.push(l) }),
@@ -45,7 +51,11 @@ describe('log hygiene', () => {
 
   it('writes neither the token nor payload text, for accepted, rejected and failing requests', async () => {
     const send = (path: string, body: string, token = TOKEN): Promise<Response> =>
-      fetch(`http://127.0.0.1:${gateway.port}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body });
+      fetch(`http://127.0.0.1:${gateway.port}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body,
+      });
     const statuses = [
       (await send('/hooks/wake', JSON.stringify({ text: SECRET_PAYLOAD }))).status,
       (await send('/hooks/agent', JSON.stringify({ message: SECRET_PAYLOAD, deliver: false }))).status,
@@ -65,21 +75,32 @@ describe('log hygiene', () => {
   });
 
   it('writes one info access line per hook request, accepted or refused, with what happened', () => {
-    const access = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'hook request');
+    const access = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l['msg'] === 'hook request');
     assert.equal(access.length, 10, 'one line per request');
-    assert.deepEqual(access.filter((l) => !(l['level'] === 30 && l['method'] === 'POST' && l['client'] === '127.0.0.1' && typeof l['ms'] === 'number')), []);
-    assert.deepEqual(access.map((l) => [l['hook'], l['status'], l['code']]), [
-      ['wake', 200, null],
-      ['agent', 202, null],
-      ['agent', 400, 'invalid_payload'],
-      ['wake', 400, 'invalid_json'],
-      ['boom', 500, 'transform_failed'],
-      ['wake', 400, 'token_in_query'],
-      ['wake', 401, 'unauthorized'],
-      ['wake', 401, 'unauthorized'],
-      ['wake', 401, 'unauthorized'],
-      ['wake', 429, 'rate_limited'],
-    ]);
+    assert.deepEqual(
+      access.filter(
+        (l) =>
+          !(l['level'] === 30 && l['method'] === 'POST' && l['client'] === '127.0.0.1' && typeof l['ms'] === 'number'),
+      ),
+      [],
+    );
+    assert.deepEqual(
+      access.map((l) => [l['hook'], l['status'], l['code']]),
+      [
+        ['wake', 200, null],
+        ['agent', 202, null],
+        ['agent', 400, 'invalid_payload'],
+        ['wake', 400, 'invalid_json'],
+        ['boom', 500, 'transform_failed'],
+        ['wake', 400, 'token_in_query'],
+        ['wake', 401, 'unauthorized'],
+        ['wake', 401, 'unauthorized'],
+        ['wake', 401, 'unauthorized'],
+        ['wake', 429, 'rate_limited'],
+      ],
+    );
     assert.match(String(access[0]!['eventId']), /^[0-9a-f-]{36}$/);
     assert.match(String(access[1]!['runId']), /^[0-9a-f-]{36}$/);
     assert.equal(access[5]!['path'], '/hooks/wake', 'the path is logged without its query');
@@ -94,11 +115,17 @@ describe('log: a failing model run', () => {
     const lines: string[] = [];
     let gw: Gateway | undefined;
     try {
-      writeFileSync(join(dir, 'hookgate.json'), JSON.stringify({
-        hooks: { enabled: true, token: TOKEN },
-        models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: WRONG_KEY } } },
-        agents: { defaults: { model: 'fake/gpt-test', heartbeat: { every: 0 } }, list: [{ id: 'main', workspace: '.' }] },
-      }));
+      writeFileSync(
+        join(dir, 'hookgate.json'),
+        JSON.stringify({
+          hooks: { enabled: true, token: TOKEN },
+          models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: WRONG_KEY } } },
+          agents: {
+            defaults: { model: 'fake/gpt-test', heartbeat: { every: 0 } },
+            list: [{ id: 'main', workspace: '.' }],
+          },
+        }),
+      );
       gw = await startGateway(readConfig(join(dir, 'hookgate.json'), {}), {
         port: 0,
         log: createLog({ level: 'info', write: (l) => lines.push(l) }),

@@ -26,19 +26,28 @@ describeEachDriver('idempotency keys made from long sender ids', (driver) => {
   });
 
   it('stores a 5,000-character Stripe event id as its digest and answers its repeat as a duplicate', async () => {
-    const parsed = safeParseConfig({
-      gateway: { logLevel: 'silent' },
-      hooks: { enabled: true, token: TOKEN },
-      agents: { defaults: { heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
-      store: store.config,
-    }, { path: `${process.cwd()}/hookgate.json`, env: {} });
+    const parsed = safeParseConfig(
+      {
+        gateway: { logLevel: 'silent' },
+        hooks: { enabled: true, token: TOKEN },
+        agents: { defaults: { heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
+        store: store.config,
+      },
+      { path: `${process.cwd()}/hookgate.json`, env: {} },
+    );
     assert.ok(parsed.ok, JSON.stringify(parsed));
-    gateway = await startGateway(parsed.loaded, { port: 0, log: createLog({ level: 'silent' }), delivery: { deliver: () => undefined } });
-    const id = `evt_${'x'.repeat(5000)}`;
-    const post = () => fetch(`http://127.0.0.1:${gateway!.port}/hooks/wake`, {
-      method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ object: 'event', id, text: 'invoice paid', mode: 'next-heartbeat' }),
+    gateway = await startGateway(parsed.loaded, {
+      port: 0,
+      log: createLog({ level: 'silent' }),
+      delivery: { deliver: () => undefined },
     });
+    const id = `evt_${'x'.repeat(5000)}`;
+    const post = () =>
+      fetch(`http://127.0.0.1:${gateway!.port}/hooks/wake`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ object: 'event', id, text: 'invoice paid', mode: 'next-heartbeat' }),
+      });
     const first = await post();
     assert.equal(first.status, 200, await first.text());
     const again = await post();

@@ -26,7 +26,10 @@ function wakeMapping(id: string, module: string, transform: Record<string, unkno
 /** Posts to `fast` until `done` settles (at least three times); every answer must be a 200. */
 async function keepCallingFast(port: number, done: Promise<unknown>): Promise<number> {
   let settled = false;
-  void done.then(() => (settled = true), () => (settled = true));
+  void done.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   let answered = 0;
   while (!settled || answered < 3) {
     const res = await post(port, '/hooks/fast', { n: answered });
@@ -39,21 +42,24 @@ async function keepCallingFast(port: number, done: Promise<unknown>): Promise<nu
 describe('mapped hooks: transforms cannot take the gateway down', () => {
   let gw: MappedGateway;
   before(async () => {
-    gw = await startMappedGateway(baseConfig({
-      hooks: {
-        enabled: true,
-        token: HOOK_TOKEN,
-        maxBodyBytes: 4096,
-        mappings: [
-          // The timeouts are long: only the memory cap can end the hog in time.
-          wakeMapping('hog', 'hog.js', { maxMemoryMb: 32, timeoutMs: 120_000 }),
-          wakeMapping('stuck', 'stuck.js', { timeoutMs: 2000 }),
-          wakeMapping('killer', 'killer.js'),
-          wakeMapping('fast', 'fast.js'),
-          wakeMapping('inflate', 'inflate.js'),
-        ],
-      },
-    }), { transforms: TRANSFORMS });
+    gw = await startMappedGateway(
+      baseConfig({
+        hooks: {
+          enabled: true,
+          token: HOOK_TOKEN,
+          maxBodyBytes: 4096,
+          mappings: [
+            // The timeouts are long: only the memory cap can end the hog in time.
+            wakeMapping('hog', 'hog.js', { maxMemoryMb: 32, timeoutMs: 120_000 }),
+            wakeMapping('stuck', 'stuck.js', { timeoutMs: 2000 }),
+            wakeMapping('killer', 'killer.js'),
+            wakeMapping('fast', 'fast.js'),
+            wakeMapping('inflate', 'inflate.js'),
+          ],
+        },
+      }),
+      { transforms: TRANSFORMS },
+    );
   });
   after(() => gw.stop());
 
@@ -67,7 +73,7 @@ describe('mapped hooks: transforms cannot take the gateway down', () => {
     assert.ok(memoryLine(), 'the log says the memory cap ended it');
   });
 
-  it('fails a stuck transform\'s own calls only, while another mapping\'s fast transform keeps answering', async () => {
+  it("fails a stuck transform's own calls only, while another mapping's fast transform keeps answering", async () => {
     const stuck = [post(gw.port, '/hooks/stuck', { n: 1 }), post(gw.port, '/hooks/stuck', { n: 2 })];
     const answered = await keepCallingFast(gw.port, Promise.all(stuck));
     for (const res of await Promise.all(stuck)) assertError(res, 500, 'transform_failed');

@@ -60,43 +60,57 @@ function assertAccepted(result: CliResult): void {
 describe('hookgate check: mapping refusals', () => {
   it('accepts a mapping whose transform module exists inside the transforms dir (control)', async () => {
     const dir = tempDir({ 'hooks/transforms/shape.js': TRANSFORM });
-    assertAccepted(await check(hooksConfig({ mappings: [{ match: { path: 'shape' }, transform: { module: 'shape.js' } }] }), dir));
+    assertAccepted(
+      await check(hooksConfig({ mappings: [{ match: { path: 'shape' }, transform: { module: 'shape.js' } }] }), dir),
+    );
   });
 
   it('refuses an absolute transform.module', async () => {
     const dir = tempDir({ 'hooks/transforms/shape.js': TRANSFORM });
     const module = join(dir, 'hooks', 'transforms', 'shape.js');
-    assertRefused(await check(hooksConfig({ mappings: [{ match: { path: 'shape' }, transform: { module } }] }), dir),
-      'hooks.mappings[0].transform.module');
+    assertRefused(
+      await check(hooksConfig({ mappings: [{ match: { path: 'shape' }, transform: { module } }] }), dir),
+      'hooks.mappings[0].transform.module',
+    );
   });
 
   it('refuses a transform.module that climbs out with ".."', async () => {
     const dir = tempDir({ 'hooks/escape.js': TRANSFORM });
-    assertRefused(await check(hooksConfig({ mappings: [{ match: { path: 'x' }, transform: { module: '../escape.js' } }] }), dir),
-      'hooks.mappings[0].transform.module');
+    assertRefused(
+      await check(hooksConfig({ mappings: [{ match: { path: 'x' }, transform: { module: '../escape.js' } }] }), dir),
+      'hooks.mappings[0].transform.module',
+    );
   });
 
   it('refuses a symlink inside the transforms dir that points to a file outside', async () => {
     const dir = tempDir({ 'outside/evil.js': TRANSFORM });
     symlinkSync(join(dir, 'outside', 'evil.js'), join(dir, 'hooks', 'transforms', 'evil.js'));
-    assertRefused(await check(hooksConfig({ mappings: [{ match: { path: 'x' }, transform: { module: 'evil.js' } }] }), dir),
-      'hooks.mappings[0].transform.module');
+    assertRefused(
+      await check(hooksConfig({ mappings: [{ match: { path: 'x' }, transform: { module: 'evil.js' } }] }), dir),
+      'hooks.mappings[0].transform.module',
+    );
   });
 
   it('refuses a missing transform module', async () => {
-    assertRefused(await check(hooksConfig({ mappings: [{ match: { path: 'x' }, transform: { module: 'missing.js' } }] })),
-      'hooks.mappings[0].transform.module');
+    assertRefused(
+      await check(hooksConfig({ mappings: [{ match: { path: 'x' }, transform: { module: 'missing.js' } }] })),
+      'hooks.mappings[0].transform.module',
+    );
   });
 
   it('refuses a transform.module that is a directory', async () => {
     const dir = tempDir({ 'hooks/transforms/shapes/a.js': TRANSFORM });
-    assertRefused(await check(hooksConfig({ mappings: [{ match: { path: 'x' }, transform: { module: 'shapes' } }] }), dir),
-      'hooks.mappings[0].transform.module');
+    assertRefused(
+      await check(hooksConfig({ mappings: [{ match: { path: 'x' }, transform: { module: 'shapes' } }] }), dir),
+      'hooks.mappings[0].transform.module',
+    );
   });
 
   it('accepts a transform.module whose file name starts with two dots (it is inside the transforms dir)', async () => {
     const dir = tempDir({ 'hooks/transforms/..dotted.js': TRANSFORM });
-    assertAccepted(await check(hooksConfig({ mappings: [{ match: { path: 'x' }, transform: { module: '..dotted.js' } }] }), dir));
+    assertAccepted(
+      await check(hooksConfig({ mappings: [{ match: { path: 'x' }, transform: { module: '..dotted.js' } }] }), dir),
+    );
   });
 
   it('accepts a hooks.transformsDir whose name starts with two dots (it is inside the transforms root)', async () => {
@@ -106,7 +120,10 @@ describe('hookgate check: mapping refusals', () => {
 
   for (const path of ['wake', '/agent/', 'agent', '/wake']) {
     it(`refuses match.path "${path}" (a built-in endpoint)`, async () => {
-      assertRefused(await check(hooksConfig({ mappings: [{ match: { path: 'ok' } }, { match: { path } }] })), 'hooks.mappings[1].match.path');
+      assertRefused(
+        await check(hooksConfig({ mappings: [{ match: { path: 'ok' } }, { match: { path } }] })),
+        'hooks.mappings[1].match.path',
+      );
     });
   }
 
@@ -118,7 +135,10 @@ describe('hookgate check: mapping refusals', () => {
   ];
   for (const [key, value] of templated) {
     it(`refuses an invalid template expression in ${key}`, async () => {
-      assertRefused(await check(hooksConfig({ mappings: [{ match: { path: 'x' }, [key]: value }] })), `hooks.mappings[0].${key}`);
+      assertRefused(
+        await check(hooksConfig({ mappings: [{ match: { path: 'x' }, [key]: value }] })),
+        `hooks.mappings[0].${key}`,
+      );
     });
   }
 
@@ -127,11 +147,17 @@ describe('hookgate check: mapping refusals', () => {
   });
 
   it('refuses a channel outside the enum', async () => {
-    assertRefused(await check(hooksConfig({ mappings: [{ match: { path: 'x' }, channel: 'fax' }] })), 'hooks.mappings[0].channel');
+    assertRefused(
+      await check(hooksConfig({ mappings: [{ match: { path: 'x' }, channel: 'fax' }] })),
+      'hooks.mappings[0].channel',
+    );
   });
 
   it('refuses a hooks.gmail.thinking that is not a thinking level (every gmail hook would fail with 400)', async () => {
-    assertRefused(await check(hooksConfig({ presets: ['gmail'], gmail: { thinking: 'turbo' } })), 'hooks.gmail.thinking');
+    assertRefused(
+      await check(hooksConfig({ presets: ['gmail'], gmail: { thinking: 'turbo' } })),
+      'hooks.gmail.thinking',
+    );
   });
 
   it('refuses hooks.transformsDir outside the transforms root', async () => {
@@ -139,14 +165,20 @@ describe('hookgate check: mapping refusals', () => {
   });
 
   it('prints every mapping issue at once', async () => {
-    const result = await check(hooksConfig({
-      mappings: [
-        { match: { path: 'wake' } },
-        { match: { path: 'x' }, messageTemplate: '{{ a() }}' },
-        { match: { path: 'y' }, transform: { module: '../escape.js' } },
-      ],
-    }));
-    for (const path of ['hooks.mappings[0].match.path', 'hooks.mappings[1].messageTemplate', 'hooks.mappings[2].transform.module']) {
+    const result = await check(
+      hooksConfig({
+        mappings: [
+          { match: { path: 'wake' } },
+          { match: { path: 'x' }, messageTemplate: '{{ a() }}' },
+          { match: { path: 'y' }, transform: { module: '../escape.js' } },
+        ],
+      }),
+    );
+    for (const path of [
+      'hooks.mappings[0].match.path',
+      'hooks.mappings[1].messageTemplate',
+      'hooks.mappings[2].transform.module',
+    ]) {
       assertRefused(result, path);
     }
   });
@@ -154,14 +186,16 @@ describe('hookgate check: mapping refusals', () => {
 
 describe('hookgate check: allowUnsafeExternalContent', () => {
   it('warns on stderr for each mapping that sets it, and exits 0', async () => {
-    const result = await check(hooksConfig({
-      mappings: [
-        { match: { path: 'a' }, allowUnsafeExternalContent: true },
-        { match: { path: 'b' }, allowUnsafeExternalContent: false },
-        { match: { path: 'c' } },
-        { match: { path: 'd' }, allowUnsafeExternalContent: true },
-      ],
-    }));
+    const result = await check(
+      hooksConfig({
+        mappings: [
+          { match: { path: 'a' }, allowUnsafeExternalContent: true },
+          { match: { path: 'b' }, allowUnsafeExternalContent: false },
+          { match: { path: 'c' } },
+          { match: { path: 'd' }, allowUnsafeExternalContent: true },
+        ],
+      }),
+    );
     assertAccepted(result);
     const warnings = result.stderr.split('\n').filter((line) => /warning/i.test(line));
     assert.equal(warnings.length, 2, result.stderr);
@@ -179,7 +213,8 @@ describe('hookgate check: allowUnsafeExternalContent', () => {
 describe('hookgate serve: a TypeScript transform in the gateway process', () => {
   it('loads a .ts transform that imports "./lib/label.js" (only label.ts exists) and applies its result', async () => {
     const dir = tempDir({
-      'hooks/transforms/lib/label.ts': 'export const label = (kind: string, n: number): string => `${kind.toUpperCase()} #${n}`;',
+      'hooks/transforms/lib/label.ts':
+        'export const label = (kind: string, n: number): string => `${kind.toUpperCase()} #${n}`;',
       'hooks/transforms/route.ts': [
         'import { label } from "./lib/label.js";',
         'interface Input { payload: { kind: string; n: number; skip?: boolean } }',
@@ -189,11 +224,22 @@ describe('hookgate serve: a TypeScript transform in the gateway process', () => 
     });
     const port = await freePort();
     const doc = hooksConfig({
-      mappings: [{ id: 'route', match: { path: 'route' }, action: 'wake', textTemplate: 'templated', transform: { module: 'route.ts', timeoutMs: 30_000 } }],
+      mappings: [
+        {
+          id: 'route',
+          match: { path: 'route' },
+          action: 'wake',
+          textTemplate: 'templated',
+          transform: { module: 'route.ts', timeoutMs: 30_000 },
+        },
+      ],
     });
     doc['gateway'] = { ...(doc['gateway'] as object), port };
     const temp = createTempConfig(doc, { dir });
-    const proc = await spawnGateway(['--config', temp.path], port, { env: { HOOKGATE_HOME: dir }, readyTimeoutMs: 60_000 });
+    const proc = await spawnGateway(['--config', temp.path], port, {
+      env: { HOOKGATE_HOME: dir },
+      readyTimeoutMs: 60_000,
+    });
     try {
       const skipped = await post(port, '/hooks/route', { kind: 'deploy', n: 1, skip: true }, { timeoutMs: 45_000 });
       assert.equal(skipped.status, 204, skipped.text);

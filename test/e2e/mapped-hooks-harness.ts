@@ -85,7 +85,8 @@ export async function startMappedGateway(
     dir,
     transformsDir,
     logLines,
-    writeTransform: (rel, source, mtimeOffsetSeconds = 0) => writeModule(transformsDir, rel, source, mtimeOffsetSeconds),
+    writeTransform: (rel, source, mtimeOffsetSeconds = 0) =>
+      writeModule(transformsDir, rel, source, mtimeOffsetSeconds),
     async runOf(res) {
       assert.equal(res.status, 202, res.text);
       // A forEach mapping answers `items`; the first item's run stands for the request.

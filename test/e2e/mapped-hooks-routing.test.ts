@@ -25,13 +25,19 @@ const CONFIG = baseConfig({
       { id: 'my-gmail', match: { path: 'gmail' }, action: 'wake', textTemplate: 'user gmail mapping' },
       { id: 'slashes', match: { path: '/nested/path/' }, action: 'wake', textTemplate: 'nested' },
       { id: 'ci', match: { path: 'ingest', source: 'ci' }, action: 'wake', textTemplate: 'CI: {{status}} {{job}}' },
-      { id: 'alerts', match: { path: 'ingest', source: 'alerts' }, action: 'agent', messageTemplate: 'Alert: {{summary}}' },
+      {
+        id: 'alerts',
+        match: { path: 'ingest', source: 'alerts' },
+        action: 'agent',
+        messageTemplate: 'Alert: {{summary}}',
+      },
       {
         id: 'tpl',
         match: { path: 'tpl' },
         action: 'agent',
         name: '{{headers.x-origin}} feed',
-        messageTemplate: '{{event}} at /{{path}} ref={{query.ref}} now={{now}} ua={{headers.x-custom-thing}} by={{payload.sender.login}}',
+        messageTemplate:
+          '{{event}} at /{{path}} ref={{query.ref}} now={{now}} ua={{headers.x-custom-thing}} by={{payload.sender.login}}',
         sessionKey: 'hook:tpl:{{thread}}',
         to: '{{chat}}',
         model: '{{model}}',
@@ -44,14 +50,42 @@ const CONFIG = baseConfig({
         id: 'secrets',
         match: { path: 'secrets' },
         action: 'wake',
-        textTemplate: 'auth=[{{headers.authorization}}] token=[{{headers.x-hookgate-token}}] legacy=[{{headers.x-openclaw-token}}] seen=[{{headers.x-seen}}]',
+        textTemplate:
+          'auth=[{{headers.authorization}}] token=[{{headers.x-hookgate-token}}] legacy=[{{headers.x-openclaw-token}}] seen=[{{headers.x-seen}}]',
       },
       { id: 'empty-message', match: { path: 'empty-message' }, action: 'agent', messageTemplate: '{{missing}}' },
       { id: 'empty-text', match: { path: 'empty-text' }, action: 'wake', textTemplate: '  {{missing}}  ' },
-      { id: 'thinking', match: { path: 'thinking' }, action: 'agent', messageTemplate: 'think', thinking: '{{level}}', deliver: false },
-      { id: 'session', match: { path: 'session' }, action: 'agent', messageTemplate: 'session', sessionKey: '{{key}}', deliver: false },
-      { id: 'to-ops', match: { path: 'to-ops' }, action: 'agent', messageTemplate: 'for ops', agentId: 'ops', deliver: false },
-      { id: 'to-research', match: { path: 'to-research' }, action: 'agent', messageTemplate: 'for research', agentId: 'research' },
+      {
+        id: 'thinking',
+        match: { path: 'thinking' },
+        action: 'agent',
+        messageTemplate: 'think',
+        thinking: '{{level}}',
+        deliver: false,
+      },
+      {
+        id: 'session',
+        match: { path: 'session' },
+        action: 'agent',
+        messageTemplate: 'session',
+        sessionKey: '{{key}}',
+        deliver: false,
+      },
+      {
+        id: 'to-ops',
+        match: { path: 'to-ops' },
+        action: 'agent',
+        messageTemplate: 'for ops',
+        agentId: 'ops',
+        deliver: false,
+      },
+      {
+        id: 'to-research',
+        match: { path: 'to-research' },
+        action: 'agent',
+        messageTemplate: 'for research',
+        agentId: 'research',
+      },
       { id: 'raw-agent', match: { path: 'raw-agent' }, action: 'agent', deliver: false },
       { id: 'raw-wake', match: { path: 'raw-wake' }, action: 'wake', wakeMode: 'next-heartbeat' },
       // Last: a source-only mapping matches any name.
@@ -70,7 +104,9 @@ after(() => gw.stop());
 /** Runs, and system events other than run summaries (earlier runs may still be finishing). */
 async function storedCounts(): Promise<{ runs: number; events: number }> {
   const runs = (await gw.gateway.store.listRuns({ limit: 10_000 })).length;
-  const events = (await gw.gateway.store.listSystemEvents({ limit: 10_000 })).filter((e) => !e.text.startsWith('Hook ')).length;
+  const events = (await gw.gateway.store.listSystemEvents({ limit: 10_000 })).filter(
+    (e) => !e.text.startsWith('Hook '),
+  ).length;
   return { runs, events };
 }
 
@@ -82,7 +118,9 @@ describe('mapped hooks: matching', () => {
   });
 
   it('tries user mappings before presets: a user mapping at gmail beats the gmail preset', async () => {
-    const event = await gw.eventOf(await post(gw.port, '/hooks/gmail', { messages: [{ id: 'abc', from: 'x@example.com' }] }));
+    const event = await gw.eventOf(
+      await post(gw.port, '/hooks/gmail', { messages: [{ id: 'abc', from: 'x@example.com' }] }),
+    );
     assert.equal(event.text, 'user gmail mapping');
     assert.equal(event.source.hook, 'my-gmail');
   });
@@ -101,16 +139,24 @@ describe('mapped hooks: matching', () => {
   }
 
   it('serves /hooks/wake and /hooks/agent with the built-ins, even when a source-only mapping matches the payload', async () => {
-    const event = await gw.eventOf(await post(gw.port, '/hooks/wake', { source: 'deploy', version: '9.9.9', text: 'built-in wake' }));
+    const event = await gw.eventOf(
+      await post(gw.port, '/hooks/wake', { source: 'deploy', version: '9.9.9', text: 'built-in wake' }),
+    );
     assert.equal(event.text, 'built-in wake');
     assert.equal(event.source.hook, 'wake');
-    const run = await gw.runOf(await post(gw.port, '/hooks/agent', { source: 'deploy', message: 'built-in agent', deliver: false }));
+    const run = await gw.runOf(
+      await post(gw.port, '/hooks/agent', { source: 'deploy', message: 'built-in agent', deliver: false }),
+    );
     assert.equal(run.source.hook, 'agent');
   });
 
   it('never lets a mapping serve a reserved name written another way (/hooks//wake)', async () => {
     const before = await storedCounts();
-    assertError(await post(gw.port, '/hooks//wake', { source: 'deploy', version: '1', text: 'x' }), 404, 'hook_not_found');
+    assertError(
+      await post(gw.port, '/hooks//wake', { source: 'deploy', version: '1', text: 'x' }),
+      404,
+      'hook_not_found',
+    );
     assert.deepEqual(await storedCounts(), before);
   });
 
@@ -163,9 +209,19 @@ describe('mapped hooks: one ingest endpoint routed by source', () => {
 describe('mapped hooks: templates', () => {
   it('renders name, message, sessionKey, to, model and thinking from payload, headers, query, path and now', async () => {
     const before = new Date().toISOString();
-    const res = await post(gw.port, '/hooks/tpl?ref=main', {
-      event: 'deploy_finished', sender: { login: 'kestrel-dev' }, thread: 'th-77', chat: '-1001234567', model: 'echo/tiny', level: 'medium',
-    }, { headers: { 'X-Origin': 'Buildkite', 'X-Custom-Thing': 'Mixed-Case-Value' } });
+    const res = await post(
+      gw.port,
+      '/hooks/tpl?ref=main',
+      {
+        event: 'deploy_finished',
+        sender: { login: 'kestrel-dev' },
+        thread: 'th-77',
+        chat: '-1001234567',
+        model: 'echo/tiny',
+        level: 'medium',
+      },
+      { headers: { 'X-Origin': 'Buildkite', 'X-Custom-Thing': 'Mixed-Case-Value' } },
+    );
     const afterIso = new Date().toISOString();
     const run = await gw.runOf(res);
     const now = /now=(\S+)/.exec(run.message)?.[1] ?? '';
@@ -188,7 +244,12 @@ describe('mapped hooks: templates', () => {
   });
 
   it('does not show x-hookgate-token to templates', async () => {
-    const res = await post(gw.port, '/hooks/secrets', {}, { auth: false, headers: { 'x-hookgate-token': HOOK_TOKEN, 'X-Seen': 'yes' } });
+    const res = await post(
+      gw.port,
+      '/hooks/secrets',
+      {},
+      { auth: false, headers: { 'x-hookgate-token': HOOK_TOKEN, 'X-Seen': 'yes' } },
+    );
     const event = await gw.eventOf(res);
     assert.equal(event.text, 'auth=[] token=[] legacy=[] seen=[yes]');
     assert.ok(!event.text.includes(HOOK_TOKEN));
@@ -213,14 +274,22 @@ describe('mapped hooks: templates', () => {
   });
 
   it('holds a template-built sessionKey to allowedSessionKeyPrefixes', async () => {
-    assertInvalidField(await post(gw.port, '/hooks/session', { key: 'ops:payroll' }), 'sessionKey', 'session_key_not_allowed');
+    assertInvalidField(
+      await post(gw.port, '/hooks/session', { key: 'ops:payroll' }),
+      'sessionKey',
+      'session_key_not_allowed',
+    );
   });
 
   it('does not hold a template-built sessionKey to allowRequestSessionKey', async () => {
     const run = await gw.runOf(await post(gw.port, '/hooks/session', { key: 'hook:thread-5' }));
     assert.equal(run.sessionKey, 'hook:thread-5');
     // The same key sent by a caller to /hooks/agent is refused in this config.
-    assertInvalidField(await post(gw.port, '/hooks/agent', { message: 'x', sessionKey: 'hook:thread-5' }), 'sessionKey', 'session_key_not_allowed');
+    assertInvalidField(
+      await post(gw.port, '/hooks/agent', { message: 'x', sessionKey: 'hook:thread-5' }),
+      'sessionKey',
+      'session_key_not_allowed',
+    );
   });
 
   it('applies allowedAgentIds to a mapping agentId', async () => {
@@ -229,7 +298,10 @@ describe('mapped hooks: templates', () => {
   });
 
   it('reads message from the payload for an agent mapping without messageTemplate', async () => {
-    assert.equal((await gw.runOf(await post(gw.port, '/hooks/raw-agent', { message: 'hello there', other: 1 }))).message, 'hello there');
+    assert.equal(
+      (await gw.runOf(await post(gw.port, '/hooks/raw-agent', { message: 'hello there', other: 1 }))).message,
+      'hello there',
+    );
   });
 
   it('uses the payload as JSON when it carries no message', async () => {

@@ -9,7 +9,14 @@ import { assertError } from '../helpers/assert-response.js';
 import { send, type HttpResult } from '../helpers/http-client.js';
 import { baseConfig, HOOK_TOKEN } from '../helpers/temp-config.js';
 import {
-  createEd25519Keys, signGithub, signHmac, signSlack, signStandardWebhooks, signStandardWebhooksEd25519, signStripe, type Headers,
+  createEd25519Keys,
+  signGithub,
+  signHmac,
+  signSlack,
+  signStandardWebhooks,
+  signStandardWebhooksEd25519,
+  signStripe,
+  type Headers,
 } from '../helpers/sign-webhooks.js';
 import { readTextFixture } from '../fixtures/read-fixture.js';
 import type { RequestRecord } from '../../src/store/index.js';
@@ -24,7 +31,13 @@ const ed = createEd25519Keys();
 const nowS = (): number => Math.floor(Date.now() / 1000);
 
 /** Posts `body` exactly as given, with the sender's headers and no hook token. */
-function postSigned(gw: MappedGateway, path: string, body: string, headers: Headers, contentType = 'application/json'): Promise<HttpResult> {
+function postSigned(
+  gw: MappedGateway,
+  path: string,
+  body: string,
+  headers: Headers,
+  contentType = 'application/json',
+): Promise<HttpResult> {
   return send(gw.port, path, { auth: false, body, headers: { ...headers, 'content-type': contentType } });
 }
 
@@ -33,28 +46,70 @@ describe('mapped hooks: provider signatures', () => {
   const quiet = { deliver: false, wakeMode: 'next-heartbeat' };
 
   before(async () => {
-    gw = await startMappedGateway(baseConfig({
-      gateway: { recordPayloads: true },
-      hooks: {
-        enabled: true,
-        token: HOOK_TOKEN,
-        authRateLimit: { maxFailures: 1000 },
-        mappings: [
-          { id: 'github', match: { path: 'github' }, action: 'agent', messageTemplate: 'PR {{pull_request.title}}',
-            verify: { kind: 'github', secret: GITHUB_SECRET }, ...quiet },
-          { id: 'stripe', match: { path: 'stripe' }, action: 'agent', messageTemplate: '{{type}} for {{data.object.customer_email}}',
-            verify: { kind: 'stripe', secret: STRIPE_SECRETS, required: true }, ...quiet },
-          { id: 'slack', match: { path: 'slack' }, action: 'agent', messageTemplate: 'Slack: {{event.text}}',
-            verify: { kind: 'slack', secret: SLACK_SECRET }, ...quiet },
-          { id: 'slash', match: { path: 'slack-command' }, action: 'agent', messageTemplate: '{{command}} {{text}} from {{user_name}}',
-            verify: { kind: 'slack', secret: SLACK_SECRET }, ...quiet },
-          { id: 'sw', match: { path: 'sw' }, action: 'wake', textTemplate: 'Order {{order}} shipped',
-            verify: { kind: 'standard-webhooks', secret: SW_SECRET, publicKey: ed.publicKey } },
-          { id: 'generic', match: { path: 'generic' }, action: 'wake', textTemplate: 'Build {{build}} {{status}}',
-            verify: { kind: 'hmac', secret: 'generic-secret', header: 'x-signature', encoding: 'base64', prefix: 'sha256=' } },
-        ],
-      },
-    }));
+    gw = await startMappedGateway(
+      baseConfig({
+        gateway: { recordPayloads: true },
+        hooks: {
+          enabled: true,
+          token: HOOK_TOKEN,
+          authRateLimit: { maxFailures: 1000 },
+          mappings: [
+            {
+              id: 'github',
+              match: { path: 'github' },
+              action: 'agent',
+              messageTemplate: 'PR {{pull_request.title}}',
+              verify: { kind: 'github', secret: GITHUB_SECRET },
+              ...quiet,
+            },
+            {
+              id: 'stripe',
+              match: { path: 'stripe' },
+              action: 'agent',
+              messageTemplate: '{{type}} for {{data.object.customer_email}}',
+              verify: { kind: 'stripe', secret: STRIPE_SECRETS, required: true },
+              ...quiet,
+            },
+            {
+              id: 'slack',
+              match: { path: 'slack' },
+              action: 'agent',
+              messageTemplate: 'Slack: {{event.text}}',
+              verify: { kind: 'slack', secret: SLACK_SECRET },
+              ...quiet,
+            },
+            {
+              id: 'slash',
+              match: { path: 'slack-command' },
+              action: 'agent',
+              messageTemplate: '{{command}} {{text}} from {{user_name}}',
+              verify: { kind: 'slack', secret: SLACK_SECRET },
+              ...quiet,
+            },
+            {
+              id: 'sw',
+              match: { path: 'sw' },
+              action: 'wake',
+              textTemplate: 'Order {{order}} shipped',
+              verify: { kind: 'standard-webhooks', secret: SW_SECRET, publicKey: ed.publicKey },
+            },
+            {
+              id: 'generic',
+              match: { path: 'generic' },
+              action: 'wake',
+              textTemplate: 'Build {{build}} {{status}}',
+              verify: {
+                kind: 'hmac',
+                secret: 'generic-secret',
+                header: 'x-signature',
+                encoding: 'base64',
+                prefix: 'sha256=',
+              },
+            },
+          ],
+        },
+      }),
+    );
   });
   after(() => gw.stop());
 
@@ -67,20 +122,29 @@ describe('mapped hooks: provider signatures', () => {
 
   it('refuses a GitHub delivery whose body was changed after signing', async () => {
     const body = readTextFixture('github-pull-request-opened.json');
-    const res = await postSigned(gw, '/hooks/github', body.replace('"opened"', '"closed"'), signGithub(GITHUB_SECRET, body));
+    const res = await postSigned(
+      gw,
+      '/hooks/github',
+      body.replace('"opened"', '"closed"'),
+      signGithub(GITHUB_SECRET, body),
+    );
     assertError(res, 401, 'signature_invalid');
   });
 
   it('refuses a GitHub delivery signed with another secret', async () => {
     const body = '{"zen":"Keep it logically awesome."}';
-    assertError(await postSigned(gw, '/hooks/github', body, signGithub('not-the-secret', body)), 401, 'signature_invalid');
+    assertError(
+      await postSigned(gw, '/hooks/github', body, signGithub('not-the-secret', body)),
+      401,
+      'signature_invalid',
+    );
   });
 
   it('refuses a request with neither signature nor token', async () => {
     assertError(await postSigned(gw, '/hooks/github', '{"zen":"x"}', {}), 401, 'signature_invalid');
   });
 
-  it('keeps the body of a signed request in its record (recordPayloads), never an unsigned one\'s', async () => {
+  it("keeps the body of a signed request in its record (recordPayloads), never an unsigned one's", async () => {
     const stranger = '{"zen":"a stranger\'s body, unsigned"}';
     assertError(await postSigned(gw, '/hooks/github', stranger, {}), 401, 'signature_invalid');
     const signed = '{"zen":"signed body"}';
@@ -88,13 +152,23 @@ describe('mapped hooks: provider signatures', () => {
     let records: RequestRecord[] = [];
     for (let i = 0; i < 100; i++) {
       records = await gw.gateway.store.listRequests({ hook: 'github', limit: 100 });
-      if (records.some((r) => r.payload === signed) && records.some((r) => r.status === 401 && r.code === 'signature_invalid')) break;
+      if (
+        records.some((r) => r.payload === signed) &&
+        records.some((r) => r.status === 401 && r.code === 'signature_invalid')
+      )
+        break;
       await new Promise((r) => setTimeout(r, 20));
     }
-    assert.ok(records.some((r) => r.payload === signed), 'the signed body is kept');
+    assert.ok(
+      records.some((r) => r.payload === signed),
+      'the signed body is kept',
+    );
     const refused = records.filter((r) => r.status === 401 && r.code === 'signature_invalid');
     assert.ok(refused.length > 0);
-    assert.ok(refused.every((r) => r.payload === null), JSON.stringify(refused.map((r) => r.payload)));
+    assert.ok(
+      refused.every((r) => r.payload === null),
+      JSON.stringify(refused.map((r) => r.payload)),
+    );
   });
 
   it('still accepts the hook token where verify is not required', async () => {
@@ -104,14 +178,24 @@ describe('mapped hooks: provider signatures', () => {
 
   it('accepts a Stripe event signed with the second secret during a roll', async () => {
     const body = readTextFixture('stripe-invoice-paid.json');
-    const run = await gw.runOf(await postSigned(gw, '/hooks/stripe', body, signStripe(STRIPE_SECRETS[1]!, body, nowS())));
+    const run = await gw.runOf(
+      await postSigned(gw, '/hooks/stripe', body, signStripe(STRIPE_SECRETS[1]!, body, nowS())),
+    );
     assert.equal(run.message, 'invoice.paid for billing@tidewater-labs.example');
   });
 
   it('refuses a replayed (stale) and a future Stripe event', async () => {
     const body = readTextFixture('stripe-invoice-paid.json');
-    assertError(await postSigned(gw, '/hooks/stripe', body, signStripe(STRIPE_SECRETS[0]!, body, nowS() - 3600)), 401, 'signature_invalid');
-    assertError(await postSigned(gw, '/hooks/stripe', body, signStripe(STRIPE_SECRETS[0]!, body, nowS() + 3600)), 401, 'signature_invalid');
+    assertError(
+      await postSigned(gw, '/hooks/stripe', body, signStripe(STRIPE_SECRETS[0]!, body, nowS() - 3600)),
+      401,
+      'signature_invalid',
+    );
+    assertError(
+      await postSigned(gw, '/hooks/stripe', body, signStripe(STRIPE_SECRETS[0]!, body, nowS() + 3600)),
+      401,
+      'signature_invalid',
+    );
   });
 
   it('refuses the hook token alone where verify.required is set', async () => {
@@ -141,17 +225,27 @@ describe('mapped hooks: provider signatures', () => {
   it('verifies a form-encoded slash command over its bytes, then reads its fields', async () => {
     const body = readTextFixture('slack-slash-command.txt');
     const headers = signSlack(SLACK_SECRET, body, nowS());
-    const run = await gw.runOf(await postSigned(gw, '/hooks/slack-command', body, headers, 'application/x-www-form-urlencoded'));
+    const run = await gw.runOf(
+      await postSigned(gw, '/hooks/slack-command', body, headers, 'application/x-www-form-urlencoded'),
+    );
     assert.equal(run.message, '/deploy-status harbor-scheduler production from mara');
     const stale = signSlack(SLACK_SECRET, body, nowS() - 600);
-    assertError(await postSigned(gw, '/hooks/slack-command', body, stale, 'application/x-www-form-urlencoded'), 401, 'signature_invalid');
+    assertError(
+      await postSigned(gw, '/hooks/slack-command', body, stale, 'application/x-www-form-urlencoded'),
+      401,
+      'signature_invalid',
+    );
   });
 
   it('accepts Standard Webhooks signed with v1 (HMAC) and with v1a (Ed25519)', async () => {
     const body = '{"type":"order.shipped","order":"A-1009"}';
-    const hmacEvent = await gw.eventOf(await postSigned(gw, '/hooks/sw', body, signStandardWebhooks(SW_SECRET, body, nowS(), 'msg_01')));
+    const hmacEvent = await gw.eventOf(
+      await postSigned(gw, '/hooks/sw', body, signStandardWebhooks(SW_SECRET, body, nowS(), 'msg_01')),
+    );
     assert.equal(hmacEvent.text.includes('Order A-1009 shipped'), true);
-    const edEvent = await gw.eventOf(await postSigned(gw, '/hooks/sw', body, signStandardWebhooksEd25519(ed.privateKey, body, nowS(), 'msg_02')));
+    const edEvent = await gw.eventOf(
+      await postSigned(gw, '/hooks/sw', body, signStandardWebhooksEd25519(ed.privateKey, body, nowS(), 'msg_02')),
+    );
     assert.equal(edEvent.text.includes('Order A-1009 shipped'), true);
     const wrongKey = signStandardWebhooksEd25519(createEd25519Keys().privateKey, body, nowS());
     assertError(await postSigned(gw, '/hooks/sw', body, wrongKey), 401, 'signature_invalid');
@@ -161,7 +255,11 @@ describe('mapped hooks: provider signatures', () => {
     const body = '{"build":"1234","status":"passed"}';
     const headers = signHmac('generic-secret', body, { header: 'x-signature', encoding: 'base64', prefix: 'sha256=' });
     assert.equal((await postSigned(gw, '/hooks/generic', body, headers)).status, 200);
-    assertError(await postSigned(gw, '/hooks/generic', body.replace('passed', 'failed'), headers), 401, 'signature_invalid');
+    assertError(
+      await postSigned(gw, '/hooks/generic', body.replace('passed', 'failed'), headers),
+      401,
+      'signature_invalid',
+    );
   });
 
   it('never accepts a signature on the built-in endpoints', async () => {
@@ -171,27 +269,38 @@ describe('mapped hooks: provider signatures', () => {
 
   it('never writes a verify secret to the log', () => {
     const all = gw.logLines.join('');
-    for (const secret of [GITHUB_SECRET, SLACK_SECRET, ...STRIPE_SECRETS, SW_SECRET, 'generic-secret']) assert.equal(all.includes(secret), false, secret);
+    for (const secret of [GITHUB_SECRET, SLACK_SECRET, ...STRIPE_SECRETS, SW_SECRET, 'generic-secret'])
+      assert.equal(all.includes(secret), false, secret);
   });
 });
 
 describe('mapped hooks: a bad signature counts toward the lockout', () => {
   let gw: MappedGateway;
   before(async () => {
-    gw = await startMappedGateway(baseConfig({
-      hooks: {
-        enabled: true,
-        token: HOOK_TOKEN,
-        authRateLimit: { maxFailures: 3, windowSeconds: 60, lockoutSeconds: 60 },
-        mappings: [{ id: 'github', match: { path: 'github' }, action: 'wake', verify: { kind: 'github', secret: GITHUB_SECRET } }],
-      },
-    }));
+    gw = await startMappedGateway(
+      baseConfig({
+        hooks: {
+          enabled: true,
+          token: HOOK_TOKEN,
+          authRateLimit: { maxFailures: 3, windowSeconds: 60, lockoutSeconds: 60 },
+          mappings: [
+            {
+              id: 'github',
+              match: { path: 'github' },
+              action: 'wake',
+              verify: { kind: 'github', secret: GITHUB_SECRET },
+            },
+          ],
+        },
+      }),
+    );
   });
   after(() => gw.stop());
 
   it('locks the client out after repeated bad signatures, even a correctly signed one', async () => {
     const body = '{"text":"hello"}';
-    for (let i = 0; i < 3; i++) assertError(await postSigned(gw, '/hooks/github', body, signGithub('guess', body)), 401, 'signature_invalid');
+    for (let i = 0; i < 3; i++)
+      assertError(await postSigned(gw, '/hooks/github', body, signGithub('guess', body)), 401, 'signature_invalid');
     const res = await postSigned(gw, '/hooks/github', body, signGithub(GITHUB_SECRET, body));
     assertError(res, 429, 'rate_limited');
     assert.ok(Number(res.headers['retry-after']) > 0);

@@ -16,7 +16,10 @@ import { startMappedGateway, until, type MappedGateway } from './mapped-hooks-ha
 
 const START_MARKER = /<<<EXTERNAL_UNTRUSTED_CONTENT id="([0-9a-f]+)">>>/;
 
-interface ChatMessage { role: string; content: string }
+interface ChatMessage {
+  role: string;
+  content: string;
+}
 
 /** The messages of a Chat Completions request the fake recorded. */
 function messagesOf(req: RecordedRequest): ChatMessage[] {
@@ -46,25 +49,54 @@ describe('mapped hooks with a model: wrapping, gmail preset', () => {
       reply: (b) => (String(b.messages?.at(-1)?.content ?? '').startsWith('Heartbeat.') ? 'HEARTBEAT_OK' : 'Noted.'),
     });
     const quiet = { deliver: false, wakeMode: 'next-heartbeat' };
-    gw = await startMappedGateway(baseConfig({
-      hooks: {
-        enabled: true,
-        token: HOOK_TOKEN,
-        presets: ['gmail'],
-        gmail: { model: 'fake/gpt-mail', thinking: 'low', account: 'ops@tidewater.example' },
-        allowedSessionKeyPrefixes: ['hook:'],
-        mappings: [
-          { id: 'trusted', match: { path: 'trusted' }, action: 'agent', name: 'Deploys', allowUnsafeExternalContent: true,
-            messageTemplate: 'Deploy {{version}} finished on {{env}}', ...quiet },
-          { id: 'untrusted', match: { path: 'untrusted' }, action: 'agent', name: 'Deploys',
-            messageTemplate: 'Deploy {{version}} finished on {{env}}', ...quiet },
-          { id: 'trusted-wake', match: { path: 'trusted-wake' }, action: 'wake', allowUnsafeExternalContent: true, textTemplate: 'Backup {{id}} verified' },
-          { id: 'untrusted-wake', match: { path: 'untrusted-wake' }, action: 'wake', textTemplate: 'Backup {{id}} verified' },
-        ],
-      },
-      models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk-fake-mapped' } } },
-      agents: { defaults: { model: 'fake/gpt-test', heartbeat: { every: 0 } }, list: [{ id: 'main', default: true }] },
-    }));
+    gw = await startMappedGateway(
+      baseConfig({
+        hooks: {
+          enabled: true,
+          token: HOOK_TOKEN,
+          presets: ['gmail'],
+          gmail: { model: 'fake/gpt-mail', thinking: 'low', account: 'ops@tidewater.example' },
+          allowedSessionKeyPrefixes: ['hook:'],
+          mappings: [
+            {
+              id: 'trusted',
+              match: { path: 'trusted' },
+              action: 'agent',
+              name: 'Deploys',
+              allowUnsafeExternalContent: true,
+              messageTemplate: 'Deploy {{version}} finished on {{env}}',
+              ...quiet,
+            },
+            {
+              id: 'untrusted',
+              match: { path: 'untrusted' },
+              action: 'agent',
+              name: 'Deploys',
+              messageTemplate: 'Deploy {{version}} finished on {{env}}',
+              ...quiet,
+            },
+            {
+              id: 'trusted-wake',
+              match: { path: 'trusted-wake' },
+              action: 'wake',
+              allowUnsafeExternalContent: true,
+              textTemplate: 'Backup {{id}} verified',
+            },
+            {
+              id: 'untrusted-wake',
+              match: { path: 'untrusted-wake' },
+              action: 'wake',
+              textTemplate: 'Backup {{id}} verified',
+            },
+          ],
+        },
+        models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk-fake-mapped' } } },
+        agents: {
+          defaults: { model: 'fake/gpt-test', heartbeat: { every: 0 } },
+          list: [{ id: 'main', default: true }],
+        },
+      }),
+    );
   });
   after(async () => {
     await gw?.stop();
@@ -96,7 +128,7 @@ describe('mapped hooks with a model: wrapping, gmail preset', () => {
     assert.match(previous, START_MARKER);
   });
 
-  it('sends an allowUnsafeExternalContent mapping\'s message to the model unwrapped', async () => {
+  it("sends an allowUnsafeExternalContent mapping's message to the model unwrapped", async () => {
     const run = await gw.runOf(await post(gw.port, '/hooks/trusted', { version: '2.8.1', env: 'staging' }));
     assert.equal((await gw.waitForRun(run.id)).state, 'succeeded');
     const req = fake.requests.find((r) => lastUserContent(r).includes('Deploy 2.8.1'));
@@ -104,7 +136,7 @@ describe('mapped hooks with a model: wrapping, gmail preset', () => {
     assert.equal(lastUserContent(req), 'Deploy 2.8.1 finished on staging');
   });
 
-  it('wraps a mapping\'s message without it in the untrusted-content markers', async () => {
+  it("wraps a mapping's message without it in the untrusted-content markers", async () => {
     const run = await gw.runOf(await post(gw.port, '/hooks/untrusted', { version: '2.8.2', env: 'prod' }));
     assert.equal((await gw.waitForRun(run.id)).state, 'succeeded');
     const req = fake.requests.find((r) => lastUserContent(r).includes('Deploy 2.8.2'));
@@ -136,13 +168,21 @@ describe('mapped hooks with a model: wrapping, gmail preset', () => {
   });
 
   it('fans a notification with several messages out into one run per message', async () => {
-    const two = { messages: [{ ...mail, id: 'fanout-1', subject: 'First of two' }, { ...mail, id: 'fanout-2', subject: 'Second of two' }] };
+    const two = {
+      messages: [
+        { ...mail, id: 'fanout-1', subject: 'First of two' },
+        { ...mail, id: 'fanout-2', subject: 'Second of two' },
+      ],
+    };
     const res = await post(gw.port, '/hooks/gmail', two);
     assert.equal(res.status, 202, res.text);
     const items = (res.json as { items: Array<{ runId: string }> }).items;
     assert.equal(items.length, 2);
     const runs = await Promise.all(items.map((i) => gw.gateway.store.getRun(i.runId)));
-    assert.deepEqual(runs.map((r) => r?.sessionKey), ['hook:gmail:fanout-1', 'hook:gmail:fanout-2']);
+    assert.deepEqual(
+      runs.map((r) => r?.sessionKey),
+      ['hook:gmail:fanout-1', 'hook:gmail:fanout-2'],
+    );
     assert.ok(runs[1]!.message.includes('Second of two') && !runs[1]!.message.includes('First of two'));
   });
 
@@ -187,7 +227,8 @@ describe('mapped hooks: a GitHub pull_request webhook', () => {
     match: { path: 'github' },
     action: 'agent',
     name: 'GitHub',
-    messageTemplate: 'PR #{{number}} {{action}} in {{repository.full_name}} by {{pull_request.user.login}}: {{pull_request.title}}\n{{pull_request.html_url}}\n\n{{pull_request.body}}',
+    messageTemplate:
+      'PR #{{number}} {{action}} in {{repository.full_name}} by {{pull_request.user.login}}: {{pull_request.title}}\n{{pull_request.html_url}}\n\n{{pull_request.body}}',
     sessionKey: 'hook:github:pr-{{pull_request.number}}',
   };
   const HEADERS = {
@@ -203,17 +244,22 @@ describe('mapped hooks: a GitHub pull_request webhook', () => {
   let gw: MappedGateway;
 
   before(async () => {
-    gw = await startMappedGateway(baseConfig({
-      hooks: { enabled: true, token: HOOK_TOKEN, allowedSessionKeyPrefixes: ['hook:'], mappings: [MAPPING] },
-    }));
+    gw = await startMappedGateway(
+      baseConfig({
+        hooks: { enabled: true, token: HOOK_TOKEN, allowedSessionKeyPrefixes: ['hook:'], mappings: [MAPPING] },
+      }),
+    );
   });
   after(() => gw?.stop());
 
   it('turns the webhook into an agent run with the expected message and session key', async () => {
     const run = await gw.runOf(await post(gw.port, '/hooks/github', payload, { headers: HEADERS }));
-    assert.equal(run.message,
+    assert.equal(
+      run.message,
       'PR #318 opened in tidewater-labs/harbor-scheduler by kestrel-dev: Retry berth allocation when the tide table lags\n' +
-      'https://github.com/tidewater-labs/harbor-scheduler/pull/318\n\n' + prBody);
+        'https://github.com/tidewater-labs/harbor-scheduler/pull/318\n\n' +
+        prBody,
+    );
     assert.ok(prBody.startsWith('Berth allocation failed outright'), 'the fixture body is the one expected');
     assert.equal(run.sessionKey, 'hook:github:pr-318');
     assert.equal(run.name, 'GitHub');
@@ -231,12 +277,21 @@ describe('mapped hooks: a GitHub pull_request webhook', () => {
     let summaries: string[] = [];
     await until(async () => {
       const events = await gw.gateway.store.listSystemEvents({ limit: 10_000 });
-      summaries = events.filter((e) => e.sessionKey === 'agent:main:main' && e.text.startsWith('Hook GitHub: ')).map((e) => e.text);
+      summaries = events
+        .filter((e) => e.sessionKey === 'agent:main:main' && e.text.startsWith('Hook GitHub: '))
+        .map((e) => e.text);
       return summaries.length === runs.length;
     }, 'one run summary per run in the main session');
-    for (const text of summaries) assert.match(text, /^Hook GitHub: .*PR #318 opened in tidewater-labs\/harbor-scheduler/);
+    for (const text of summaries)
+      assert.match(text, /^Hook GitHub: .*PR #318 opened in tidewater-labs\/harbor-scheduler/);
     const transcript = await gw.gateway.store.readTranscript('hook:github:pr-318', { limit: 100 });
-    assert.ok(transcript.some((e) => e.role === 'user' && e.content.includes('Retry berth allocation')), 'the session holds the prompt');
-    assert.ok(transcript.some((e) => e.role === 'assistant' && e.content === done.reply), 'and the reply');
+    assert.ok(
+      transcript.some((e) => e.role === 'user' && e.content.includes('Retry berth allocation')),
+      'the session holds the prompt',
+    );
+    assert.ok(
+      transcript.some((e) => e.role === 'assistant' && e.content === done.reply),
+      'and the reply',
+    );
   });
 });

@@ -20,12 +20,14 @@ const TRANSFORMS: Record<string, string> = {
     'export default () => { throw new Error("the default export must not be called"); };',
     'export function toAction(input) { return { message: `named saw n=${input.payload.n}` }; }',
   ].join('\n'),
-  'async.js': 'export default async (input) => { await new Promise((r) => setTimeout(r, 30)); return { message: `async saw n=${input.payload.n}` }; };',
+  'async.js':
+    'export default async (input) => { await new Promise((r) => setTimeout(r, 30)); return { message: `async saw n=${input.payload.n}` }; };',
   'skip.js': 'export default () => null;',
   'nothing.js': 'export default () => {};',
   'partial.js': 'export default (input) => ({ message: `partial ${input.payload.n}`, sessionKey: "hook:partial:1" });',
   'to-wake.js': 'export default () => ({ action: "wake", text: "switched to wake", mode: "next-heartbeat" });',
-  'to-agent.js': 'export default () => ({ action: "agent", message: "switched to agent", name: "Switched", deliver: false });',
+  'to-agent.js':
+    'export default () => ({ action: "agent", message: "switched to agent", name: "Switched", deliver: false });',
   'echo-input.js': 'export default (input) => ({ message: JSON.stringify(input) });',
   'throws.js': 'export default () => { throw new Error("kaboom-7f3a: database password rejected"); };',
   'syntax.js': 'export default (input) => { return { message: ; };',
@@ -108,7 +110,9 @@ after(() => gw.stop());
 /** Runs, and system events other than run summaries (earlier runs may still be finishing). */
 async function storedCounts(): Promise<{ runs: number; events: number }> {
   const runs = (await gw.gateway.store.listRuns({ limit: 10_000 })).length;
-  const events = (await gw.gateway.store.listSystemEvents({ limit: 10_000 })).filter((e) => !e.text.startsWith('Hook ')).length;
+  const events = (await gw.gateway.store.listSystemEvents({ limit: 10_000 })).filter(
+    (e) => !e.text.startsWith('Hook '),
+  ).length;
   return { runs, events };
 }
 
@@ -116,7 +120,8 @@ async function storedCounts(): Promise<{ runs: number; events: number }> {
 function assertGenericFailure(res: HttpResult, ...secrets: string[]): void {
   assertError(res, 500, 'transform_failed');
   assert.deepEqual(res.json, { ok: false, error: 'The hook transform failed.', code: 'transform_failed' });
-  for (const s of [...secrets, 'transforms', '.js', 'stack', ' at ']) assert.ok(!res.text.includes(s), `body leaks "${s}": ${res.text}`);
+  for (const s of [...secrets, 'transforms', '.js', 'stack', ' at '])
+    assert.ok(!res.text.includes(s), `body leaks "${s}": ${res.text}`);
 }
 
 /** Log lines at level error that mention `needle`. */
@@ -178,7 +183,12 @@ describe('mapped hooks: transform results', () => {
 });
 
 describe('mapped hooks: what a transform sees', () => {
-  interface Seen { payload: unknown; headers: Record<string, string>; url: string; path: string }
+  interface Seen {
+    payload: unknown;
+    headers: Record<string, string>;
+    url: string;
+    path: string;
+  }
 
   async function seen(res: HttpResult): Promise<Seen> {
     return JSON.parse((await gw.runOf(res)).message) as Seen;
@@ -186,9 +196,11 @@ describe('mapped hooks: what a transform sees', () => {
 
   it('receives payload, headers, url and path, without Authorization', async () => {
     const payload = { n: 10, nested: { list: [1, 'two'] } };
-    const s = await seen(await post(gw.port, '/hooks/echo-input?delivery=42', payload, {
-      headers: { 'X-GitHub-Event': 'push', 'X-Mixed-Case': 'Value' },
-    }));
+    const s = await seen(
+      await post(gw.port, '/hooks/echo-input?delivery=42', payload, {
+        headers: { 'X-GitHub-Event': 'push', 'X-Mixed-Case': 'Value' },
+      }),
+    );
     assert.deepEqual(s.payload, payload);
     // `url` is a URL (OpenClaw's shape); JSON.stringify writes its href, on the request's host.
     assert.equal(s.url, `http://127.0.0.1:${gw.port}/hooks/echo-input?delivery=42`);
@@ -201,7 +213,9 @@ describe('mapped hooks: what a transform sees', () => {
   });
 
   it('does not receive x-hookgate-token', async () => {
-    const s = await seen(await post(gw.port, '/hooks/echo-input', { n: 11 }, { auth: false, headers: { 'x-hookgate-token': HOOK_TOKEN } }));
+    const s = await seen(
+      await post(gw.port, '/hooks/echo-input', { n: 11 }, { auth: false, headers: { 'x-hookgate-token': HOOK_TOKEN } }),
+    );
     assert.ok(!('x-hookgate-token' in s.headers), JSON.stringify(s.headers));
     assert.ok(!JSON.stringify(s).includes(HOOK_TOKEN));
   });

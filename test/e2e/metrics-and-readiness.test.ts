@@ -16,7 +16,8 @@ import { metricValue, parseMetrics, type MetricSample } from '../helpers/read-me
 import { baseConfig, createTempConfig, GATEWAY_TOKEN, HOOK_TOKEN, type TempConfig } from '../helpers/temp-config.js';
 
 const BOT_TOKEN = '123456:metrics-test-bot';
-const scrape = (g: TestGateway, auth: string | false = GATEWAY_TOKEN) => send(g.port, '/metrics', { method: 'GET', auth });
+const scrape = (g: TestGateway, auth: string | false = GATEWAY_TOKEN) =>
+  send(g.port, '/metrics', { method: 'GET', auth });
 
 describe('GET /metrics after real traffic', () => {
   let g: TestGateway;
@@ -28,18 +29,34 @@ describe('GET /metrics after real traffic', () => {
   before(async () => {
     openai = await createFakeOpenAi({ apiKey: 'sk-metrics', reply: () => 'reviewed' });
     telegram = await createFakeTelegram({ botToken: BOT_TOKEN, chatIds: ['4242'] });
-    g = await startTestGateway(baseConfig({
-      agents: { defaults: { model: 'echo/echo', heartbeat: { every: 0 } }, list: [{ id: 'main', default: true }] },
-      models: { providers: { fake: { api: 'openai', baseUrl: `${openai.url}/v1`, apiKey: 'sk-metrics' } } },
-      channels: { telegram: { botToken: BOT_TOKEN, baseUrl: telegram.url, defaultTo: '4242' } },
-    }));
+    g = await startTestGateway(
+      baseConfig({
+        agents: { defaults: { model: 'echo/echo', heartbeat: { every: 0 } }, list: [{ id: 'main', default: true }] },
+        models: { providers: { fake: { api: 'openai', baseUrl: `${openai.url}/v1`, apiKey: 'sk-metrics' } } },
+        channels: { telegram: { botToken: BOT_TOKEN, baseUrl: telegram.url, defaultTo: '4242' } },
+      }),
+    );
     assert.equal((await post(g.port, '/hooks/wake', { text: 'disk at 91%', mode: 'next-heartbeat' })).status, 200);
-    const echo = await post(g.port, '/hooks/agent', { message: 'summarise the alert', channel: 'telegram', to: '4242', wakeMode: 'next-heartbeat' });
-    const fake = await post(g.port, '/hooks/agent', { message: 'review this', model: 'fake/gpt-test', deliver: false, wakeMode: 'next-heartbeat' });
+    const echo = await post(g.port, '/hooks/agent', {
+      message: 'summarise the alert',
+      channel: 'telegram',
+      to: '4242',
+      wakeMode: 'next-heartbeat',
+    });
+    const fake = await post(g.port, '/hooks/agent', {
+      message: 'review this',
+      model: 'fake/gpt-test',
+      deliver: false,
+      wakeMode: 'next-heartbeat',
+    });
     assert.equal(echo.status, 202);
     assert.equal(fake.status, 202);
     for (const r of [echo, fake]) {
-      const done = await waitForRun({ store: g.gateway.store, clock: systemClock }, (r.json as { runId: string }).runId, 10_000);
+      const done = await waitForRun(
+        { store: g.gateway.store, clock: systemClock },
+        (r.json as { runId: string }).runId,
+        10_000,
+      );
       assert.equal(done.status, 'succeeded');
     }
     assert.equal((await post(g.port, '/hooks/wake', { text: 'x' }, { auth: 'wrong-token' })).status, 401);
@@ -64,7 +81,10 @@ describe('GET /metrics after real traffic', () => {
     assert.equal(metricValue(samples, 'hookgate_requests_total', { hook: 'agent', status: '202' }), 2);
     assert.equal(metricValue(samples, 'hookgate_requests_total', { hook: 'wake', status: '401' }), 1);
     assert.equal(metricValue(samples, 'hookgate_requests_total', { hook: '_other', status: '401' }), 1);
-    assert.ok(!samples.some((s) => Object.values(s.labels).includes('guess-7f3a9')), 'a caller-chosen name never becomes a label');
+    assert.ok(
+      !samples.some((s) => Object.values(s.labels).includes('guess-7f3a9')),
+      'a caller-chosen name never becomes a label',
+    );
   });
 
   it('counts auth failures', () => {
@@ -79,11 +99,23 @@ describe('GET /metrics after real traffic', () => {
   });
 
   it('counts model calls and the tokens the provider reported, by provider and model', () => {
-    assert.ok((metricValue(samples, 'hookgate_model_calls_total', { provider: 'echo', model: 'echo', outcome: 'ok' }) ?? 0) >= 1);
-    assert.equal(metricValue(samples, 'hookgate_model_calls_total', { provider: 'fake', model: 'gpt-test', outcome: 'ok' }), 1);
+    assert.ok(
+      (metricValue(samples, 'hookgate_model_calls_total', { provider: 'echo', model: 'echo', outcome: 'ok' }) ?? 0) >=
+        1,
+    );
+    assert.equal(
+      metricValue(samples, 'hookgate_model_calls_total', { provider: 'fake', model: 'gpt-test', outcome: 'ok' }),
+      1,
+    );
     // The fake answers usage.prompt_tokens 10 and usage.completion_tokens 5, as the Chat Completions API does.
-    assert.equal(metricValue(samples, 'hookgate_model_tokens_total', { provider: 'fake', model: 'gpt-test', direction: 'input' }), 10);
-    assert.equal(metricValue(samples, 'hookgate_model_tokens_total', { provider: 'fake', model: 'gpt-test', direction: 'output' }), 5);
+    assert.equal(
+      metricValue(samples, 'hookgate_model_tokens_total', { provider: 'fake', model: 'gpt-test', direction: 'input' }),
+      10,
+    );
+    assert.equal(
+      metricValue(samples, 'hookgate_model_tokens_total', { provider: 'fake', model: 'gpt-test', direction: 'output' }),
+      5,
+    );
   });
 
   it('counts deliveries by channel and outcome', () => {
@@ -120,7 +152,9 @@ describe('GET /metrics authentication', () => {
   let open: TestGateway;
   before(async () => {
     g = await startTestGateway(baseConfig());
-    open = await startTestGateway(baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', metrics: { public: true } } }));
+    open = await startTestGateway(
+      baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', metrics: { public: true } } }),
+    );
   });
   after(async () => {
     await g.stop();
@@ -172,7 +206,9 @@ describe('GET /metrics authentication', () => {
   });
 
   it('answers 401 with a hint when no gateway token is configured and metrics are not public', async () => {
-    const bare = await startTestGateway(baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', auth: {} } }));
+    const bare = await startTestGateway(
+      baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', auth: {} } }),
+    );
     try {
       const res = await scrape(bare, GATEWAY_TOKEN);
       assert.equal(res.status, 401);
@@ -190,7 +226,11 @@ describe('GET /readyz and /healthz', () => {
   before(async () => {
     temp = createTempConfig(baseConfig());
     // No cache between probes, so each request probes the store now.
-    gateway = await startGateway(readConfig(temp.path, {}), { port: 0, log: createLog({ level: 'silent' }), readiness: { cacheMs: 0 } });
+    gateway = await startGateway(readConfig(temp.path, {}), {
+      port: 0,
+      log: createLog({ level: 'silent' }),
+      readiness: { cacheMs: 0 },
+    });
   });
   after(async () => {
     await gateway.close();
@@ -222,7 +262,8 @@ describe('GET /readyz and /healthz', () => {
     }
     // Writes are not tried again for a short pause after the lock was met (at most 2 s).
     let status = (await ready()).status;
-    for (const end = Date.now() + 5000; status !== 200 && Date.now() < end; status = (await ready()).status) await sleep(50);
+    for (const end = Date.now() + 5000; status !== 200 && Date.now() < end; status = (await ready()).status)
+      await sleep(50);
     assert.equal(status, 200, 'ready again once the lock is gone');
   });
 });

@@ -14,15 +14,22 @@ describe('hookgate prune', () => {
   });
 
   it('counts with --dry-run, then deletes consumed events past the window and keeps pending ones', async () => {
-    const gw = await startTestGateway(baseConfig({
-      agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 } } },
-      store: { driver: 'sqlite', path: 'state/hookgate.db', retention: { events: '1ms', runs: '1ms' } },
-    }));
+    const gw = await startTestGateway(
+      baseConfig({
+        agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 } } },
+        store: { driver: 'sqlite', path: 'state/hookgate.db', retention: { events: '1ms', runs: '1ms' } },
+      }),
+    );
     stops.push(() => gw.stop());
     const auth = { headers: { authorization: `Bearer ${HOOK_TOKEN}` } };
     assert.equal((await post(gw.port, '/hooks/wake', { text: 'consumed soon', mode: 'now' }, auth)).status, 200);
-    for (let i = 0; i < 200 && (await gw.gateway.store.listPendingEvents('agent:main:main')).length > 0; i++) await sleep(20);
-    assert.equal((await post(gw.port, '/hooks/wake', { text: 'waits for the next heartbeat', mode: 'next-heartbeat' }, auth)).status, 200);
+    for (let i = 0; i < 200 && (await gw.gateway.store.listPendingEvents('agent:main:main')).length > 0; i++)
+      await sleep(20);
+    assert.equal(
+      (await post(gw.port, '/hooks/wake', { text: 'waits for the next heartbeat', mode: 'next-heartbeat' }, auth))
+        .status,
+      200,
+    );
     await gw.gateway.close();
     await sleep(5);
 

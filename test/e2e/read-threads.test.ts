@@ -38,25 +38,36 @@ describe('the shipped gateway under a flood of pending events', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const port = await freePort();
     const configPath = join(dir, 'hookgate.json');
-    writeFileSync(configPath, JSON.stringify({
-      gateway: { port, logLevel: 'error', auth: { token: GATEWAY } },
-      hooks: { enabled: true, token: HOOK },
-      models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
-      agents: { defaults: { model: 'fake/m', heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
-    }));
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        gateway: { port, logLevel: 'error', auth: { token: GATEWAY } },
+        hooks: { enabled: true, token: HOOK },
+        models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
+        agents: { defaults: { model: 'fake/m', heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
+      }),
+    );
     const gw: GatewayProcess = await spawnGateway(['--config', configPath], port);
     cleanups.push(() => gw.kill());
 
     // The flood, written beside the running gateway as another writer would.
     const source = '{"hook":"ci","external":true,"allowUnsafeExternalContent":false}';
-    writePendingEvents(join(dir, 'state', 'hookgate.db'), Array.from({ length: FLOOD }, (_, i) => ({
-      id: `flood-${i}`, text: `Build ${i} failed on main`, source, createdAt: Date.now(),
-    })));
+    writePendingEvents(
+      join(dir, 'state', 'hookgate.db'),
+      Array.from({ length: FLOOD }, (_, i) => ({
+        id: `flood-${i}`,
+        text: `Build ${i} failed on main`,
+        source,
+        createdAt: Date.now(),
+      })),
+    );
 
     const pendingDepth = async (): Promise<number> => {
       const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${GATEWAY}` } });
       assert.equal(res.status, 200);
-      const line = (await res.text()).split('\n').find((l) => l.startsWith('hookgate_queue_depth{queue="events_pending"}'));
+      const line = (await res.text())
+        .split('\n')
+        .find((l) => l.startsWith('hookgate_queue_depth{queue="events_pending"}'));
       return Number(line?.split(' ').at(-1));
     };
     assert.equal(await pendingDepth(), FLOOD);

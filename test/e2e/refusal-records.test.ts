@@ -18,14 +18,18 @@ describe('request records under a flood of refusals', () => {
   let gw: TestGateway;
   before(async () => {
     // A lockout this generous never starts here: every refusal is a 401.
-    gw = await startTestGateway(baseConfig({ hooks: { enabled: true, token: 'right-token-0123', authRateLimit: { maxFailures: 100_000 } } }));
+    gw = await startTestGateway(
+      baseConfig({ hooks: { enabled: true, token: 'right-token-0123', authRateLimit: { maxFailures: 100_000 } } }),
+    );
   });
   after(() => gw.stop());
 
-  it('keeps a burst and a rate of the refusals\' records, counts the others, and records the accepted request', async () => {
+  it("keeps a burst and a rate of the refusals' records, counts the others, and records the accepted request", async () => {
     const started = Date.now();
     for (let i = 0; i < FLOOD; i += 20) {
-      const answers = await Promise.all(Array.from({ length: 20 }, () => post(gw.port, '/hooks/wake', { text: 'x' }, { auth: 'wrong-token' })));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => post(gw.port, '/hooks/wake', { text: 'x' }, { auth: 'wrong-token' })),
+      );
       for (const a of answers) assert.equal(a.status, 401);
     }
     const seconds = (Date.now() - started) / 1000;
@@ -40,8 +44,10 @@ describe('request records under a flood of refusals', () => {
     }
     const kept = (await gw.gateway.store.listRequests({ status: 401, limit: FLOOD })).length;
     assert.equal(kept + dropped, FLOOD, 'every refusal is either recorded or counted');
-    assert.ok(kept >= REFUSAL_BURST && kept <= REFUSAL_BURST + Math.ceil(seconds * REFUSALS_PER_SECOND) + 1,
-      `${kept} records kept in ${seconds.toFixed(1)} s`);
+    assert.ok(
+      kept >= REFUSAL_BURST && kept <= REFUSAL_BURST + Math.ceil(seconds * REFUSALS_PER_SECOND) + 1,
+      `${kept} records kept in ${seconds.toFixed(1)} s`,
+    );
     assert.equal((await gw.gateway.store.listRequests({ status: 200 })).length, 1);
   });
 });

@@ -28,19 +28,25 @@ describe('runtime: a model that cannot be reached fails the run in seconds, not 
   before(async () => {
     fake = await createFakeOpenAi({ apiKey: 'sk-right' });
     dir = createTempDir('hookgate-fail-fast-');
-    writeFileSync(join(dir, 'hookgate.json'), JSON.stringify({
-      gateway: { logLevel: 'silent' },
-      hooks: { enabled: true, token: HOOK_TOKEN },
-      models: {
-        providers: {
-          refused: { api: 'openai', baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, apiKey: 'sk-right' },
-          nowhere: { api: 'anthropic', baseUrl: 'https://api.hookgate-test.invalid', apiKey: 'ak' },
-          wrongkey: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk-wrong' },
+    writeFileSync(
+      join(dir, 'hookgate.json'),
+      JSON.stringify({
+        gateway: { logLevel: 'silent' },
+        hooks: { enabled: true, token: HOOK_TOKEN },
+        models: {
+          providers: {
+            refused: { api: 'openai', baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, apiKey: 'sk-right' },
+            nowhere: { api: 'anthropic', baseUrl: 'https://api.hookgate-test.invalid', apiKey: 'ak' },
+            wrongkey: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk-wrong' },
+          },
         },
-      },
-      // The default ten-minute run timeout: a run that waited for it would time this test out.
-      agents: { defaults: { model: 'wrongkey/gpt-test', timeoutSeconds: 600, heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
-    }));
+        // The default ten-minute run timeout: a run that waited for it would time this test out.
+        agents: {
+          defaults: { model: 'wrongkey/gpt-test', timeoutSeconds: 600, heartbeat: { every: 0 } },
+          list: [{ id: 'main' }],
+        },
+      }),
+    );
     gateway = await startGateway(readConfig(join(dir, 'hookgate.json'), {}), {
       port: 0,
       log: createLog({ level: 'silent' }),
@@ -58,7 +64,12 @@ describe('runtime: a model that cannot be reached fails the run in seconds, not 
     const res = await fetch(`http://127.0.0.1:${gateway.port}/hooks/agent`, {
       method: 'POST',
       headers: { authorization: `Bearer ${HOOK_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ message: 'Summarise the overnight alerts', model, wakeMode: 'next-heartbeat', deliver: false }),
+      body: JSON.stringify({
+        message: 'Summarise the overnight alerts',
+        model,
+        wakeMode: 'next-heartbeat',
+        deliver: false,
+      }),
     });
     assert.equal(res.status, 202);
     const { runId } = (await res.json()) as { runId: string };

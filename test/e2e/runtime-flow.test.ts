@@ -38,12 +38,15 @@ async function startHarness(hooks: Record<string, unknown> = {}, workspaceAgents
   });
   const dir = mkdtempSync(join(tmpdir(), 'hookgate-runtime-'));
   if (workspaceAgents !== undefined) writeFileSync(join(dir, 'AGENTS.md'), workspaceAgents);
-  writeFileSync(join(dir, 'hookgate.json'), JSON.stringify({
-    gateway: { logLevel: 'silent' },
-    hooks: { enabled: true, token: TOKEN, ...hooks },
-    models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk-fake' } } },
-    agents: { defaults: { model: 'fake/gpt-test', heartbeat: { every: 0 } }, list: [{ id: 'main', workspace: '.' }] },
-  }));
+  writeFileSync(
+    join(dir, 'hookgate.json'),
+    JSON.stringify({
+      gateway: { logLevel: 'silent' },
+      hooks: { enabled: true, token: TOKEN, ...hooks },
+      models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk-fake' } } },
+      agents: { defaults: { model: 'fake/gpt-test', heartbeat: { every: 0 } }, list: [{ id: 'main', workspace: '.' }] },
+    }),
+  );
   const delivered: NewDelivery[] = [];
   const gateway = await startGateway(readConfig(join(dir, 'hookgate.json'), {}), {
     port: 0,
@@ -103,7 +106,10 @@ describe('runtime: an agent hook end to end', () => {
   after(() => h.close());
 
   it('runs the hook through the model, posts the summary, runs a heartbeat, and delivers only real replies', async () => {
-    const { status, json } = await h.post('/hooks/agent', { message: 'Review PR #12: fix the login bug', name: 'GitHub' });
+    const { status, json } = await h.post('/hooks/agent', {
+      message: 'Review PR #12: fix the login bug',
+      name: 'GitHub',
+    });
     assert.equal(status, 202);
     const run = await h.waitForRun(String(json['runId']));
     assert.equal(run.state, 'succeeded');
@@ -123,7 +129,8 @@ describe('runtime: an agent hook end to end', () => {
 
     // The heartbeat (wakeMode now) saw the summary, answered HEARTBEAT_OK, and consumed it.
     await until(async () => (await h.gateway.store.listPendingEvents('agent:main:main')).length === 0, 'the heartbeat');
-    const heartbeat = h.fake.requests.map((r) => (r.body as { messages: Array<{ content: string }> }).messages.at(-1)!.content)
+    const heartbeat = h.fake.requests
+      .map((r) => (r.body as { messages: Array<{ content: string }> }).messages.at(-1)!.content)
       .find((c) => c.startsWith('Heartbeat.'))!;
     assert.match(heartbeat, /Hook GitHub: Reviewed: /);
     assert.match(heartbeat, /Current time: \d{4}-\d\d-\d\dT/);
@@ -134,7 +141,10 @@ describe('runtime: an agent hook end to end', () => {
     assert.equal(h.delivered.length, 1);
     assert.equal(h.delivered[0]!.runId, run.id);
     const recorded = await h.gateway.store.listDeliveries();
-    assert.deepEqual(recorded.map((d) => [d.state, d.runId]), [['pending', run.id]]);
+    assert.deepEqual(
+      recorded.map((d) => [d.state, d.runId]),
+      [['pending', run.id]],
+    );
   });
 
   it('records a heartbeat reply that needs attention as a pending delivery to the last route', async () => {
@@ -144,7 +154,10 @@ describe('runtime: an agent hook end to end', () => {
       const handedBefore = h.delivered.length;
       const { status } = await h.post('/hooks/wake', { text: 'New mail from Alice', mode: 'now' });
       assert.equal(status, 200);
-      await until(async () => (await h.gateway.store.listDeliveries({ limit: 100 })).length === before + 1, 'the heartbeat delivery');
+      await until(
+        async () => (await h.gateway.store.listDeliveries({ limit: 100 })).length === before + 1,
+        'the heartbeat delivery',
+      );
       // The delivery is handed to the worker only after its turn is committed, so a reader of the store can see it first.
       await until(() => h.delivered.length === handedBefore + 1, 'the heartbeat delivery handed to the worker');
       assert.equal(h.delivered.at(-1)!.text, 'Alice needs an answer about lunch.');
@@ -169,7 +182,12 @@ describe('runtime: an agent hook end to end', () => {
   });
 
   it('a next-heartbeat run leaves its summary pending', async () => {
-    const { json } = await h.post('/hooks/agent', { message: 'later please', name: 'Later', wakeMode: 'next-heartbeat', deliver: false });
+    const { json } = await h.post('/hooks/agent', {
+      message: 'later please',
+      name: 'Later',
+      wakeMode: 'next-heartbeat',
+      deliver: false,
+    });
     await h.waitForRun(String(json['runId']));
     await sleep(100);
     const pending = await h.gateway.store.listPendingEvents('agent:main:main');
@@ -186,7 +204,12 @@ describe('runtime: failures, timeouts and sessions', () => {
 
   it('ends a run that outlives timeoutSeconds as timed_out, with a summary saying so', async () => {
     h.fake.script.push({ status: 200, body: {}, delayMs: 3000 });
-    const { json } = await h.post('/hooks/agent', { message: 'slow', name: 'Slow', timeoutSeconds: 0.3, wakeMode: 'next-heartbeat' });
+    const { json } = await h.post('/hooks/agent', {
+      message: 'slow',
+      name: 'Slow',
+      timeoutSeconds: 0.3,
+      wakeMode: 'next-heartbeat',
+    });
     const run = await h.waitForRun(String(json['runId']));
     assert.equal(run.state, 'timed_out');
     assert.match(run.error ?? '', /timed out after 0.3 s/);
@@ -197,14 +220,24 @@ describe('runtime: failures, timeouts and sessions', () => {
   it('says which failure was being retried when a run ran out of time', async () => {
     h.fake.script.push(openAiError(503, 'The engine is currently overloaded.', 'server_error'));
     h.fake.script.push({ status: 200, body: {}, delayMs: 3000 });
-    const { json } = await h.post('/hooks/agent', { message: 'busy', name: 'Busy', timeoutSeconds: 1.5, wakeMode: 'next-heartbeat' });
+    const { json } = await h.post('/hooks/agent', {
+      message: 'busy',
+      name: 'Busy',
+      timeoutSeconds: 1.5,
+      wakeMode: 'next-heartbeat',
+    });
     const run = await h.waitForRun(String(json['runId']));
     assert.equal(run.state, 'timed_out');
-    assert.match(run.error ?? '', /^timed out after 1\.5 s \(last failure: openai 503: The engine is currently overloaded\.\)$/);
+    assert.match(
+      run.error ?? '',
+      /^timed out after 1\.5 s \(last failure: openai 503: The engine is currently overloaded\.\)$/,
+    );
   });
 
   it('fails a run on a provider 4xx with the provider message', async () => {
-    h.fake.script.push(openAiError(400, "This model's maximum context length is 8192 tokens.", 'invalid_request_error'));
+    h.fake.script.push(
+      openAiError(400, "This model's maximum context length is 8192 tokens.", 'invalid_request_error'),
+    );
     const { json } = await h.post('/hooks/agent', { message: 'too long', name: 'Big', wakeMode: 'next-heartbeat' });
     const run = await h.waitForRun(String(json['runId']));
     assert.equal(run.state, 'failed');
@@ -216,12 +249,18 @@ describe('runtime: failures, timeouts and sessions', () => {
   it('carries conversation history across runs that share a session key, in order', async () => {
     const ids: string[] = [];
     for (const m of ['first', 'second', 'third']) {
-      const { json } = await h.post('/hooks/agent', { message: m, sessionKey: 'hook:thread-1', wakeMode: 'next-heartbeat', deliver: false });
+      const { json } = await h.post('/hooks/agent', {
+        message: m,
+        sessionKey: 'hook:thread-1',
+        wakeMode: 'next-heartbeat',
+        deliver: false,
+      });
       ids.push(String(json['runId']));
     }
     const runs = await Promise.all(ids.map((id) => h.waitForRun(id)));
     assert.ok(runs.every((r) => r.state === 'succeeded'));
-    for (let i = 1; i < runs.length; i++) assert.ok(runs[i]!.startedAt! >= runs[i - 1]!.finishedAt!, 'one at a time, in order');
+    for (let i = 1; i < runs.length; i++)
+      assert.ok(runs[i]!.startedAt! >= runs[i - 1]!.finishedAt!, 'one at a time, in order');
     const third = h.fake.requests.find((r) => JSON.stringify(r.body).includes('third'))!;
     const roles = (third.body as { messages: Array<{ role: string }> }).messages.map((m) => m.role);
     assert.deepEqual(roles, ['system', 'user', 'assistant', 'user', 'assistant', 'user']);

@@ -19,11 +19,16 @@ describe('secrets in provider errors', () => {
 
   before(async () => {
     fake = await createFakeOpenAi({ apiKey: API_KEY });
-    gw = await startMappedGateway(baseConfig({
-      hooks: { enabled: true, token: HOOK_TOKEN },
-      models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: API_KEY } } },
-      agents: { defaults: { model: 'fake/gpt-test', heartbeat: { every: 0 } }, list: [{ id: 'main', default: true }] },
-    }));
+    gw = await startMappedGateway(
+      baseConfig({
+        hooks: { enabled: true, token: HOOK_TOKEN },
+        models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: API_KEY } } },
+        agents: {
+          defaults: { model: 'fake/gpt-test', heartbeat: { every: 0 } },
+          list: [{ id: 'main', default: true }],
+        },
+      }),
+    );
   });
   after(async () => {
     await gw.stop();
@@ -31,15 +36,31 @@ describe('secrets in provider errors', () => {
   });
 
   it('scrubs the key from the run error and from the summary', async () => {
-    fake.script.push(openAiError(401, `Incorrect API key provided: ${API_KEY}. Also tried sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t.`, 'invalid_request_error', 'invalid_api_key'));
-    const res = await post(gw.port, '/hooks/agent', { message: 'Summarise the deploy log', deliver: false, wakeMode: 'next-heartbeat' });
+    fake.script.push(
+      openAiError(
+        401,
+        `Incorrect API key provided: ${API_KEY}. Also tried sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t.`,
+        'invalid_request_error',
+        'invalid_api_key',
+      ),
+    );
+    const res = await post(gw.port, '/hooks/agent', {
+      message: 'Summarise the deploy log',
+      deliver: false,
+      wakeMode: 'next-heartbeat',
+    });
     const run = await gw.waitForRun((await gw.runOf(res)).id);
     assert.equal(run.state, 'failed');
     assert.ok(run.error !== null && run.error.includes('Incorrect API key provided: [redacted]'), String(run.error));
     assert.equal(run.error.includes(API_KEY), false);
     assert.equal(run.error.includes('Ab3dEf6hIj9kLm2nOp5qRs8t'), false);
-    await until(async () => (await gw.gateway.store.listSystemEvents({ limit: 100 })).some((e) => e.text.startsWith('Hook ')), 'the summary');
-    const summaries = (await gw.gateway.store.listSystemEvents({ limit: 100 })).filter((e) => e.text.startsWith('Hook '));
+    await until(
+      async () => (await gw.gateway.store.listSystemEvents({ limit: 100 })).some((e) => e.text.startsWith('Hook ')),
+      'the summary',
+    );
+    const summaries = (await gw.gateway.store.listSystemEvents({ limit: 100 })).filter((e) =>
+      e.text.startsWith('Hook '),
+    );
     for (const s of summaries) assert.equal(s.text.includes(API_KEY), false, s.text);
     assert.match(summaries[0]!.text, /\[redacted\]/);
   });

@@ -64,7 +64,11 @@ describe('signature context reaches the hook handler', () => {
 
   it('GitHub: the X-GitHub-Delivery id and the verifying mapping', async () => {
     const body = '{"zen":"Design for failure."}';
-    const res = await send(port, '/hooks/gh', { auth: false, body, headers: signGithub('g', body, 'c0ffee00-1d5b-11ef-8a39-5c1a7d8b9e10') });
+    const res = await send(port, '/hooks/gh', {
+      auth: false,
+      body,
+      headers: signGithub('g', body, 'c0ffee00-1d5b-11ef-8a39-5c1a7d8b9e10'),
+    });
     assert.equal(res.status, 204, res.text);
     assert.equal(last().deliveryId, 'c0ffee00-1d5b-11ef-8a39-5c1a7d8b9e10');
     assert.deepEqual(last().signedBy, { mappingIds: ['gh'] });
@@ -78,14 +82,22 @@ describe('signature context reaches the hook handler', () => {
 
   it('Slack: the event id and the retry number', async () => {
     const body = readTextFixture('slack-event-callback.json');
-    await send(port, '/hooks/sl', { auth: false, body, headers: { ...signSlack('k', body, NOW_S), 'x-slack-retry-num': '1' } });
+    await send(port, '/hooks/sl', {
+      auth: false,
+      body,
+      headers: { ...signSlack('k', body, NOW_S), 'x-slack-retry-num': '1' },
+    });
     assert.equal(last().deliveryId, 'Ev0PV52K21');
     assert.equal(last().retryNum, 1);
   });
 
   it('Standard Webhooks: the webhook-id', async () => {
     const body = '{"type":"user.created"}';
-    await send(port, '/hooks/sw', { auth: false, body, headers: signStandardWebhooks(SW, body, NOW_S, 'msg_p5jXN8AQM9LWM0D4loKWxJek') });
+    await send(port, '/hooks/sw', {
+      auth: false,
+      body,
+      headers: signStandardWebhooks(SW, body, NOW_S, 'msg_p5jXN8AQM9LWM0D4loKWxJek'),
+    });
     assert.equal(last().deliveryId, 'msg_p5jXN8AQM9LWM0D4loKWxJek');
   });
 

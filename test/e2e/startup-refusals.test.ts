@@ -10,7 +10,15 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { freePort, isPortFree, runHookgate, spawnGateway, type CliResult } from '../helpers/gateway-process.js';
 import { post } from '../helpers/http-client.js';
-import { baseConfig, createTempConfig, createTempDir, GATEWAY_TOKEN, HOOK_TOKEN, type ConfigDoc, type TempConfig } from '../helpers/temp-config.js';
+import {
+  baseConfig,
+  createTempConfig,
+  createTempDir,
+  GATEWAY_TOKEN,
+  HOOK_TOKEN,
+  type ConfigDoc,
+  type TempConfig,
+} from '../helpers/temp-config.js';
 
 const temps: Array<{ cleanup(): void }> = [];
 after(() => {
@@ -115,7 +123,10 @@ describe('startup refusals (check and serve exit non-zero, naming the dot-path)'
     it('accepts a directory inside the root', async () => {
       const dir = tempDir();
       mkdirSync(join(dir, 'hooks', 'transforms', 'inside'), { recursive: true });
-      const temp = createTempConfig(await configWith({ hooks: { enabled: true, token: HOOK_TOKEN, transformsDir: 'inside' } }), { dir });
+      const temp = createTempConfig(
+        await configWith({ hooks: { enabled: true, token: HOOK_TOKEN, transformsDir: 'inside' } }),
+        { dir },
+      );
       const result = await runHookgate(['check', '--config', temp.path], { env: { HOOKGATE_HOME: dir } });
       assert.equal(result.code, 0, result.stderr);
     });
@@ -133,7 +144,11 @@ describe('startup refusals (check and serve exit non-zero, naming the dot-path)'
   });
 
   const deeperUnknown: Array<[string, { [section: string]: unknown }, string]> = [
-    ['inside hooks.authRateLimit', { hooks: { enabled: true, token: HOOK_TOKEN, authRateLimit: { maxFailure: 3 } } }, 'hooks.authRateLimit.maxFailure'],
+    [
+      'inside hooks.authRateLimit',
+      { hooks: { enabled: true, token: HOOK_TOKEN, authRateLimit: { maxFailure: 3 } } },
+      'hooks.authRateLimit.maxFailure',
+    ],
     ['inside an array element', { agents: { list: [{ id: 'main', defualt: true }] } }, 'agents.list[0].defualt'],
     ['inside gateway.auth', { gateway: { auth: { token: GATEWAY_TOKEN, tokn: 'x' } } }, 'gateway.auth.tokn'],
   ];
@@ -154,7 +169,10 @@ describe('startup refusals (check and serve exit non-zero, naming the dot-path)'
   });
 
   it('reports every issue at once', async () => {
-    const doc = baseConfig({ gateway: { port: '80', auth: { token: GATEWAY_TOKEN } }, hooks: { enabled: true, token: HOOK_TOKEN, tokn: 'x' } });
+    const doc = baseConfig({
+      gateway: { port: '80', auth: { token: GATEWAY_TOKEN } },
+      hooks: { enabled: true, token: HOOK_TOKEN, tokn: 'x' },
+    });
     await assertBothRefuse(track(createTempConfig(doc)), at('gateway.port'), at('hooks.tokn'));
   });
 
@@ -169,7 +187,9 @@ describe('startup refusals (check and serve exit non-zero, naming the dot-path)'
   });
 
   it('refuses an unset ${ENV} variable inside an array, naming the element', async () => {
-    const doc = await configWith({ gateway: { auth: { token: GATEWAY_TOKEN }, trustedProxies: ['127.0.0.1', '${HOOKGATE_E2E_UNSET_PROXY}'] } });
+    const doc = await configWith({
+      gateway: { auth: { token: GATEWAY_TOKEN }, trustedProxies: ['127.0.0.1', '${HOOKGATE_E2E_UNSET_PROXY}'] },
+    });
     await assertBothRefuse(track(createTempConfig(doc)), at('gateway.trustedProxies[1]'), 'HOOKGATE_E2E_UNSET_PROXY');
   });
 
@@ -184,7 +204,10 @@ describe('startup refusals (check and serve exit non-zero, naming the dot-path)'
     const port = (blocker.address() as AddressInfo).port;
     try {
       const temp = track(createTempConfig(baseConfig({ gateway: { port, auth: { token: GATEWAY_TOKEN } } })));
-      const result = await runHookgate(['serve', '--config', temp.path], { env: { HOOKGATE_HOME: temp.dir }, timeoutMs: 15_000 });
+      const result = await runHookgate(['serve', '--config', temp.path], {
+        env: { HOOKGATE_HOME: temp.dir },
+        timeoutMs: 15_000,
+      });
       assertRefused(result, `127.0.0.1:${port}`);
       assert.match(result.stderr, /already in use/);
       assert.doesNotMatch(result.stderr, /\n\s+at /, 'an operator message, not a stack trace');
@@ -217,10 +240,15 @@ describe('startup: valid configurations', () => {
 
   it('substitutes ${HOOK_TOKEN} from the environment when serving', async () => {
     const port = await freePort();
-    const doc = baseConfig({ gateway: { port, auth: { token: GATEWAY_TOKEN }, logLevel: 'warn' }, hooks: { enabled: true, token: '${HOOK_TOKEN}' } });
+    const doc = baseConfig({
+      gateway: { port, auth: { token: GATEWAY_TOKEN }, logLevel: 'warn' },
+      hooks: { enabled: true, token: '${HOOK_TOKEN}' },
+    });
     const temp = track(createTempConfig(doc));
     const token = 'from-the-environment-91be';
-    const gw = await spawnGateway(['--config', temp.path], port, { env: { HOOKGATE_HOME: temp.dir, HOOK_TOKEN: token } });
+    const gw = await spawnGateway(['--config', temp.path], port, {
+      env: { HOOKGATE_HOME: temp.dir, HOOK_TOKEN: token },
+    });
     try {
       const ok = await post(port, '/hooks/wake', { text: 'env token' }, { auth: token });
       assert.equal(ok.status, 200, ok.text);
@@ -252,7 +280,8 @@ describe('startup: first run without a config', () => {
     let stdout: string;
     try {
       // The curl line is printed right after listening; give it a moment to reach us.
-      for (let i = 0; i < 100 && !gw.output().stdout.includes('curl '); i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 100 && !gw.output().stdout.includes('curl '); i++)
+        await new Promise((r) => setTimeout(r, 50));
       stdout = gw.output().stdout;
       assert.ok(existsSync(configPath), 'config written under HOOKGATE_HOME');
       const token = /hooks token:\s+(\S+)/.exec(stdout)?.[1];

@@ -27,17 +27,24 @@ describe('one gateway per SQLite database', () => {
     // Slow enough that every run is still in flight while the second gateway is tried and the runs are listed.
     const model = await createFakeOpenAi({ apiKey: 'sk', delayMs: 6000 });
     const telegram = await createFakeTelegram({ botToken: '123:abc', chatIds: ['42'] });
-    cleanups.push(() => model.close(), () => telegram.close());
+    cleanups.push(
+      () => model.close(),
+      () => telegram.close(),
+    );
     const dir = mkdtempSync(join(tmpdir(), 'hookgate-exclusive-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const config = (port: number) => JSON.stringify({
-      gateway: { port, logLevel: 'warn' },
-      hooks: { enabled: true, token: TOKEN },
-      models: { providers: { fake: { api: 'openai', baseUrl: `${model.url}/v1`, apiKey: 'sk' } } },
-      agents: { defaults: { model: 'fake/m', maxConcurrentRuns: RUNS, heartbeat: { every: 0 } }, list: [{ id: 'main' }] },
-      channels: { telegram: { botToken: '123:abc', baseUrl: telegram.url, defaultTo: '42' } },
-      store: { driver: 'sqlite', path: join(dir, 'state', 'shared.db') },
-    });
+    const config = (port: number) =>
+      JSON.stringify({
+        gateway: { port, logLevel: 'warn' },
+        hooks: { enabled: true, token: TOKEN },
+        models: { providers: { fake: { api: 'openai', baseUrl: `${model.url}/v1`, apiKey: 'sk' } } },
+        agents: {
+          defaults: { model: 'fake/m', maxConcurrentRuns: RUNS, heartbeat: { every: 0 } },
+          list: [{ id: 'main' }],
+        },
+        channels: { telegram: { botToken: '123:abc', baseUrl: telegram.url, defaultTo: '42' } },
+        store: { driver: 'sqlite', path: join(dir, 'state', 'shared.db') },
+      });
     const portA = await freePort();
     const portB = await freePort();
     writeFileSync(join(dir, 'a.json'), config(portA));

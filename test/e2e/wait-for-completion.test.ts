@@ -21,16 +21,26 @@ describe('waitForCompletion', () => {
   let gw: TestGateway;
   before(async () => {
     slow = await createFakeOpenAi({ apiKey: 'sk', reply: () => 'slow answer', delayMs: 2500 });
-    gw = await startTestGateway(baseConfig({
-      models: { providers: { slow: { api: 'openai', baseUrl: `${slow.url}/v1`, apiKey: 'sk' } } },
-      agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 }, maxConcurrentRuns: 8 } },
-      hooks: {
-        maxWaitSeconds: 1,
-        mappings: [
-          { id: 'ask', match: { path: 'ask' }, action: 'agent', messageTemplate: 'Q: {{q}}', deliver: false, waitForCompletion: true, returnReply: true },
-        ],
-      },
-    }));
+    gw = await startTestGateway(
+      baseConfig({
+        models: { providers: { slow: { api: 'openai', baseUrl: `${slow.url}/v1`, apiKey: 'sk' } } },
+        agents: { list: [{ id: 'main', default: true }], defaults: { heartbeat: { every: 0 }, maxConcurrentRuns: 8 } },
+        hooks: {
+          maxWaitSeconds: 1,
+          mappings: [
+            {
+              id: 'ask',
+              match: { path: 'ask' },
+              action: 'agent',
+              messageTemplate: 'Q: {{q}}',
+              deliver: false,
+              waitForCompletion: true,
+              returnReply: true,
+            },
+          ],
+        },
+      }),
+    );
   });
   after(async () => {
     await gw.stop();
@@ -38,7 +48,9 @@ describe('waitForCompletion', () => {
   });
 
   it('answers with the outcome of an echo run, without its text', async () => {
-    const res = await send(gw.port, '/hooks/agent', { body: { message: 'hello', deliver: false, waitForCompletion: true } });
+    const res = await send(gw.port, '/hooks/agent', {
+      body: { message: 'hello', deliver: false, waitForCompletion: true },
+    });
     assert.equal(res.status, 200);
     assert.equal(j(res)['ok'], true);
     assert.equal(j(res)['status'], 'succeeded');
@@ -56,7 +68,9 @@ describe('waitForCompletion', () => {
 
   it('stops waiting at hooks.maxWaitSeconds with the run still going, and the run ends anyway', async () => {
     const started = Date.now();
-    const res = await send(gw.port, '/hooks/agent', { body: { message: 'slow one', model: 'slow/m', deliver: false, waitForCompletion: true } });
+    const res = await send(gw.port, '/hooks/agent', {
+      body: { message: 'slow one', model: 'slow/m', deliver: false, waitForCompletion: true },
+    });
     assert.ok(Date.now() - started < 2400, 'answered before the model did');
     assert.deepEqual([res.status, j(res)['ok'], j(res)['error']], [200, false, 'wait_timeout']);
     assert.ok(['queued', 'running'].includes(String(j(res)['status'])));
@@ -66,10 +80,26 @@ describe('waitForCompletion', () => {
   });
 
   it('does not cancel the run when the caller hangs up', async () => {
-    const body = JSON.stringify({ message: 'caller leaves', name: 'leaver', model: 'slow/m', deliver: false, waitForCompletion: true });
+    const body = JSON.stringify({
+      message: 'caller leaves',
+      name: 'leaver',
+      model: 'slow/m',
+      deliver: false,
+      waitForCompletion: true,
+    });
     await new Promise<void>((resolve) => {
-      const req = request({ host: '127.0.0.1', port: gw.port, path: '/hooks/agent', method: 'POST', agent: false,
-        headers: { authorization: `Bearer ${HOOK_TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+      const req = request({
+        host: '127.0.0.1',
+        port: gw.port,
+        path: '/hooks/agent',
+        method: 'POST',
+        agent: false,
+        headers: {
+          authorization: `Bearer ${HOOK_TOKEN}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      });
       req.on('error', () => resolve());
       req.end(body);
       setTimeout(() => {

@@ -28,4 +28,5 @@ export async function closedPortUrl(): Promise<string> {
 export const signal = (): AbortSignal => AbortSignal.timeout(5000);
 
 /** `chars` characters of words, for length-limit tests. */
-export const words = (chars: number): string => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(chars / 27)).slice(0, chars);
+export const words = (chars: number): string =>
+  'lorem ipsum dolor sit amet '.repeat(Math.ceil(chars / 27)).slice(0, chars);

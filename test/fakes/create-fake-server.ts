@@ -30,9 +30,7 @@ export interface FakeServer {
  * A loopback HTTP server for third-party API fakes: records every request, answers scripted
  * responses first, then the fake's own handler.
  */
-export async function createFakeServer(
-  handle: (req: RecordedRequest) => ScriptedResponse,
-): Promise<FakeServer> {
+export async function createFakeServer(handle: (req: RecordedRequest) => ScriptedResponse): Promise<FakeServer> {
   const requests: RecordedRequest[] = [];
   const script: ScriptedResponse[] = [];
   const timers = new Set<NodeJS.Timeout>();

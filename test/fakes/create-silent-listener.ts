@@ -70,7 +70,9 @@ export async function createSilentListener(): Promise<SilentListener> {
     fillers.push(socket);
     if (fillers.length >= MAX_FILLERS) {
       await close();
-      throw new Error(`createSilentListener: ${MAX_FILLERS} connects to a listener that accepts nothing all completed; this system does not drop SYNs past a full accept queue`);
+      throw new Error(
+        `createSilentListener: ${MAX_FILLERS} connects to a listener that accepts nothing all completed; this system does not drop SYNs past a full accept queue`,
+      );
     }
   }
 }

@@ -1,4 +1,9 @@
-import { createFakeServer, type FakeServer, type RecordedRequest, type ScriptedResponse } from './create-fake-server.js';
+import {
+  createFakeServer,
+  type FakeServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from './create-fake-server.js';
 
 /** A message the fake accepted. */
 export interface AcceptedMessage {
@@ -34,7 +39,10 @@ export function discordRateLimit(retryAfterSeconds: number, options: { global?: 
 
 /** The 50035 form error, with the per-field `_errors` list. */
 function invalidFormBody(field: string, code: string, message: string): ScriptedResponse {
-  return { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors: { [field]: { _errors: [{ code, message }] } } } };
+  return {
+    status: 400,
+    body: { message: 'Invalid Form Body', code: 50035, errors: { [field]: { _errors: [{ code, message }] } } },
+  };
 }
 
 const MAX_CONTENT_CHARS = 2000;
@@ -51,7 +59,11 @@ interface CreateMessageBody {
  * send an empty message (50006), 400 Invalid Form Body (50035) for a non-snowflake id or content
  * over 2000 characters.
  */
-export async function createFakeDiscord(options: { botToken: string; channelIds: string[]; delayMs?: number }): Promise<FakeDiscord> {
+export async function createFakeDiscord(options: {
+  botToken: string;
+  channelIds: string[];
+  delayMs?: number;
+}): Promise<FakeDiscord> {
   const messages: AcceptedMessage[] = [];
   let nextId = 1_200_000_000_000_000_000n;
   const server = await createFakeServer((req: RecordedRequest) => {
@@ -60,11 +72,13 @@ export async function createFakeDiscord(options: { botToken: string; channelIds:
     if (req.headers.authorization !== `Bot ${options.botToken}`) return discordError(401, '401: Unauthorized');
     if (req.method !== 'POST') return discordError(405, '405: Method Not Allowed');
     const channelId = decodeURIComponent(match[1]!);
-    if (!SNOWFLAKE.test(channelId)) return invalidFormBody('channel_id', 'NUMBER_TYPE_COERCE', `Value "${channelId}" is not snowflake.`);
+    if (!SNOWFLAKE.test(channelId))
+      return invalidFormBody('channel_id', 'NUMBER_TYPE_COERCE', `Value "${channelId}" is not snowflake.`);
     if (!options.channelIds.includes(channelId)) return discordError(404, 'Unknown Channel', 10003);
     if (req.body === null || typeof req.body !== 'object') return discordError(400, '400: Bad Request');
     const { content } = req.body as CreateMessageBody;
-    if (content !== undefined && typeof content !== 'string') return invalidFormBody('content', 'BASE_TYPE_STRING', 'Must be a string.');
+    if (content !== undefined && typeof content !== 'string')
+      return invalidFormBody('content', 'BASE_TYPE_STRING', 'Must be a string.');
     if (content === undefined || content.trim() === '') return discordError(400, 'Cannot send an empty message', 50006);
     if (content.length > MAX_CONTENT_CHARS) {
       return invalidFormBody('content', 'BASE_TYPE_MAX_LENGTH', `Must be ${MAX_CONTENT_CHARS} or fewer in length.`);
@@ -78,7 +92,14 @@ export async function createFakeDiscord(options: { botToken: string; channelIds:
         id,
         type: 0,
         channel_id: channelId,
-        author: { id: '1100000000000000001', username: 'Hookgate', discriminator: '0', global_name: null, avatar: null, bot: true },
+        author: {
+          id: '1100000000000000001',
+          username: 'Hookgate',
+          discriminator: '0',
+          global_name: null,
+          avatar: null,
+          bot: true,
+        },
         content,
         timestamp: new Date().toISOString(),
         edited_timestamp: null,

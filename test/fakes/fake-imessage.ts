@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createFakeServer, type FakeServer, type RecordedRequest, type ScriptedResponse } from './create-fake-server.js';
+import {
+  createFakeServer,
+  type FakeServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from './create-fake-server.js';
 
 /** A message the fake accepted: `to` is the chat GUID it went to. */
 export interface AcceptedMessage {
@@ -29,7 +34,10 @@ export function blueBubblesError(
 }
 
 const badRequest = (reason: string): ScriptedResponse =>
-  blueBubblesError(400, "You've made a bad request! Please check your request params & body", { type: 'Validation Error', message: reason });
+  blueBubblesError(400, "You've made a bad request! Please check your request params & body", {
+    type: 'Validation Error',
+    message: reason,
+  });
 
 interface SendTextBody {
   chatGuid?: unknown;
@@ -39,7 +47,12 @@ interface SendTextBody {
 }
 
 /** A sent message as BlueBubbles serializes it (the fields a client reads). */
-function sentMessage(chatGuid: string, text: string, tempGuid: string | undefined, error: number): Record<string, unknown> {
+function sentMessage(
+  chatGuid: string,
+  text: string,
+  tempGuid: string | undefined,
+  error: number,
+): Record<string, unknown> {
   return {
     originalROWID: 4711,
     guid: randomUUID().toUpperCase(),
@@ -84,14 +97,21 @@ export function createFakeIMessage(options: {
     if (req.method !== 'POST' || url.pathname !== '/api/v1/message/text') return { status: 404, body: 'Not Found' };
     const token = url.searchParams.get('guid') ?? url.searchParams.get('password') ?? url.searchParams.get('token');
     if (token === null || token === '') {
-      return blueBubblesError(401, 'You are not authorized to access this resource', { type: 'Authentication Error', message: 'Missing server password!' });
+      return blueBubblesError(401, 'You are not authorized to access this resource', {
+        type: 'Authentication Error',
+        message: 'Missing server password!',
+      });
     }
     if (token.trim() !== options.password.trim()) {
-      return blueBubblesError(401, 'You are not authorized to access this resource', { type: 'Authentication Error', message: 'Unauthorized' });
+      return blueBubblesError(401, 'You are not authorized to access this resource', {
+        type: 'Authentication Error',
+        message: 'Unauthorized',
+      });
     }
     const body = (req.body ?? {}) as SendTextBody;
     if (typeof body.chatGuid !== 'string' || body.chatGuid === '') return badRequest('The chatGuid field is required.');
-    if (body.tempGuid !== undefined && typeof body.tempGuid !== 'string') return badRequest('The tempGuid must be a string.');
+    if (body.tempGuid !== undefined && typeof body.tempGuid !== 'string')
+      return badRequest('The tempGuid must be a string.');
     const tempGuid = typeof body.tempGuid === 'string' && body.tempGuid !== '' ? body.tempGuid : undefined;
     if (body.message === undefined) return badRequest('The message field must be present.');
     if (typeof body.message !== 'string') return badRequest('The message must be a string.');
@@ -102,10 +122,17 @@ export function createFakeIMessage(options: {
     if (method === 'apple-script' && tempGuid === undefined) {
       return badRequest("A 'tempGuid' is required when sending via AppleScript");
     }
-    if (body.message === '') return badRequest(`A 'message' is required when sending via ${method === 'apple-script' ? 'AppleScript' : 'the Private API'}`);
-    if (body.message.length > maxChars) return badRequest(`Message is ${body.message.length} characters, over the fake's ${maxChars}`);
+    if (body.message === '')
+      return badRequest(
+        `A 'message' is required when sending via ${method === 'apple-script' ? 'AppleScript' : 'the Private API'}`,
+      );
+    if (body.message.length > maxChars)
+      return badRequest(`Message is ${body.message.length} characters, over the fake's ${maxChars}`);
     if (!body.chatGuid.includes(';')) {
-      return blueBubblesError(500, 'Message Send Error', { type: 'iMessage Error', message: `Invalid GUID! Can't send message to: ${body.chatGuid}` });
+      return blueBubblesError(500, 'Message Send Error', {
+        type: 'iMessage Error',
+        message: `Invalid GUID! Can't send message to: ${body.chatGuid}`,
+      });
     }
     const address = body.chatGuid.split(';-;')[1];
     if (address !== undefined && unreachable.has(address)) {
@@ -117,7 +144,10 @@ export function createFakeIMessage(options: {
       );
     }
     messages.push({ to: body.chatGuid, text: body.message });
-    return { status: 200, body: { status: 200, message: 'Message sent!', data: sentMessage(body.chatGuid, body.message, tempGuid, 0) } };
+    return {
+      status: 200,
+      body: { status: 200, message: 'Message sent!', data: sentMessage(body.chatGuid, body.message, tempGuid, 0) },
+    };
   };
   return createFakeServer(handle).then((server) => Object.assign(server, { messages }));
 }

@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createFakeServer, type FakeServer, type RecordedRequest, type ScriptedResponse } from './create-fake-server.js';
+import {
+  createFakeServer,
+  type FakeServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from './create-fake-server.js';
 
 /** A message the fake accepted. */
 export interface AcceptedMessage {
@@ -21,7 +26,10 @@ export function mattermostId(): string {
 
 /** An error the way the v4 API writes it: `{id, message, detailed_error, request_id, status_code}`. */
 export function mattermostError(status: number, id: string, message: string, detailedError = ''): ScriptedResponse {
-  return { status, body: { id, message, detailed_error: detailedError, request_id: mattermostId(), status_code: status } };
+  return {
+    status,
+    body: { id, message, detailed_error: detailedError, request_id: mattermostId(), status_code: status },
+  };
 }
 
 /**
@@ -55,23 +63,47 @@ interface CreatePostBody {
  * 403 permissions (what the server says for a channel the bot cannot post in, or that does not
  * exist), 400 `model.post.is_valid.msg.app_error` past 16,383 runes, 201 with the Post.
  */
-export async function createFakeMattermost(options: { token: string; channelIds: string[]; delayMs?: number }): Promise<FakeMattermost> {
+export async function createFakeMattermost(options: {
+  token: string;
+  channelIds: string[];
+  delayMs?: number;
+}): Promise<FakeMattermost> {
   const messages: AcceptedMessage[] = [];
   const botUserId = mattermostId();
   const server = await createFakeServer((req: RecordedRequest) => {
-    if (!req.path.startsWith('/api/v4/')) return mattermostError(404, 'api.context.404.app_error', 'Sorry, we could not find the page.');
+    if (!req.path.startsWith('/api/v4/'))
+      return mattermostError(404, 'api.context.404.app_error', 'Sorry, we could not find the page.');
     const auth = /^(bearer|token) (.+)$/i.exec(req.headers.authorization ?? '');
     if (auth === null || auth[2] !== options.token) {
-      return mattermostError(401, 'api.context.session_expired.app_error', 'Invalid or expired session, please login again.');
+      return mattermostError(
+        401,
+        'api.context.session_expired.app_error',
+        'Invalid or expired session, please login again.',
+      );
     }
-    if (req.path !== '/api/v4/posts') return mattermostError(404, 'api.context.404.app_error', 'Sorry, we could not find the page.');
+    if (req.path !== '/api/v4/posts')
+      return mattermostError(404, 'api.context.404.app_error', 'Sorry, we could not find the page.');
     if (req.method !== 'POST') return mattermostError(405, 'api.context.405.app_error', 'Method not allowed.');
     const body = req.body as CreatePostBody | null;
-    if (body === null || typeof body !== 'object' || typeof body.channel_id !== 'string' || typeof body.message !== 'string') {
-      return mattermostError(400, 'api.context.invalid_body_param.app_error', 'Invalid or missing post in request body.');
+    if (
+      body === null ||
+      typeof body !== 'object' ||
+      typeof body.channel_id !== 'string' ||
+      typeof body.message !== 'string'
+    ) {
+      return mattermostError(
+        400,
+        'api.context.invalid_body_param.app_error',
+        'Invalid or missing post in request body.',
+      );
     }
     if (!options.channelIds.includes(body.channel_id)) {
-      return mattermostError(403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.', `userId=${botUserId}, permission=create_post`);
+      return mattermostError(
+        403,
+        'api.context.permissions.app_error',
+        'You do not have the appropriate permissions.',
+        `userId=${botUserId}, permission=create_post`,
+      );
     }
     if ([...body.message].length > MAX_MESSAGE_RUNES) {
       return mattermostError(400, 'model.post.is_valid.msg.app_error', 'Invalid message', 'id=');

@@ -1,5 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createFakeServer, type FakeServer, type RecordedRequest, type ScriptedResponse } from './create-fake-server.js';
+import {
+  createFakeServer,
+  type FakeServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from './create-fake-server.js';
 
 /** A message the fake accepted: `to` is the (decoded) conversation id. */
 export interface AcceptedMessage {
@@ -41,17 +46,30 @@ export function entraError(status: number, error: string, aadsts: number, descri
 export function tokenAnswer(accessToken: string, expiresInSeconds = 3599): ScriptedResponse {
   return {
     status: 200,
-    body: { token_type: 'Bearer', expires_in: expiresInSeconds, ext_expires_in: expiresInSeconds, access_token: accessToken },
+    body: {
+      token_type: 'Bearer',
+      expires_in: expiresInSeconds,
+      ext_expires_in: expiresInSeconds,
+      access_token: accessToken,
+    },
   };
 }
 
 /** A Bot Connector error: `{error: {code, message}}`. */
-export function connectorError(status: number, code: string, message: string, headers?: Record<string, string>): ScriptedResponse {
+export function connectorError(
+  status: number,
+  code: string,
+  message: string,
+  headers?: Record<string, string>,
+): ScriptedResponse {
   return { status, body: { error: { code, message } }, ...(headers === undefined ? {} : { headers }) };
 }
 
 /** The connector's 401, which comes from ASP.NET's authorization filter rather than its error model. */
-export const CONNECTOR_UNAUTHORIZED: ScriptedResponse = { status: 401, body: { message: 'Authorization has been denied for this request.' } };
+export const CONNECTOR_UNAUTHORIZED: ScriptedResponse = {
+  status: 401,
+  body: { message: 'Authorization has been denied for this request.' },
+};
 
 interface ActivityBody {
   type?: unknown;
@@ -95,8 +113,16 @@ export function createFakeMsTeams(options: {
   const messages: AcceptedMessage[] = [];
 
   const issueToken = (req: RecordedRequest): ScriptedResponse => {
-    if (!String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded') || typeof req.body !== 'string') {
-      return entraError(400, 'invalid_request', 900144, "The request body must contain the following parameter: 'grant_type'.");
+    if (
+      !String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded') ||
+      typeof req.body !== 'string'
+    ) {
+      return entraError(
+        400,
+        'invalid_request',
+        900144,
+        "The request body must contain the following parameter: 'grant_type'.",
+      );
     }
     const form = new URLSearchParams(req.body);
     if (form.get('grant_type') !== 'client_credentials') {
@@ -142,11 +168,16 @@ export function createFakeMsTeams(options: {
     if (body.textFormat !== undefined && (typeof body.textFormat !== 'string' || !TEXT_FORMATS.has(body.textFormat))) {
       return connectorError(400, 'BadArgument', 'Invalid textFormat');
     }
-    if (Buffer.byteLength(JSON.stringify(body)) > maxBytes) return connectorError(413, 'MessageSizeTooBig', 'Message size too large');
+    if (Buffer.byteLength(JSON.stringify(body)) > maxBytes)
+      return connectorError(413, 'MessageSizeTooBig', 'Message size too large');
     if (conversations !== undefined && !conversations.has(conversationId)) {
       return connectorError(404, 'ConversationNotFound', 'Conversation not found.');
     }
-    messages.push({ to: conversationId, text: body.text, textFormat: typeof body.textFormat === 'string' ? body.textFormat : undefined });
+    messages.push({
+      to: conversationId,
+      text: body.text,
+      textFormat: typeof body.textFormat === 'string' ? body.textFormat : undefined,
+    });
     return { status: 201, body: { id: String(1_700_000_000_000 + messages.length) } };
   };
 

@@ -1,9 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { createFakeServer, type FakeServer, type RecordedRequest, type ScriptedResponse } from './create-fake-server.js';
+import {
+  createFakeServer,
+  type FakeServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from './create-fake-server.js';
 
 /** An error body the way the OpenAI API writes it. */
-export function openAiError(status: number, message: string, type: string, code: string | null = null, headers?: Record<string, string>): ScriptedResponse {
-  return { status, body: { error: { message, type, param: null, code } }, ...(headers === undefined ? {} : { headers }) };
+export function openAiError(
+  status: number,
+  message: string,
+  type: string,
+  code: string | null = null,
+  headers?: Record<string, string>,
+): ScriptedResponse {
+  return {
+    status,
+    body: { error: { message, type, param: null, code } },
+    ...(headers === undefined ? {} : { headers }),
+  };
 }
 
 interface ChatBody {
@@ -35,14 +50,20 @@ export function createFakeOpenAi(options: {
       return openAiError(401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
     }
     const body = req.body as ChatBody | null;
-    if (body === null || typeof body !== 'object') return openAiError(400, 'We could not parse the JSON body of your request.', 'invalid_request_error');
-    if (typeof body.model !== 'string') return openAiError(400, "you must provide a model parameter", 'invalid_request_error');
+    if (body === null || typeof body !== 'object')
+      return openAiError(400, 'We could not parse the JSON body of your request.', 'invalid_request_error');
+    if (typeof body.model !== 'string')
+      return openAiError(400, 'you must provide a model parameter', 'invalid_request_error');
     if (!Array.isArray(body.messages) || body.messages.length === 0) {
       return openAiError(400, "[] is too short - 'messages'", 'invalid_request_error');
     }
     for (const m of body.messages) {
       if (typeof m.role !== 'string' || !ROLES.has(m.role) || typeof m.content !== 'string') {
-        return openAiError(400, "Invalid value for 'messages': each message needs a role and string content.", 'invalid_request_error');
+        return openAiError(
+          400,
+          "Invalid value for 'messages': each message needs a role and string content.",
+          'invalid_request_error',
+        );
       }
     }
     if (body.reasoning_effort !== undefined && !EFFORTS.has(String(body.reasoning_effort))) {
@@ -57,7 +78,14 @@ export function createFakeOpenAi(options: {
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model: body.model,
-        choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: text, refusal: null },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
         usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
         system_fingerprint: 'fp_fake',
       },

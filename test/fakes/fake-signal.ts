@@ -1,4 +1,9 @@
-import { createFakeServer, type FakeServer, type RecordedRequest, type ScriptedResponse } from './create-fake-server.js';
+import {
+  createFakeServer,
+  type FakeServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from './create-fake-server.js';
 
 /** A message the fake accepted. */
 export interface AcceptedMessage {
@@ -57,7 +62,12 @@ export function createFakeSignal(options: {
     // gin's own 404 is plain text; the fake keeps it as a JSON string.
     if (req.method !== 'POST' || req.path !== '/v2/send') return { status: 404, body: '404 page not found' };
     const body = req.body as SendV2Body | null;
-    if (body === null || typeof body !== 'object' || typeof body.message !== 'string' || typeof body.number !== 'string') {
+    if (
+      body === null ||
+      typeof body !== 'object' ||
+      typeof body.message !== 'string' ||
+      typeof body.number !== 'string'
+    ) {
       return signalError(400, "Couldn't process request - invalid request");
     }
     if (!Array.isArray(body.recipients) || body.recipients.length === 0) {
@@ -66,10 +76,14 @@ export function createFakeSignal(options: {
     if (body.number === '') return signalError(400, "Couldn't process request - please provide a valid number");
     if (body.number !== options.account) return signalError(400, `User ${body.number} is not registered.`);
     const to = body.recipients[0];
-    if (body.recipients.length !== 1 || typeof to !== 'string') return signalError(400, "Couldn't process request - invalid request");
+    if (body.recipients.length !== 1 || typeof to !== 'string')
+      return signalError(400, "Couldn't process request - invalid request");
     if (!registered.has(to)) return signalError(400, `The user ${to} is not registered.`);
     if (body.message.length > maxChars) {
-      return signalError(400, `Failed to send message: body is ${body.message.length} characters, over the fake's ${maxChars}`);
+      return signalError(
+        400,
+        `Failed to send message: body is ${body.message.length} characters, over the fake's ${maxChars}`,
+      );
     }
     messages.push({ to, text: body.message });
     return { status: 201, body: { timestamp: String(1_700_000_000_000 + messages.length) } };

@@ -1,4 +1,9 @@
-import { createFakeServer, type FakeServer, type RecordedRequest, type ScriptedResponse } from './create-fake-server.js';
+import {
+  createFakeServer,
+  type FakeServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from './create-fake-server.js';
 
 /** A message the fake accepted. */
 export interface AcceptedMessage {
@@ -14,7 +19,11 @@ export interface FakeSlack extends FakeServer {
 export function slackError(error: string, options: { status?: number; messages?: string[] } = {}): ScriptedResponse {
   return {
     status: options.status ?? 200,
-    body: { ok: false, error, ...(options.messages === undefined ? {} : { response_metadata: { messages: options.messages } }) },
+    body: {
+      ok: false,
+      error,
+      ...(options.messages === undefined ? {} : { response_metadata: { messages: options.messages } }),
+    },
   };
 }
 
@@ -37,7 +46,11 @@ interface PostMessageBody {
  * characters; the live API may truncate with a `message_truncated` warning instead, the fake
  * refuses so a test can see the limit), and `missing_charset` as a warning on success.
  */
-export async function createFakeSlack(options: { botToken: string; channels: string[]; delayMs?: number }): Promise<FakeSlack> {
+export async function createFakeSlack(options: {
+  botToken: string;
+  channels: string[];
+  delayMs?: number;
+}): Promise<FakeSlack> {
   const messages: AcceptedMessage[] = [];
   let seq = 100;
   const server = await createFakeServer((req: RecordedRequest) => {
@@ -56,7 +69,9 @@ export async function createFakeSlack(options: { botToken: string; channels: str
     if (!options.channels.includes(body.channel)) return slackError('channel_not_found');
     messages.push({ to: body.channel, text: body.text });
     const ts = `${Math.floor(Date.now() / 1000)}.${String(seq++).padStart(6, '0')}`;
-    const warning = /charset=utf-8/i.test(contentType) ? {} : { warning: 'missing_charset', response_metadata: { warnings: ['missing_charset'] } };
+    const warning = /charset=utf-8/i.test(contentType)
+      ? {}
+      : { warning: 'missing_charset', response_metadata: { warnings: ['missing_charset'] } };
     return {
       status: 200,
       ...(options.delayMs === undefined ? {} : { delayMs: options.delayMs }),
@@ -64,7 +79,15 @@ export async function createFakeSlack(options: { botToken: string; channels: str
         ok: true,
         channel: body.channel,
         ts,
-        message: { type: 'message', subtype: 'bot_message', text: body.text, ts, user: 'U0HOOKGATE', bot_id: 'B0HOOKGATE', app_id: 'A0HOOKGATE' },
+        message: {
+          type: 'message',
+          subtype: 'bot_message',
+          text: body.text,
+          ts,
+          user: 'U0HOOKGATE',
+          bot_id: 'B0HOOKGATE',
+          app_id: 'A0HOOKGATE',
+        },
         ...warning,
       },
     };

@@ -1,4 +1,9 @@
-import { createFakeServer, type FakeServer, type RecordedRequest, type ScriptedResponse } from './create-fake-server.js';
+import {
+  createFakeServer,
+  type FakeServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from './create-fake-server.js';
 
 /** A message the fake accepted. */
 export interface AcceptedMessage {
@@ -16,7 +21,10 @@ export function telegramError(
   description: string,
   parameters?: { retry_after?: number; migrate_to_chat_id?: number },
 ): ScriptedResponse {
-  return { status, body: { ok: false, error_code: status, description, ...(parameters === undefined ? {} : { parameters }) } };
+  return {
+    status,
+    body: { ok: false, error_code: status, description, ...(parameters === undefined ? {} : { parameters }) },
+  };
 }
 
 /** A 429 with `parameters.retry_after`, the Bot API's only retry hint. */
@@ -39,7 +47,11 @@ interface SendMessageBody {
  * shapes: 401 for a wrong token, 400 "chat not found", "message text is empty", "message is too
  * long" (over 4096 UTF-16 units).
  */
-export async function createFakeTelegram(options: { botToken: string; chatIds: string[]; delayMs?: number }): Promise<FakeTelegram> {
+export async function createFakeTelegram(options: {
+  botToken: string;
+  chatIds: string[];
+  delayMs?: number;
+}): Promise<FakeTelegram> {
   const messages: AcceptedMessage[] = [];
   let nextMessageId = 1;
   const server = await createFakeServer((req: RecordedRequest) => {
@@ -54,7 +66,8 @@ export async function createFakeTelegram(options: { botToken: string; chatIds: s
     const chatId = typeof body.chat_id === 'number' ? String(body.chat_id) : body.chat_id;
     if (chatId === undefined || chatId === '') return telegramError(400, 'Bad Request: chat_id is empty');
     if (typeof chatId !== 'string') return telegramError(400, 'Bad Request: invalid chat_id');
-    if (typeof body.text !== 'string' || body.text.trim() === '') return telegramError(400, 'Bad Request: message text is empty');
+    if (typeof body.text !== 'string' || body.text.trim() === '')
+      return telegramError(400, 'Bad Request: message text is empty');
     if (body.text.length > MAX_TEXT_CHARS) return telegramError(400, 'Bad Request: message is too long');
     if (!options.chatIds.includes(chatId)) return telegramError(400, 'Bad Request: chat not found');
     messages.push({ to: chatId, text: body.text });
@@ -66,10 +79,16 @@ export async function createFakeTelegram(options: { botToken: string; chatIds: s
         ok: true,
         result: {
           message_id: nextMessageId++,
-          from: { id: Number(options.botToken.split(':')[0]), is_bot: true, first_name: 'Hookgate', username: 'hookgate_bot' },
-          chat: numericId > 0
-            ? { id: numericId, first_name: 'Ada', type: 'private' }
-            : { id: numericId, title: 'Ops', type: chatId.startsWith('@') ? 'channel' : 'supergroup' },
+          from: {
+            id: Number(options.botToken.split(':')[0]),
+            is_bot: true,
+            first_name: 'Hookgate',
+            username: 'hookgate_bot',
+          },
+          chat:
+            numericId > 0
+              ? { id: numericId, first_name: 'Ada', type: 'private' }
+              : { id: numericId, title: 'Ops', type: chatId.startsWith('@') ? 'channel' : 'supergroup' },
           date: Math.floor(Date.now() / 1000),
           text: body.text,
         },

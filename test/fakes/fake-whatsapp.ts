@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createFakeServer, type FakeServer, type RecordedRequest, type ScriptedResponse } from './create-fake-server.js';
+import {
+  createFakeServer,
+  type FakeServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from './create-fake-server.js';
 
 /** A message the fake accepted. */
 export interface AcceptedMessage {
@@ -29,7 +34,9 @@ export function whatsappError(
         message: error.message,
         type: error.type ?? 'OAuthException',
         code: error.code,
-        ...(error.details === undefined ? {} : { error_data: { messaging_product: 'whatsapp', details: error.details } }),
+        ...(error.details === undefined
+          ? {}
+          : { error_data: { messaging_product: 'whatsapp', details: error.details } }),
         ...(error.subcode === undefined ? {} : { error_subcode: error.subcode }),
         fbtrace_id: fbtraceId(),
       },
@@ -40,11 +47,16 @@ export function whatsappError(
 
 /** 130429, Cloud API throughput reached. Meta sends it with HTTP 400; tests may pick another status. */
 export function whatsappThroughputLimit(status = 400, headers?: Record<string, string>): ScriptedResponse {
-  return whatsappError(status, {
-    code: 130429,
-    message: '(#130429) Rate limit hit',
-    details: 'Message failed to send because there were too many messages sent from this phone number in a short period of time',
-  }, headers);
+  return whatsappError(
+    status,
+    {
+      code: 130429,
+      message: '(#130429) Rate limit hit',
+      details:
+        'Message failed to send because there were too many messages sent from this phone number in a short period of time',
+    },
+    headers,
+  );
 }
 
 /** 131056, too many messages from this business number to the same user (HTTP 400). */
@@ -52,7 +64,8 @@ export function whatsappPairRateLimit(): ScriptedResponse {
   return whatsappError(400, {
     code: 131056,
     message: '(#131056) (Business Account, Consumer Account) pair rate limit hit',
-    details: 'Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time',
+    details:
+      'Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time',
   });
 }
 
@@ -104,12 +117,16 @@ export function createFakeWhatsApp(options: {
     if (body.messaging_product !== 'whatsapp') {
       return whatsappError(400, { code: 100, message: '(#100) The parameter messaging_product is required.' });
     }
-    if (typeof body.to !== 'string' || body.to === '') return whatsappError(400, { code: 100, message: '(#100) The parameter to is required.' });
-    if (body.recipient_type !== undefined && body.recipient_type !== 'individual') return invalidParameter("Param recipient_type must be 'individual'");
+    if (typeof body.to !== 'string' || body.to === '')
+      return whatsappError(400, { code: 100, message: '(#100) The parameter to is required.' });
+    if (body.recipient_type !== undefined && body.recipient_type !== 'individual')
+      return invalidParameter("Param recipient_type must be 'individual'");
     if (body.type !== 'text') return invalidParameter("This fake accepts only type 'text'");
     const text = body.text?.body;
-    if (typeof text !== 'string' || text === '') return invalidParameter("Param text['body'] must be a non-empty string");
-    if (text.length > maxChars) return invalidParameter(`Param text['body'] must be at most ${maxChars} characters long.`);
+    if (typeof text !== 'string' || text === '')
+      return invalidParameter("Param text['body'] must be a non-empty string");
+    if (text.length > maxChars)
+      return invalidParameter(`Param text['body'] must be at most ${maxChars} characters long.`);
     if (body.text?.preview_url !== undefined && typeof body.text.preview_url !== 'boolean') {
       return invalidParameter("Param text['preview_url'] must be a boolean");
     }
@@ -117,7 +134,8 @@ export function createFakeWhatsApp(options: {
       return whatsappError(400, {
         code: 131030,
         message: '(#131030) Recipient phone number not in allowed list',
-        details: 'Recipient phone number not in allowed list: Add recipient phone number to recipient list and try again.',
+        details:
+          'Recipient phone number not in allowed list: Add recipient phone number to recipient list and try again.',
       });
     }
     messages.push({ to: body.to, text });

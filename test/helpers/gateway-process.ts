@@ -65,7 +65,10 @@ export interface CliResult {
 }
 
 /** Runs `node dist/bundle/main.js <args>` to completion (killed after `timeoutMs`). */
-export async function runHookgate(args: readonly string[], options: { env?: Env; timeoutMs?: number; cwd?: string } = {}): Promise<CliResult> {
+export async function runHookgate(
+  args: readonly string[],
+  options: { env?: Env; timeoutMs?: number; cwd?: string } = {},
+): Promise<CliResult> {
   const child = spawn(process.execPath, [MAIN_JS, ...args], {
     env: childEnv(options.env),
     cwd: options.cwd ?? process.cwd(),
@@ -163,7 +166,9 @@ export async function spawnGateway(
   while (Date.now() < deadline) {
     if (gone) {
       const { code, signal } = await exited;
-      throw new Error(`gateway exited before it was ready (code ${code}, signal ${signal})\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+      throw new Error(
+        `gateway exited before it was ready (code ${code}, signal ${signal})\nstdout:\n${stdout}\nstderr:\n${stderr}`,
+      );
     }
     if ((await healthStatus(port)) === 200) return proc;
     await new Promise((r) => setTimeout(r, 50));

@@ -76,7 +76,12 @@ export function send(port: number, path: string, options: SendOptions = {}): Pro
 }
 
 /** POSTs a JSON body with the default token. */
-export function post(port: number, path: string, body: unknown, options: Omit<SendOptions, 'body'> = {}): Promise<HttpResult> {
+export function post(
+  port: number,
+  path: string,
+  body: unknown,
+  options: Omit<SendOptions, 'body'> = {},
+): Promise<HttpResult> {
   return send(port, path, { ...options, body });
 }
 
@@ -137,6 +142,8 @@ export function rawExchange(
       tryParse();
     });
     socket.on('error', (error) => finish(error));
-    socket.on('close', () => finish(new Error(`connection closed before a complete response (${received.length} bytes)`)));
+    socket.on('close', () =>
+      finish(new Error(`connection closed before a complete response (${received.length} bytes)`)),
+    );
   });
 }

@@ -13,14 +13,21 @@ export function parseMetrics(text: string): MetricSample[] {
     const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
     if (m === null) throw new Error(`not a sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     samples.push({ name: m[1]!, labels, value: Number(m[3]) });
   }
   return samples;
 }
 
 /** The value of the sample with exactly these labels (others absent), or `undefined`. */
-export function metricValue(samples: readonly MetricSample[], name: string, labels: Record<string, string> = {}): number | undefined {
+export function metricValue(
+  samples: readonly MetricSample[],
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   const want = Object.entries(labels);
-  return samples.find((s) => s.name === name && Object.keys(s.labels).length === want.length && want.every(([k, v]) => s.labels[k] === v))?.value;
+  return samples.find(
+    (s) => s.name === name && Object.keys(s.labels).length === want.length && want.every(([k, v]) => s.labels[k] === v),
+  )?.value;
 }

@@ -31,7 +31,12 @@ export function signSlack(secret: string, body: string, unixSeconds: number): He
 }
 
 /** Standard Webhooks `v1,`: base64 HMAC-SHA256 of `<id>.<ts>.<body>` keyed with the decoded `whsec_` secret. */
-export function signStandardWebhooks(secret: string, body: string, unixSeconds: number, id = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W'): Headers {
+export function signStandardWebhooks(
+  secret: string,
+  body: string,
+  unixSeconds: number,
+  id = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
+): Headers {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   const signature = createHmac('sha256', key).update(`${id}.${unixSeconds}.${body}`).digest('base64');
   return { 'webhook-id': id, 'webhook-timestamp': String(unixSeconds), 'webhook-signature': `v1,${signature}` };
@@ -45,7 +50,12 @@ export function createEd25519Keys(): { privateKey: KeyObject; publicKey: string 
 }
 
 /** Standard Webhooks `v1a,`: base64 Ed25519 signature of `<id>.<ts>.<body>`. */
-export function signStandardWebhooksEd25519(privateKey: KeyObject, body: string, unixSeconds: number, id = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W'): Headers {
+export function signStandardWebhooksEd25519(
+  privateKey: KeyObject,
+  body: string,
+  unixSeconds: number,
+  id = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
+): Headers {
   const signature = sign(null, Buffer.from(`${id}.${unixSeconds}.${body}`), privateKey).toString('base64');
   return { 'webhook-id': id, 'webhook-timestamp': String(unixSeconds), 'webhook-signature': `v1a,${signature}` };
 }
@@ -56,6 +66,8 @@ export function signHmac(
   body: string,
   options: { header: string; algorithm?: string; encoding?: 'hex' | 'base64'; prefix?: string },
 ): Headers {
-  const digest = createHmac(options.algorithm ?? 'sha256', secret).update(body).digest(options.encoding ?? 'hex');
+  const digest = createHmac(options.algorithm ?? 'sha256', secret)
+    .update(body)
+    .digest(options.encoding ?? 'hex');
   return { [options.header]: `${options.prefix ?? ''}${digest}` };
 }

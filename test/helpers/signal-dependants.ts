@@ -5,5 +5,5 @@
 export function signalDependants(source: AbortSignal): number | undefined {
   const key = Object.getOwnPropertySymbols(source).find((s) => s.description === 'kDependantSignals');
   if (key === undefined) return undefined;
-  return ((source as unknown as Record<symbol, Set<unknown> | undefined>)[key])?.size ?? 0;
+  return (source as unknown as Record<symbol, Set<unknown> | undefined>)[key]?.size ?? 0;
 }

@@ -7,7 +7,9 @@ export interface SqliteFixture extends StoreFixture {
   raw: Database.Database;
 }
 
-export async function createSqliteFixture(options: Parameters<typeof createStoreFixture>[1] = {}): Promise<SqliteFixture> {
+export async function createSqliteFixture(
+  options: Parameters<typeof createStoreFixture>[1] = {},
+): Promise<SqliteFixture> {
   const f = await createStoreFixture('sqlite', options);
   const path = (f.config as { path: string }).path;
   const raw = new Database(path, { readonly: true });

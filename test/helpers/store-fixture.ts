@@ -64,10 +64,16 @@ export function uniqueSchema(prefix = 'hg_test'): string {
 export function createStoreConfig(driver: Driver): { config: StoreConfig; cleanup(): Promise<void> } {
   if (driver === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'hookgate-store-'));
-    return { config: StoreSchema.parse({ driver: 'sqlite', path: join(dir, 'h.db'), sync: 'normal' }), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+    return {
+      config: StoreSchema.parse({ driver: 'sqlite', path: join(dir, 'h.db'), sync: 'normal' }),
+      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    };
   }
   const schema = uniqueSchema();
-  return { config: StoreSchema.parse({ driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 4 }), cleanup: () => dropSchema(schema) };
+  return {
+    config: StoreSchema.parse({ driver: 'postgres', url: POSTGRES_URL, schema, poolSize: 4 }),
+    cleanup: () => dropSchema(schema),
+  };
 }
 
 /**
@@ -77,7 +83,8 @@ export function createStoreConfig(driver: Driver): { config: StoreConfig; cleanu
  * stamps after a digest turn.
  */
 export async function createStoreFixture(
-  driver: Driver, options: { leaseClock?: Clock; heldMarkBatch?: number; claimScan?: number; consumeStampBatch?: number } = {},
+  driver: Driver,
+  options: { leaseClock?: Clock; heldMarkBatch?: number; claimScan?: number; consumeStampBatch?: number } = {},
 ): Promise<StoreFixture> {
   const clock = createManualClock();
   const leaseClock = options.leaseClock ?? clock;
@@ -85,7 +92,8 @@ export async function createStoreFixture(
   const opened: Store[] = [];
   const open = async (mode: StoreMode = 'serve'): Promise<Store> => {
     const s = await createStore(config, {
-      mode, clock: leaseClock,
+      mode,
+      clock: leaseClock,
       ...(options.heldMarkBatch === undefined ? {} : { heldMarkBatch: options.heldMarkBatch }),
       ...(options.claimScan === undefined ? {} : { claimScan: options.claimScan }),
       ...(options.consumeStampBatch === undefined ? {} : { consumeStampBatch: options.consumeStampBatch }),
@@ -95,7 +103,11 @@ export async function createStoreFixture(
   };
   const store = await open('serve');
   return {
-    driver, config, store, clock, open,
+    driver,
+    config,
+    store,
+    clock,
+    open,
     async dispose() {
       for (const s of opened.reverse()) await s.close().catch(() => undefined);
       await cleanup();

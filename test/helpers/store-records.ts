@@ -1,5 +1,12 @@
 import { createIds } from '../../src/common/ids.js';
-import type { ClaimedRun, NewDelivery, NewRun, NewSystemEvent, RunCompletion, TranscriptEntry } from '../../src/store/index.js';
+import type {
+  ClaimedRun,
+  NewDelivery,
+  NewRun,
+  NewSystemEvent,
+  RunCompletion,
+  TranscriptEntry,
+} from '../../src/store/index.js';
 
 /** Records for store tests, with every field filled. */
 export const ids = createIds();
@@ -7,16 +14,43 @@ export const source = { hook: 'agent', external: true, allowUnsafeExternalConten
 export const MAIN = 'agent:main:main';
 
 export const newEvent = (text: string, o: Partial<NewSystemEvent> = {}): NewSystemEvent => ({
-  id: ids.next(), agentId: 'main', sessionKey: MAIN, text, mode: 'now', source, createdAt: 5, ...o,
+  id: ids.next(),
+  agentId: 'main',
+  sessionKey: MAIN,
+  text,
+  mode: 'now',
+  source,
+  createdAt: 5,
+  ...o,
 });
 
 export const newRun = (sessionKey: string, o: Partial<NewRun> = {}): NewRun => ({
-  id: ids.next(), agentId: 'main', sessionKey, message: 'm', name: 'agent', wakeMode: 'now', deliver: true,
-  channel: 'telegram', to: '42', model: 'echo/echo', thinking: 'low', timeoutSeconds: 30, source, createdAt: 1, ...o,
+  id: ids.next(),
+  agentId: 'main',
+  sessionKey,
+  message: 'm',
+  name: 'agent',
+  wakeMode: 'now',
+  deliver: true,
+  channel: 'telegram',
+  to: '42',
+  model: 'echo/echo',
+  thinking: 'low',
+  timeoutSeconds: 30,
+  source,
+  createdAt: 1,
+  ...o,
 });
 
 export const newDelivery = (o: Partial<NewDelivery> = {}): NewDelivery => ({
-  id: ids.next(), agentId: 'main', channel: 'telegram', to: '42', text: 'hello', runId: null, createdAt: 1, ...o,
+  id: ids.next(),
+  agentId: 'main',
+  channel: 'telegram',
+  to: '42',
+  text: 'hello',
+  runId: null,
+  createdAt: 1,
+  ...o,
 });
 
 export const turn = (sessionKey: string, turnId: string, at = 10): TranscriptEntry[] => [
@@ -25,7 +59,13 @@ export const turn = (sessionKey: string, turnId: string, at = 10): TranscriptEnt
 ];
 
 export const completion = (r: ClaimedRun, o: Partial<RunCompletion> = {}): RunCompletion => ({
-  runId: r.id, claimId: r.claimId, state: 'succeeded', finishedAt: 10, model: 'echo/echo', reply: 'done', error: null,
+  runId: r.id,
+  claimId: r.claimId,
+  state: 'succeeded',
+  finishedAt: 10,
+  model: 'echo/echo',
+  reply: 'done',
+  error: null,
   transcript: turn(r.sessionKey, r.id),
   summary: newEvent('Hook agent: done', { mode: r.wakeMode }),
   delivery: newDelivery({ runId: r.id, text: 'done' }),

@@ -23,7 +23,9 @@ export function writePendingEvents(path: string, events: Iterable<RawEvent>): nu
       `INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at)
         VALUES (?, 'main', '${MAIN}', ?, 'next-heartbeat', ?, ?)`,
     );
-    return db.transaction(() => Array.from(events, (e) => Number(add.run(e.id, e.text, e.source, e.createdAt).lastInsertRowid)))();
+    return db.transaction(() =>
+      Array.from(events, (e) => Number(add.run(e.id, e.text, e.source, e.createdAt).lastInsertRowid)),
+    )();
   } finally {
     db.close();
   }

@@ -17,16 +17,34 @@ export const time = (ms) => (ms === null || ms === undefined ? '—' : new Date(
 export const link = (href, text) => el('a', { href }, text);
 
 export function badge(text, status) {
-  const cls = typeof status === 'number'
-    ? (status < 300 ? 'ok' : status < 500 ? 'warn' : 'bad')
-    : ({ succeeded: 'ok', sent: 'ok', failed: 'bad', timed_out: 'bad', skipped: 'warn', held: 'warn', queued: '', running: '', pending: '' })[status] ?? '';
+  const cls =
+    typeof status === 'number'
+      ? status < 300
+        ? 'ok'
+        : status < 500
+          ? 'warn'
+          : 'bad'
+      : ({
+          succeeded: 'ok',
+          sent: 'ok',
+          failed: 'bad',
+          timed_out: 'bad',
+          skipped: 'warn',
+          held: 'warn',
+          queued: '',
+          running: '',
+          pending: '',
+        }[status] ?? '');
   return el('span', { className: `badge ${cls}` }, text);
 }
 
 export function table(headers, rows) {
-  return el('table', {},
+  return el(
+    'table',
+    {},
     el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', {}, h)))),
-    el('tbody', {}, ...rows));
+    el('tbody', {}, ...rows),
+  );
 }
 
 export function row(cells, href, testId) {

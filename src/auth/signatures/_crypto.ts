@@ -37,12 +37,18 @@ export function sameDigest(expected: Buffer, received: Buffer | undefined): bool
 }
 
 /** Whether a Unix-seconds timestamp is within `toleranceSeconds` of now, in either direction. */
-export function checkTimestamp(text: string | undefined, nowMs: number, toleranceSeconds: number): VerifyResult | number {
+export function checkTimestamp(
+  text: string | undefined,
+  nowMs: number,
+  toleranceSeconds: number,
+): VerifyResult | number {
   if (text === undefined || !/^\d{1,12}$/.test(text)) return { ok: false, reason: 'missing or malformed timestamp' };
   const seconds = Number(text);
   const skew = nowMs / 1000 - seconds;
-  if (skew > toleranceSeconds) return { ok: false, reason: `timestamp is older than ${toleranceSeconds} s (a replay?)` };
-  if (skew < -toleranceSeconds) return { ok: false, reason: `timestamp is more than ${toleranceSeconds} s in the future` };
+  if (skew > toleranceSeconds)
+    return { ok: false, reason: `timestamp is older than ${toleranceSeconds} s (a replay?)` };
+  if (skew < -toleranceSeconds)
+    return { ok: false, reason: `timestamp is more than ${toleranceSeconds} s in the future` };
   return seconds;
 }
 

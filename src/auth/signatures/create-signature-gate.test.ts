@@ -15,9 +15,21 @@ const body = '{"id":"evt_9"}';
 
 describe('createSignatureGate', () => {
   it('finds the mappings with verify that may serve a name, from the path alone', () => {
-    assert.deepEqual(gate.candidatesFor('github').map((c) => c.id), ['gh', 'any']);
-    assert.deepEqual(gate.candidatesFor('/billing/').map((c) => [c.id, c.kind, c.required]), [['mappings[2]', 'stripe', true], ['any', 'github', false]]);
-    assert.deepEqual(gate.candidatesFor('plain').map((c) => c.id), ['any']);
+    assert.deepEqual(
+      gate.candidatesFor('github').map((c) => c.id),
+      ['gh', 'any'],
+    );
+    assert.deepEqual(
+      gate.candidatesFor('/billing/').map((c) => [c.id, c.kind, c.required]),
+      [
+        ['mappings[2]', 'stripe', true],
+        ['any', 'github', false],
+      ],
+    );
+    assert.deepEqual(
+      gate.candidatesFor('plain').map((c) => c.id),
+      ['any'],
+    );
   });
 
   it('never offers signatures on the built-in endpoints', () => {
@@ -26,17 +38,28 @@ describe('createSignatureGate', () => {
   });
 
   it('names every mapping whose key verified the request, with the delivery id', () => {
-    const r = gate.verify(gate.candidatesFor('github'), { headers: signGithub('gh', body, 'd-1'), rawBody: Buffer.from(body), nowMs: 0 });
+    const r = gate.verify(gate.candidatesFor('github'), {
+      headers: signGithub('gh', body, 'd-1'),
+      rawBody: Buffer.from(body),
+      nowMs: 0,
+    });
     assert.deepEqual(r, { ok: true, signedBy: { mappingIds: ['gh'], kinds: ['github'], deliveryId: 'd-1' } });
   });
 
   it('refuses with the reasons when no candidate verifies', () => {
-    const r = gate.verify(gate.candidatesFor('billing'), { headers: signStripe('nope', body, 100), rawBody: Buffer.from(body), nowMs: 100_000 });
+    const r = gate.verify(gate.candidatesFor('billing'), {
+      headers: signStripe('nope', body, 100),
+      rawBody: Buffer.from(body),
+      nowMs: 100_000,
+    });
     assert.equal(r.ok, false);
     if (!r.ok) assert.match(r.reason, /Stripe-Signature does not match the body; missing X-Hub-Signature-256/);
   });
 
   it('names the mapping whose key cannot be decoded', () => {
-    assert.throws(() => createSignatureGate([{ verify: { kind: 'standard-webhooks', secret: 'whsec_%%' } }]), /hooks\.mappings\[0\]\.verify/);
+    assert.throws(
+      () => createSignatureGate([{ verify: { kind: 'standard-webhooks', secret: 'whsec_%%' } }]),
+      /hooks\.mappings\[0\]\.verify/,
+    );
   });
 });

@@ -19,7 +19,9 @@ export function signRequest(verify: VerifyConfig, body: string, nowMs: number): 
         'x-github-event': 'ping',
       };
     case 'stripe':
-      return { 'stripe-signature': `t=${seconds},v1=${hmac('sha256', first(verify.secret), [`${seconds}.`, body]).toString('hex')}` };
+      return {
+        'stripe-signature': `t=${seconds},v1=${hmac('sha256', first(verify.secret), [`${seconds}.`, body]).toString('hex')}`,
+      };
     case 'slack':
       return {
         'x-slack-request-timestamp': String(seconds),
@@ -28,13 +30,16 @@ export function signRequest(verify: VerifyConfig, body: string, nowMs: number): 
     case 'standard-webhooks': {
       const keys = createStandardWebhooksKeys(verify);
       const key = keys.secrets[0];
-      if (key === undefined) throw new Error('this mapping verifies Ed25519 (v1a) signatures: only the sender holds the private key');
+      if (key === undefined)
+        throw new Error('this mapping verifies Ed25519 (v1a) signatures: only the sender holds the private key');
       const id = `msg_${randomUUID().replaceAll('-', '')}`;
       const signature = hmac('sha256', key, [`${id}.${seconds}.`, body]).toString('base64');
       return { 'webhook-id': id, 'webhook-timestamp': String(seconds), 'webhook-signature': `v1,${signature}` };
     }
     case 'hmac': {
-      const digest = hmac(verify.algorithm ?? 'sha256', first(verify.secret), [body]).toString(verify.encoding ?? 'hex');
+      const digest = hmac(verify.algorithm ?? 'sha256', first(verify.secret), [body]).toString(
+        verify.encoding ?? 'hex',
+      );
       return { [verify.header.toLowerCase()]: `${verify.prefix ?? ''}${digest}` };
     }
   }

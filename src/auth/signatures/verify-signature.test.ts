@@ -2,7 +2,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { VerifyConfig } from '../../config/index.js';
 import {
-  createEd25519Keys, signGithub, signHmac, signSlack, signStandardWebhooks, signStandardWebhooksEd25519, signStripe, type Headers,
+  createEd25519Keys,
+  signGithub,
+  signHmac,
+  signSlack,
+  signStandardWebhooks,
+  signStandardWebhooksEd25519,
+  signStripe,
+  type Headers,
 } from '../../../test/helpers/sign-webhooks.js';
 import { readTextFixture } from '../../../test/fixtures/read-fixture.js';
 import { createSignatureVerifier } from './verify-signature.js';
@@ -45,19 +52,22 @@ const KINDS: Kind[] = [
   {
     name: 'slack',
     spec: { kind: 'slack', secret: ['8f742231b10e8888abcd99yyyzzz85a5', 'e6b19c573432dcc6b075501d51b51bb8'] },
-    sign: (k, b, t) => signSlack(pick(k, '8f742231b10e8888abcd99yyyzzz85a5', 'e6b19c573432dcc6b075501d51b51bb8', 'guess'), b, t),
+    sign: (k, b, t) =>
+      signSlack(pick(k, '8f742231b10e8888abcd99yyyzzz85a5', 'e6b19c573432dcc6b075501d51b51bb8', 'guess'), b, t),
     timed: true,
   },
   {
     name: 'standard-webhooks v1 (HMAC)',
     spec: { kind: 'standard-webhooks', secret: [WHSEC_A, WHSEC_B] },
-    sign: (k, b, t) => signStandardWebhooks(pick(k, WHSEC_A, WHSEC_B, `whsec_${Buffer.from('x'.repeat(32)).toString('base64')}`), b, t),
+    sign: (k, b, t) =>
+      signStandardWebhooks(pick(k, WHSEC_A, WHSEC_B, `whsec_${Buffer.from('x'.repeat(32)).toString('base64')}`), b, t),
     timed: true,
   },
   {
     name: 'standard-webhooks v1a (Ed25519)',
     spec: { kind: 'standard-webhooks', publicKey: [otherEd.publicKey, ed.publicKey] },
-    sign: (k, b, t) => signStandardWebhooksEd25519(pick(k, otherEd.privateKey, ed.privateKey, createEd25519Keys().privateKey), b, t),
+    sign: (k, b, t) =>
+      signStandardWebhooksEd25519(pick(k, otherEd.privateKey, ed.privateKey, createEd25519Keys().privateKey), b, t),
     timed: true,
   },
   {
@@ -69,7 +79,12 @@ const KINDS: Kind[] = [
   {
     name: 'hmac (sha1, base64)',
     spec: { kind: 'hmac', secret: ['one', 'two'], header: 'x-body-signature', algorithm: 'sha1', encoding: 'base64' },
-    sign: (k, b) => signHmac(pick(k, 'one', 'two', 'three'), b, { header: 'x-body-signature', algorithm: 'sha1', encoding: 'base64' }),
+    sign: (k, b) =>
+      signHmac(pick(k, 'one', 'two', 'three'), b, {
+        header: 'x-body-signature',
+        algorithm: 'sha1',
+        encoding: 'base64',
+      }),
     timed: false,
   },
 ];
@@ -116,12 +131,19 @@ for (const kind of KINDS) {
 
 describe('verify: scheme details', () => {
   it('github carries X-Github-Delivery as the delivery id', () => {
-    const r = check({ kind: 'github', secret: 's' }, signGithub('s', BODY, 'f0e5c3a0-1d5b-11ef-8a39-5c1a7d8b9e10'), BODY);
+    const r = check(
+      { kind: 'github', secret: 's' },
+      signGithub('s', BODY, 'f0e5c3a0-1d5b-11ef-8a39-5c1a7d8b9e10'),
+      BODY,
+    );
     assert.deepEqual(r, { ok: true, deliveryId: 'f0e5c3a0-1d5b-11ef-8a39-5c1a7d8b9e10' });
   });
 
   it('stripe carries the event id as the delivery id', () => {
-    assert.deepEqual(check({ kind: 'stripe', secret: 'k' }, signStripe('k', BODY, NOW_S), BODY), { ok: true, deliveryId: 'evt_1' });
+    assert.deepEqual(check({ kind: 'stripe', secret: 'k' }, signStripe('k', BODY, NOW_S), BODY), {
+      ok: true,
+      deliveryId: 'evt_1',
+    });
   });
 
   it('stripe accepts any of several v1 signatures and honours a configured tolerance', () => {
@@ -144,43 +166,77 @@ describe('verify: scheme details', () => {
 
   it('slack carries event_id as the delivery id', () => {
     const body = readTextFixture('slack-event-callback.json');
-    assert.deepEqual(check({ kind: 'slack', secret: 'sig' }, signSlack('sig', body, NOW_S), body), { ok: true, deliveryId: 'Ev0PV52K21' });
+    assert.deepEqual(check({ kind: 'slack', secret: 'sig' }, signSlack('sig', body, NOW_S), body), {
+      ok: true,
+      deliveryId: 'Ev0PV52K21',
+    });
   });
 
   it('standard-webhooks carries webhook-id and accepts one matching entry among several', () => {
     const headers = signStandardWebhooks(WHSEC_A, BODY, NOW_S, 'msg_abc');
     headers['webhook-signature'] = `v1,${Buffer.alloc(32).toString('base64')} ${headers['webhook-signature']}`;
-    assert.deepEqual(check({ kind: 'standard-webhooks', secret: WHSEC_A }, headers, BODY), { ok: true, deliveryId: 'msg_abc' });
+    assert.deepEqual(check({ kind: 'standard-webhooks', secret: WHSEC_A }, headers, BODY), {
+      ok: true,
+      deliveryId: 'msg_abc',
+    });
   });
 
   it('standard-webhooks reads the first MAX_ENTRIES entries of the header only', () => {
     const signed = signStandardWebhooks(WHSEC_A, BODY, NOW_S, 'msg_abc');
-    const decoys = (n: number) => Array.from({ length: n }, () => `v1,${Buffer.alloc(32).toString('base64')}`).join(' ');
+    const decoys = (n: number) =>
+      Array.from({ length: n }, () => `v1,${Buffer.alloc(32).toString('base64')}`).join(' ');
     const at = (n: number) => ({ ...signed, 'webhook-signature': `${decoys(n)} ${signed['webhook-signature']}` });
-    assert.deepEqual(check({ kind: 'standard-webhooks', secret: WHSEC_A }, at(MAX_ENTRIES - 1), BODY), { ok: true, deliveryId: 'msg_abc' });
+    assert.deepEqual(check({ kind: 'standard-webhooks', secret: WHSEC_A }, at(MAX_ENTRIES - 1), BODY), {
+      ok: true,
+      deliveryId: 'msg_abc',
+    });
     refused(check({ kind: 'standard-webhooks', secret: WHSEC_A }, at(MAX_ENTRIES), BODY), /does not match/);
     // Thousands of entries, and entries of the wrong length, are refused like any mismatch.
-    refused(check({ kind: 'standard-webhooks', secret: WHSEC_A }, { ...signed, 'webhook-signature': `${'v1,A '.repeat(3000)}` }, BODY), /does not match/);
+    refused(
+      check(
+        { kind: 'standard-webhooks', secret: WHSEC_A },
+        { ...signed, 'webhook-signature': `${'v1,A '.repeat(3000)}` },
+        BODY,
+      ),
+      /does not match/,
+    );
   });
 
   it('standard-webhooks refuses a v1a signature when only an HMAC secret is configured', () => {
-    refused(check({ kind: 'standard-webhooks', secret: WHSEC_A }, signStandardWebhooksEd25519(ed.privateKey, BODY, NOW_S), BODY), /does not match/);
+    refused(
+      check(
+        { kind: 'standard-webhooks', secret: WHSEC_A },
+        signStandardWebhooksEd25519(ed.privateKey, BODY, NOW_S),
+        BODY,
+      ),
+      /does not match/,
+    );
   });
 
   it('standard-webhooks signs the id: a signature moved to another id is refused', () => {
     const headers = signStandardWebhooks(WHSEC_A, BODY, NOW_S, 'msg_1');
-    refused(check({ kind: 'standard-webhooks', secret: WHSEC_A }, { ...headers, 'webhook-id': 'msg_2' }, BODY), /does not match/);
+    refused(
+      check({ kind: 'standard-webhooks', secret: WHSEC_A }, { ...headers, 'webhook-id': 'msg_2' }, BODY),
+      /does not match/,
+    );
   });
 
   it('refuses malformed digests and a repeated signature header', () => {
     refused(check({ kind: 'github', secret: 's' }, { 'x-hub-signature-256': 'sha256=zz' }, BODY), /does not match/);
     const twice = { 'x-hub-signature-256': [signGithub('s', BODY)['x-hub-signature-256']!, 'sha256=00'] };
-    const r = createSignatureVerifier({ kind: 'github', secret: 's' })({ headers: twice, rawBody: Buffer.from(BODY), nowMs: NOW_MS });
+    const r = createSignatureVerifier({ kind: 'github', secret: 's' })({
+      headers: twice,
+      rawBody: Buffer.from(BODY),
+      nowMs: NOW_MS,
+    });
     refused(r, /missing/);
   });
 
   it('refuses to build a standard-webhooks verifier whose key is not base64', () => {
-    assert.throws(() => createSignatureVerifier({ kind: 'standard-webhooks', secret: 'whsec_not base64!' }), /whsec_<base64>/);
+    assert.throws(
+      () => createSignatureVerifier({ kind: 'standard-webhooks', secret: 'whsec_not base64!' }),
+      /whsec_<base64>/,
+    );
     assert.throws(() => createSignatureVerifier({ kind: 'standard-webhooks', publicKey: 'whpk_AAAA' }), /32-byte/);
   });
 });

@@ -36,11 +36,14 @@ export function createStandardWebhooksKeys(spec: {
   toleranceSeconds?: number | undefined;
 }): StandardWebhooksKeys {
   const secrets = spec.secret === undefined ? [] : secretsOf(spec.secret).map((s) => decodeKey(s, 'whsec_', 'secret'));
-  const publicKeys = spec.publicKey === undefined ? [] : secretsOf(spec.publicKey).map((k) => {
-    const raw = decodeKey(k, 'whpk_', 'publicKey');
-    if (raw.length !== 32) throw new Error('publicKey must be a 32-byte Ed25519 key (whpk_<base64>)');
-    return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
-  });
+  const publicKeys =
+    spec.publicKey === undefined
+      ? []
+      : secretsOf(spec.publicKey).map((k) => {
+          const raw = decodeKey(k, 'whpk_', 'publicKey');
+          if (raw.length !== 32) throw new Error('publicKey must be a 32-byte Ed25519 key (whpk_<base64>)');
+          return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+        });
   return { secrets, publicKeys, toleranceSeconds: spec.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS };
 }
 
@@ -53,7 +56,8 @@ export function verifyStandardWebhooks(keys: StandardWebhooksKeys, input: Verify
   const id = headerOf(input.headers, 'webhook-id');
   const ts = headerOf(input.headers, 'webhook-timestamp');
   const header = headerOf(input.headers, 'webhook-signature');
-  if (id === undefined || id === '' || header === undefined) return { ok: false, reason: 'missing webhook-id or webhook-signature' };
+  if (id === undefined || id === '' || header === undefined)
+    return { ok: false, reason: 'missing webhook-id or webhook-signature' };
   const time = checkTimestamp(ts, input.nowMs, keys.toleranceSeconds);
   if (typeof time !== 'number') return time;
   const content = Buffer.concat([Buffer.from(`${id}.${ts}.`), input.rawBody]);

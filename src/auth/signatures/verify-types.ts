@@ -13,9 +13,7 @@ export interface VerifyInput {
  * `event_id`); `retryNum` is Slack's `X-Slack-Retry-Num`, present only on a retry. `reason` says
  * why a request was refused, without any secret in it.
  */
-export type VerifyResult =
-  | { ok: true; deliveryId?: string; retryNum?: number }
-  | { ok: false; reason: string };
+export type VerifyResult = { ok: true; deliveryId?: string; retryNum?: number } | { ok: false; reason: string };
 
 /** Timestamp tolerance when a mapping sets none: five minutes either way. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;

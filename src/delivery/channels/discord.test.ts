@@ -1,6 +1,11 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createFakeDiscord, discordError, discordRateLimit, type FakeDiscord } from '../../../test/fakes/fake-discord.js';
+import {
+  createFakeDiscord,
+  discordError,
+  discordRateLimit,
+  type FakeDiscord,
+} from '../../../test/fakes/fake-discord.js';
 import { splitMessage } from '../split-message.js';
 import { rejects, closedPortUrl, signal, words } from '../../../test/fakes/channel-test-kit.js';
 import { createDiscordChannel } from './discord.js';

@@ -30,7 +30,11 @@ export function createDiscordChannel(config: NonNullable<ChannelsConfig['discord
     maxMessageChars: DISCORD_MAX_MESSAGE_CHARS,
     async send(to, text, signal) {
       const url = `${base}/channels/${encodeURIComponent(to)}/messages`;
-      const res = await requestJson('discord', url, { headers, body: { content: text, allowed_mentions: { parse: [] } }, signal });
+      const res = await requestJson('discord', url, {
+        headers,
+        body: { content: text, allowed_mentions: { parse: [] } },
+        signal,
+      });
       const err = res.body as DiscordError | null;
       // The body's `retry_after` is a float; the `Retry-After` header is rounded up to whole
       // seconds, so the body is the finer hint. The header still covers a 429 without JSON.

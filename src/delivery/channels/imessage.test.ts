@@ -38,7 +38,12 @@ describe('imessage channel against a fake BlueBubbles server', () => {
     const url = new URL(req.path, 'http://x');
     assert.equal(url.pathname, '/api/v1/message/text');
     assert.equal(url.searchParams.get('password'), PASSWORD);
-    assert.deepEqual(req.body, { chatGuid: `iMessage;-;${PHONE}`, tempGuid: `temp-${n}`, message: 'Your table is ready', method: 'apple-script' });
+    assert.deepEqual(req.body, {
+      chatGuid: `iMessage;-;${PHONE}`,
+      tempGuid: `temp-${n}`,
+      message: 'Your table is ready',
+      method: 'apple-script',
+    });
     assert.deepEqual(fake.messages.at(-1), { to: `iMessage;-;${PHONE}`, text: 'Your table is ready' });
   });
 
@@ -62,7 +67,10 @@ describe('imessage channel against a fake BlueBubbles server', () => {
     assert.equal(e.code, 'delivery_failed');
     assert.equal(e.status, 500);
     assert.equal(e.retryable, false);
-    assert.equal(e.message, 'imessage 500: Message Send Error: Failed to send message! See attached message error code. (Messages error 22)');
+    assert.equal(
+      e.message,
+      'imessage 500: Message Send Error: Failed to send message! See attached message error code. (Messages error 22)',
+    );
   });
 
   it('fails without retry on a request the server refuses (400), quoting its reason', async () => {
@@ -89,7 +97,14 @@ describe('imessage channel against a fake BlueBubbles server', () => {
   });
 
   it('is retryable on a 5xx without a failed message (send timeout)', async () => {
-    fake.script.push(blueBubblesError(500, 'Message Send Error', { type: 'iMessage Error', message: 'Message send timeout' }, { data: null }));
+    fake.script.push(
+      blueBubblesError(
+        500,
+        'Message Send Error',
+        { type: 'iMessage Error', message: 'Message send timeout' },
+        { data: null },
+      ),
+    );
     const e = await rejects(adapter().send(PHONE, 'hi', signal()));
     assert.equal(e.status, 500);
     assert.equal(e.retryable, true);
@@ -112,7 +127,13 @@ describe('imessage channel against a fake BlueBubbles server', () => {
     assert.equal(parts.length, 3);
     const before = fake.messages.length;
     for (const part of parts) await adapter().send(PHONE, part, signal());
-    assert.equal(fake.messages.slice(before).map((m) => m.text).join(''), text);
+    assert.equal(
+      fake.messages
+        .slice(before)
+        .map((m) => m.text)
+        .join(''),
+      text,
+    );
   });
 
   it('gives up on a slow answer when the signal fires', async () => {

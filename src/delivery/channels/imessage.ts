@@ -56,10 +56,13 @@ export function createIMessageChannel(
       // refusal (e.g. the address is not on iMessage): retrying only adds another failed bubble.
       const messagesError = answer?.data?.error;
       if (res.status === 500 && typeof messagesError === 'number' && messagesError !== 0) {
-        throw new DeliveryError(`imessage 500: ${description ?? 'Message Send Error'} (Messages error ${messagesError})`, {
-          status: 500,
-          retryable: false,
-        });
+        throw new DeliveryError(
+          `imessage 500: ${description ?? 'Message Send Error'} (Messages error ${messagesError})`,
+          {
+            status: 500,
+            retryable: false,
+          },
+        );
       }
       failOnStatus('imessage', res, description);
     },

@@ -1,6 +1,11 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createFakeMattermost, mattermostError, mattermostRateLimit, type FakeMattermost } from '../../../test/fakes/fake-mattermost.js';
+import {
+  createFakeMattermost,
+  mattermostError,
+  mattermostRateLimit,
+  type FakeMattermost,
+} from '../../../test/fakes/fake-mattermost.js';
 import { splitMessage } from '../split-message.js';
 import { rejects, closedPortUrl, signal, words } from '../../../test/fakes/channel-test-kit.js';
 import { createMattermostChannel } from './mattermost.js';
@@ -37,11 +42,21 @@ describe('mattermost channel against a fake v4 API', () => {
     assert.equal(e.code, 'delivery_failed');
     assert.equal(e.status, 403);
     assert.equal(e.retryable, false);
-    assert.equal(e.message, 'mattermost 403: You do not have the appropriate permissions. (api.context.permissions.app_error)');
+    assert.equal(
+      e.message,
+      'mattermost 403: You do not have the appropriate permissions. (api.context.permissions.app_error)',
+    );
   });
 
   it('fails without retry on a wrong token (401), leaving detailed_error out', async () => {
-    fake.script.push(mattermostError(401, 'api.context.session_expired.app_error', 'Invalid or expired session, please login again.', 'token=secret-session'));
+    fake.script.push(
+      mattermostError(
+        401,
+        'api.context.session_expired.app_error',
+        'Invalid or expired session, please login again.',
+        'token=secret-session',
+      ),
+    );
     const e = await rejects(adapter().send(CHANNEL, 'hi', signal()));
     assert.equal(e.status, 401);
     assert.equal(e.retryable, false);

@@ -64,7 +64,10 @@ describe('msteams channel against a fake Entra ID + Bot Connector', () => {
     await a.send(CHAT, 'two', signal());
     await a.send(CHANNEL, 'three', signal());
     assert.equal(fake.tokenRequests() - before, 1);
-    assert.deepEqual(fake.messages.slice(-3).map((m) => m.text), ['one', 'two', 'three']);
+    assert.deepEqual(
+      fake.messages.slice(-3).map((m) => m.text),
+      ['one', 'two', 'three'],
+    );
   });
 
   it('shares one token request between concurrent first sends', async () => {
@@ -135,7 +138,10 @@ describe('msteams channel against a fake Entra ID + Bot Connector', () => {
     assert.equal(e.code, 'delivery_failed');
     assert.equal(e.status, 401);
     assert.equal(e.retryable, false);
-    assert.match(e.message, /^msteams 401: token request failed: invalid_client: AADSTS7000215: Invalid client secret provided\. .*'\.$/);
+    assert.match(
+      e.message,
+      /^msteams 401: token request failed: invalid_client: AADSTS7000215: Invalid client secret provided\. .*'\.$/,
+    );
     assert.equal(activityRequests(), activitiesBefore);
   });
 
@@ -167,7 +173,13 @@ describe('msteams channel against a fake Entra ID + Bot Connector', () => {
 
   it('is retryable on 5xx from the connector or the token endpoint', async () => {
     const a = adapter();
-    fake.script.push({ status: 503, body: { error: 'temporarily_unavailable', error_description: 'AADSTS90033: A transient error has occurred. Please try again.' } });
+    fake.script.push({
+      status: 503,
+      body: {
+        error: 'temporarily_unavailable',
+        error_description: 'AADSTS90033: A transient error has occurred. Please try again.',
+      },
+    });
     const tokenError = await rejects(a.send(CHANNEL, 'hi', signal()));
     assert.equal(tokenError.status, 503);
     assert.equal(tokenError.retryable, true);
@@ -181,7 +193,10 @@ describe('msteams channel against a fake Entra ID + Bot Connector', () => {
 
   it('is retryable when nothing listens', async () => {
     const url = await closedPortUrl();
-    const a = createMsTeamsChannel({ appId: APP_ID, appPassword: APP_PASSWORD, serviceUrl: url, tokenUrl: `${url}/t/oauth2/v2.0/token` }, { now });
+    const a = createMsTeamsChannel(
+      { appId: APP_ID, appPassword: APP_PASSWORD, serviceUrl: url, tokenUrl: `${url}/t/oauth2/v2.0/token` },
+      { now },
+    );
     const e = await rejects(a.send(CHANNEL, 'hi', signal()));
     assert.equal(e.retryable, true);
     assert.equal(e.status, undefined);
@@ -198,7 +213,13 @@ describe('msteams channel against a fake Entra ID + Bot Connector', () => {
     assert.equal(parts.length, 4);
     const before = fake.messages.length;
     for (const part of parts) await a.send(CHANNEL, part, signal());
-    assert.equal(fake.messages.slice(before).map((m) => m.text).join(''), text);
+    assert.equal(
+      fake.messages
+        .slice(before)
+        .map((m) => m.text)
+        .join(''),
+      text,
+    );
   });
 
   it('keeps a full part of 3-byte characters under the activity size limit', async () => {

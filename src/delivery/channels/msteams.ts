@@ -46,7 +46,8 @@ export function createMsTeamsChannel(
   deps: { now: () => number } = { now: Date.now },
 ): ChannelAdapter {
   const tenant = config.tenantId ?? DEFAULT_TENANT;
-  const tokenUrl = config.tokenUrl ?? `https://login.microsoftonline.com/${encodeURIComponent(tenant)}/oauth2/v2.0/token`;
+  const tokenUrl =
+    config.tokenUrl ?? `https://login.microsoftonline.com/${encodeURIComponent(tenant)}/oauth2/v2.0/token`;
   const serviceUrl = config.serviceUrl.replace(/\/+$/, '');
   let cached: CachedToken | undefined;
   // Sends that find no token share one request for it instead of each asking.
@@ -62,13 +63,23 @@ export function createMsTeamsChannel(
     const requestedAt = deps.now();
     const res = await requestJson('msteams', tokenUrl, { form, signal });
     const answer = res.body as TokenAnswer | null;
-    failOnStatus('msteams', res, `token request failed: ${describeTokenError(answer) ?? (res.text.slice(0, 200) || 'no details')}`);
+    failOnStatus(
+      'msteams',
+      res,
+      `token request failed: ${describeTokenError(answer) ?? (res.text.slice(0, 200) || 'no details')}`,
+    );
     const expiresInSeconds = Number(answer?.expires_in);
     if (typeof answer?.access_token !== 'string' || answer.access_token === '' || !(expiresInSeconds > 0)) {
-      throw new DeliveryError(`msteams ${res.status}: token answer has no access_token/expires_in`, { status: res.status, retryable: false });
+      throw new DeliveryError(`msteams ${res.status}: token answer has no access_token/expires_in`, {
+        status: res.status,
+        retryable: false,
+      });
     }
     const lifetimeMs = expiresInSeconds * 1000;
-    return { token: answer.access_token, refreshAt: requestedAt + lifetimeMs - Math.min(REFRESH_MARGIN_MS, lifetimeMs / 2) };
+    return {
+      token: answer.access_token,
+      refreshAt: requestedAt + lifetimeMs - Math.min(REFRESH_MARGIN_MS, lifetimeMs / 2),
+    };
   }
 
   /** The cached token if still good, else a new one; `fresh` tells which. */
@@ -110,7 +121,8 @@ export function createMsTeamsChannel(
 function describeTokenError(answer: TokenAnswer | null): string | undefined {
   const code = typeof answer?.error === 'string' ? answer.error : undefined;
   // Entra ID appends "\r\nTrace ID: …\r\nCorrelation ID: …\r\nTimestamp: …" to the description.
-  const description = typeof answer?.error_description === 'string' ? answer.error_description.split(/\r?\n/)[0] : undefined;
+  const description =
+    typeof answer?.error_description === 'string' ? answer.error_description.split(/\r?\n/)[0] : undefined;
   if (code === undefined || description === undefined) return description ?? code;
   return `${code}: ${description}`;
 }

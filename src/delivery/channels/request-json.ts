@@ -18,7 +18,13 @@ export interface JsonResponse {
 export async function requestJson(
   channel: string,
   url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: unknown; form?: URLSearchParams; signal: AbortSignal },
+  init: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: unknown;
+    form?: URLSearchParams;
+    signal: AbortSignal;
+  },
 ): Promise<JsonResponse> {
   let res: HttpResponse;
   try {
@@ -28,10 +34,16 @@ export async function requestJson(
         accept: 'application/json',
         ...(init.form !== undefined
           ? { 'content-type': 'application/x-www-form-urlencoded' }
-          : init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          : init.body !== undefined
+            ? { 'content-type': 'application/json' }
+            : {}),
         ...init.headers,
       },
-      ...(init.form !== undefined ? { body: init.form.toString() } : init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+      ...(init.form !== undefined
+        ? { body: init.form.toString() }
+        : init.body !== undefined
+          ? { body: JSON.stringify(init.body) }
+          : {}),
       signal: init.signal,
     });
   } catch (error) {
@@ -60,7 +72,8 @@ export function failOnStatus(
 ): void {
   if (res.status >= 200 && res.status < 300) return;
   const header = parseRetryAfterMs(res.headers.get('retry-after'), options.now ?? Date.now());
-  const fromBody = options.bodyRetryAfterSeconds === undefined ? undefined : Math.round(options.bodyRetryAfterSeconds * 1000);
+  const fromBody =
+    options.bodyRetryAfterSeconds === undefined ? undefined : Math.round(options.bodyRetryAfterSeconds * 1000);
   const retryAfterMs = fromBody ?? header;
   throw new DeliveryError(`${channel} ${res.status}: ${message ?? (res.text.slice(0, 200) || 'request failed')}`, {
     status: res.status,

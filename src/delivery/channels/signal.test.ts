@@ -65,11 +65,20 @@ describe('signal channel against a fake signal-cli REST API', () => {
   });
 
   it('treats a 201 that lists the recipient as failed as a failure', async () => {
-    fake.script.push({ status: 201, body: { timestamp: '1700000000000', errors: { recipients: [{ number: FRIEND, reason: 'NETWORK_FAILURE' }] } } });
+    fake.script.push({
+      status: 201,
+      body: { timestamp: '1700000000000', errors: { recipients: [{ number: FRIEND, reason: 'NETWORK_FAILURE' }] } },
+    });
     const e = await rejects(adapter().send(FRIEND, 'hi', signal()));
     assert.equal(e.retryable, true);
     assert.match(e.message, /not delivered to \+15551234567: NETWORK_FAILURE/);
-    fake.script.push({ status: 201, body: { timestamp: '1700000000001', errors: { recipients: [{ number: FRIEND, reason: 'UNREGISTERED_FAILURE' }] } } });
+    fake.script.push({
+      status: 201,
+      body: {
+        timestamp: '1700000000001',
+        errors: { recipients: [{ number: FRIEND, reason: 'UNREGISTERED_FAILURE' }] },
+      },
+    });
     assert.equal((await rejects(adapter().send(FRIEND, 'hi', signal()))).retryable, false);
   });
 
@@ -81,7 +90,13 @@ describe('signal channel against a fake signal-cli REST API', () => {
     assert.equal(parts.length, 3);
     const before = fake.messages.length;
     for (const part of parts) await adapter().send(FRIEND, part, signal());
-    assert.equal(fake.messages.slice(before).map((m) => m.text).join(''), text);
+    assert.equal(
+      fake.messages
+        .slice(before)
+        .map((m) => m.text)
+        .join(''),
+      text,
+    );
   });
 
   it('gives up on a slow answer when the signal fires', async () => {

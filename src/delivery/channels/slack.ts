@@ -42,10 +42,13 @@ export function createSlackChannel(config: NonNullable<ChannelsConfig['slack']>)
       const error = typeof answer?.error === 'string' ? answer.error : undefined;
       failOnStatus('slack', res, error === undefined ? undefined : describeSlackError(error, answer));
       if (answer?.ok === true) return;
-      throw new DeliveryError(`slack ${res.status}: ${error === undefined ? 'answer without ok:true' : describeSlackError(error, answer)}`, {
-        status: res.status,
-        retryable: error !== undefined && TRANSIENT_ERRORS.has(error),
-      });
+      throw new DeliveryError(
+        `slack ${res.status}: ${error === undefined ? 'answer without ok:true' : describeSlackError(error, answer)}`,
+        {
+          status: res.status,
+          retryable: error !== undefined && TRANSIENT_ERRORS.has(error),
+        },
+      );
     },
   };
 }

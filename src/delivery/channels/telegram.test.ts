@@ -1,6 +1,11 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createFakeTelegram, telegramError, telegramRateLimit, type FakeTelegram } from '../../../test/fakes/fake-telegram.js';
+import {
+  createFakeTelegram,
+  telegramError,
+  telegramRateLimit,
+  type FakeTelegram,
+} from '../../../test/fakes/fake-telegram.js';
 import { splitMessage } from '../split-message.js';
 import { rejects, closedPortUrl, signal, words } from '../../../test/fakes/channel-test-kit.js';
 import { createTelegramChannel } from './telegram.js';
@@ -48,7 +53,11 @@ describe('telegram channel against a fake Bot API', () => {
   });
 
   it('names the new chat id when a group was upgraded to a supergroup', async () => {
-    fake.script.push(telegramError(400, 'Bad Request: group chat was upgraded to a supergroup chat', { migrate_to_chat_id: -1009876543210 }));
+    fake.script.push(
+      telegramError(400, 'Bad Request: group chat was upgraded to a supergroup chat', {
+        migrate_to_chat_id: -1009876543210,
+      }),
+    );
     const e = await rejects(adapter().send(CHAT, 'hi', signal()));
     assert.equal(e.retryable, false);
     assert.match(e.message, /upgraded to a supergroup chat \(migrate_to_chat_id -1009876543210\)/);

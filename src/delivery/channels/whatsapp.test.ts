@@ -45,7 +45,10 @@ describe('whatsapp channel against a fake Cloud API', () => {
     assert.equal(e.code, 'delivery_failed');
     assert.equal(e.status, 400);
     assert.equal(e.retryable, false);
-    assert.match(e.message, /^whatsapp 400: \(#131030\) Recipient phone number not in allowed list: .*\[code 131030\]$/);
+    assert.match(
+      e.message,
+      /^whatsapp 400: \(#131030\) Recipient phone number not in allowed list: .*\[code 131030\]$/,
+    );
   });
 
   it('fails without retry on an invalid access token (401, code 190)', async () => {
@@ -81,7 +84,13 @@ describe('whatsapp channel against a fake Cloud API', () => {
   });
 
   it('is retryable on 5xx', async () => {
-    fake.script.push(whatsappError(500, { code: 131000, message: '(#131000) Something went wrong', details: 'Message failed to send due to an unknown error.' }));
+    fake.script.push(
+      whatsappError(500, {
+        code: 131000,
+        message: '(#131000) Something went wrong',
+        details: 'Message failed to send due to an unknown error.',
+      }),
+    );
     const e = await rejects(adapter().send(USER, 'hi', signal()));
     assert.equal(e.status, 500);
     assert.equal(e.retryable, true);
@@ -104,11 +113,21 @@ describe('whatsapp channel against a fake Cloud API', () => {
     assert.equal(parts.length, 2);
     const before = fake.messages.length;
     for (const part of parts) await adapter().send(USER, part, signal());
-    assert.equal(fake.messages.slice(before).map((m) => m.text).join(''), text);
+    assert.equal(
+      fake.messages
+        .slice(before)
+        .map((m) => m.text)
+        .join(''),
+      text,
+    );
   });
 
   it('gives up on a slow answer when the signal fires', async () => {
-    fake.script.push({ status: 200, body: { messaging_product: 'whatsapp', contacts: [], messages: [] }, delayMs: 2000 });
+    fake.script.push({
+      status: 200,
+      body: { messaging_product: 'whatsapp', contacts: [], messages: [] },
+      delayMs: 2000,
+    });
     const started = Date.now();
     const e = await rejects(adapter().send(USER, 'hi', AbortSignal.timeout(50)));
     assert.equal(e.retryable, true);

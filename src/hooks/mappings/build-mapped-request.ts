@@ -51,12 +51,30 @@ export type MappedRequest =
 export const MAX_ACTIONS_CHARS = 2 * 1024 * 1024;
 
 /** Headers never shown to templates or transforms: they carry credentials. */
-const SECRET_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization', 'x-hookgate-token', 'x-openclaw-token']);
+const SECRET_HEADERS = new Set([
+  'authorization',
+  'cookie',
+  'proxy-authorization',
+  'x-hookgate-token',
+  'x-openclaw-token',
+]);
 
 /** Keys a transform may set on the action it returns. */
 const OVERRIDABLE = [
-  'action', 'text', 'mode', 'message', 'name', 'agentId', 'sessionKey', 'wakeMode', 'deliver', 'channel', 'to', 'model',
-  'thinking', 'timeoutSeconds',
+  'action',
+  'text',
+  'mode',
+  'message',
+  'name',
+  'agentId',
+  'sessionKey',
+  'wakeMode',
+  'deliver',
+  'channel',
+  'to',
+  'model',
+  'thinking',
+  'timeoutSeconds',
 ] as const;
 
 function safeHeaders(headers: IncomingHttpHeaders): Record<string, string> {
@@ -94,7 +112,10 @@ function templatedFields(m: MappingConfig, context: TemplateContext, payload: Pa
     if (value !== undefined) fields[key] = value;
   };
   set('text', m.textTemplate === undefined ? defaultContent(payload, 'text') : renderTemplate(m.textTemplate, context));
-  set('message', m.messageTemplate === undefined ? defaultContent(payload, 'message') : renderTemplate(m.messageTemplate, context));
+  set(
+    'message',
+    m.messageTemplate === undefined ? defaultContent(payload, 'message') : renderTemplate(m.messageTemplate, context),
+  );
   set('name', render(m.name));
   set('agentId', m.agentId);
   set('sessionKey', render(m.sessionKey));
@@ -114,10 +135,14 @@ function templatedFields(m: MappingConfig, context: TemplateContext, payload: Pa
  */
 function checkAuthentication(mapped: CompiledMapping, call: MappedHookCall): void {
   if (call.signedBy !== undefined && !call.signedBy.mappingIds.includes(mapped.id)) {
-    throw new RequestError('signature_invalid', { message: `The signature does not verify for mapping "${mapped.id}".` });
+    throw new RequestError('signature_invalid', {
+      message: `The signature does not verify for mapping "${mapped.id}".`,
+    });
   }
   if (call.signedBy === undefined && mapped.mapping.verify?.required === true) {
-    throw new RequestError('signature_invalid', { message: `Mapping "${mapped.id}" accepts only signed requests (verify.required).` });
+    throw new RequestError('signature_invalid', {
+      message: `Mapping "${mapped.id}" accepts only signed requests (verify.required).`,
+    });
   }
 }
 
@@ -128,7 +153,12 @@ function checkRendered(m: MappingConfig, fields: Payload): void {
   const value = fields[key];
   if (template !== undefined && typeof value === 'string' && value.trim() === '') {
     const field = key === 'text' ? 'textTemplate' : 'messageTemplate';
-    invalid([{ path: key, message: `${key} must not be empty (${field} rendered nothing; check its {{ paths }} against the payload)` }]);
+    invalid([
+      {
+        path: key,
+        message: `${key} must not be empty (${field} rendered nothing; check its {{ paths }} against the payload)`,
+      },
+    ]);
   }
 }
 
@@ -136,7 +166,12 @@ function invalid(issues: Issue[]): never {
   throw new RequestError('invalid_payload', { message: describe(issues), issues });
 }
 
-async function applyTransform(mapped: CompiledMapping, input: TransformInput, fields: Payload, run: TransformRunner): Promise<Payload | null> {
+async function applyTransform(
+  mapped: CompiledMapping,
+  input: TransformInput,
+  fields: Payload,
+  run: TransformRunner,
+): Promise<Payload | null> {
   const spec = mapped.transform!;
   let result: unknown;
   try {
@@ -148,7 +183,9 @@ async function applyTransform(mapped: CompiledMapping, input: TransformInput, fi
   if (result === undefined) return fields;
   if (typeof result !== 'object' || Array.isArray(result)) {
     throw new RequestError('transform_failed', {
-      cause: new Error(`transform ${spec.file} returned ${Array.isArray(result) ? 'an array' : typeof result}; expected an object, null or nothing`),
+      cause: new Error(
+        `transform ${spec.file} returned ${Array.isArray(result) ? 'an array' : typeof result}; expected an object, null or nothing`,
+      ),
     });
   }
   const out = { ...fields };
@@ -156,7 +193,8 @@ async function applyTransform(mapped: CompiledMapping, input: TransformInput, fi
   // OpenClaw transforms name the action `kind`; `action` wins when both are set.
   if (Object.hasOwn(result, 'kind') && !Object.hasOwn(result, 'action')) out['action'] = (result as Payload)['kind'];
   // `mode` is the wake's name for `wakeMode`; a transform's `mode` overrides the mapping's wakeMode.
-  if (Object.hasOwn(result, 'mode') && !Object.hasOwn(result, 'wakeMode')) out['wakeMode'] = (result as Payload)['mode'];
+  if (Object.hasOwn(result, 'mode') && !Object.hasOwn(result, 'wakeMode'))
+    out['wakeMode'] = (result as Payload)['mode'];
   return out;
 }
 
@@ -172,21 +210,33 @@ export async function buildMappedRequest(
   now: number,
 ): Promise<MappedRequest> {
   // `/hooks//wake` is not a way around the built-in endpoint: reserved names are never mapped.
-  const mapped = RESERVED_HOOK_NAMES.has(trimSlashes(call.name)) ? undefined : matchMapping(mappings, call.name, call.payload);
-  if (mapped === undefined) throw new RequestError('hook_not_found', { message: `No hook mapping matches "${call.name}".` });
+  const mapped = RESERVED_HOOK_NAMES.has(trimSlashes(call.name))
+    ? undefined
+    : matchMapping(mappings, call.name, call.payload);
+  if (mapped === undefined)
+    throw new RequestError('hook_not_found', { message: `No hook mapping matches "${call.name}".` });
   checkAuthentication(mapped, call);
   const shapeIssues = mapped.validate?.(call.payload) ?? [];
   if (shapeIssues.length > 0) invalid(shapeIssues);
   const headers = safeHeaders(call.headers);
   const path = trimSlashes(call.name);
-  const context: TemplateContext = { payload: call.payload, headers, query: queryOf(call.url), path, now: new Date(now).toISOString() };
+  const context: TemplateContext = {
+    payload: call.payload,
+    headers,
+    query: queryOf(call.url),
+    path,
+    now: new Date(now).toISOString(),
+  };
   const input: TransformInput = { payload: call.payload, headers, url: call.url, path };
   const each = mapped.mapping.forEach;
   if (each === undefined) return buildOne(mapped, call, context, input, runTransform);
   const list = readPath(context, parsePath(each.path)!);
-  if (!Array.isArray(list)) invalid([{ path: each.path, message: `${each.path} must be an array (forEach.path of mapping "${mapped.id}")` }]);
+  if (!Array.isArray(list))
+    invalid([{ path: each.path, message: `${each.path} must be an array (forEach.path of mapping "${mapped.id}")` }]);
   if (list.length > each.maxItems) {
-    throw new RequestError('too_many_items', { message: `${each.path} has ${list.length} items; mapping "${mapped.id}" takes at most ${each.maxItems}.` });
+    throw new RequestError('too_many_items', {
+      message: `${each.path} has ${list.length} items; mapping "${mapped.id}" takes at most ${each.maxItems}.`,
+    });
   }
   const items: MappedItem[] = [];
   let chars = 0;
@@ -218,8 +268,12 @@ async function buildOne(
 ): Promise<SingleRequest | { kind: 'skip' }> {
   // Without a template, a forEach action carries its item (an object's text or message, else the item as JSON).
   const item = context.item;
-  const base: Payload = item === undefined ? call.payload
-    : item !== null && typeof item === 'object' && !Array.isArray(item) ? item as Payload : { text: JSON.stringify(item), message: JSON.stringify(item) };
+  const base: Payload =
+    item === undefined
+      ? call.payload
+      : item !== null && typeof item === 'object' && !Array.isArray(item)
+        ? (item as Payload)
+        : { text: JSON.stringify(item), message: JSON.stringify(item) };
   let fields: Payload | null = templatedFields(mapped.mapping, context, base);
   if (mapped.transform !== undefined) {
     fields = await applyTransform(mapped, input, fields, runTransform);
@@ -243,7 +297,10 @@ async function buildOne(
       const wait = m.waitForCompletion === true ? { wait: { returnReply: m.returnReply === true } } : {};
       const key = m.coalesce === undefined ? '' : renderTemplate(m.coalesce.key, context).trim();
       // Scoped to the mapping, so two mappings rendering the same key never merge their runs.
-      const coalesce = m.coalesce === undefined || key === '' ? {} : { coalesce: { key: `${mapped.id}:${key}`, windowMs: m.coalesce.windowSeconds * 1000 } };
+      const coalesce =
+        m.coalesce === undefined || key === ''
+          ? {}
+          : { coalesce: { key: `${mapped.id}:${key}`, windowMs: m.coalesce.windowSeconds * 1000 } };
       return { kind: 'agent', request: { ...agent, ...wait, ...coalesce, sessionKeyOrigin: 'mapping', source } };
     }
     default:

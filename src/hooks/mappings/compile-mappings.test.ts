@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { HooksSchema, type HooksConfig } from '../../config/index.js';
 import {
-  compileMappings, DEFAULT_TRANSFORM_MAX_MEMORY_MB, DEFAULT_TRANSFORM_TIMEOUT_MS, isPlainRelative, matchMapping, RESERVED_HOOK_NAMES, trimSlashes,
+  compileMappings,
+  DEFAULT_TRANSFORM_MAX_MEMORY_MB,
+  DEFAULT_TRANSFORM_TIMEOUT_MS,
+  isPlainRelative,
+  matchMapping,
+  RESERVED_HOOK_NAMES,
+  trimSlashes,
 } from './compile-mappings.js';
 
 const DIR = join('/srv', 'hookgate', 'hooks', 'transforms');
@@ -14,7 +20,11 @@ function hooks(raw: Record<string, unknown>): HooksConfig {
 }
 
 /** The id of the mapping `name` + `payload` resolves to, or `undefined`. */
-function matchedId(raw: Record<string, unknown>, name: string, payload: Record<string, unknown> = {}): string | undefined {
+function matchedId(
+  raw: Record<string, unknown>,
+  name: string,
+  payload: Record<string, unknown> = {},
+): string | undefined {
   return matchMapping(compileMappings(hooks(raw), DIR), name, payload)?.id;
 }
 
@@ -37,11 +47,17 @@ describe('matchMapping', () => {
   });
 
   it('tries user mappings before presets: a user mapping at "gmail" beats the gmail preset', () => {
-    assert.equal(matchedId({ presets: ['gmail'], mappings: [{ id: 'mine', match: { path: 'gmail' } }] }, 'gmail'), 'mine');
+    assert.equal(
+      matchedId({ presets: ['gmail'], mappings: [{ id: 'mine', match: { path: 'gmail' } }] }, 'gmail'),
+      'mine',
+    );
   });
 
   it('falls through to the gmail preset when no user mapping matches', () => {
-    assert.equal(matchedId({ presets: ['gmail'], mappings: [{ id: 'mine', match: { path: 'other' } }] }, 'gmail'), 'gmail');
+    assert.equal(
+      matchedId({ presets: ['gmail'], mappings: [{ id: 'mine', match: { path: 'other' } }] }, 'gmail'),
+      'gmail',
+    );
   });
 
   it('has no gmail mapping unless the preset is enabled', () => {
@@ -81,7 +97,10 @@ describe('matchMapping', () => {
   for (const [what, source, want] of sources) {
     it(`match.source "ci" vs payload source ${what}: ${want ? 'matches' : 'no match'}`, () => {
       const payload: Record<string, unknown> = source === undefined ? {} : { source };
-      assert.equal(matchedId({ mappings: [{ id: 'm', match: { path: 'ingest', source: 'ci' } }] }, 'ingest', payload), want ? 'm' : undefined);
+      assert.equal(
+        matchedId({ mappings: [{ id: 'm', match: { path: 'ingest', source: 'ci' } }] }, 'ingest', payload),
+        want ? 'm' : undefined,
+      );
     });
   }
 
@@ -130,16 +149,28 @@ describe('matchMapping', () => {
 
 describe('compileMappings', () => {
   it('names mappings by id, else by position, and puts presets last', () => {
-    const compiled = compileMappings(hooks({
-      presets: ['gmail'],
-      mappings: [{ id: 'named', match: { path: 'a' } }, { match: { path: 'b' } }],
-    }), DIR);
-    assert.deepEqual(compiled.map((m) => m.id), ['named', 'mappings[1]', 'gmail']);
-    assert.deepEqual(compiled.map((m) => m.matchPath), ['a', 'b', 'gmail']);
+    const compiled = compileMappings(
+      hooks({
+        presets: ['gmail'],
+        mappings: [{ id: 'named', match: { path: 'a' } }, { match: { path: 'b' } }],
+      }),
+      DIR,
+    );
+    assert.deepEqual(
+      compiled.map((m) => m.id),
+      ['named', 'mappings[1]', 'gmail'],
+    );
+    assert.deepEqual(
+      compiled.map((m) => m.matchPath),
+      ['a', 'b', 'gmail'],
+    );
   });
 
   it('resolves a transform inside the transforms directory with the default export, timeout, memory cap and result cap', () => {
-    const [m] = compileMappings(hooks({ mappings: [{ match: { path: 'a' }, transform: { module: 'sub/shape.ts' } }] }), DIR);
+    const [m] = compileMappings(
+      hooks({ mappings: [{ match: { path: 'a' }, transform: { module: 'sub/shape.ts' } }] }),
+      DIR,
+    );
     assert.deepEqual(m?.transform, {
       key: 'mappings[0]',
       file: join(DIR, 'sub', 'shape.ts'),
@@ -153,17 +184,33 @@ describe('compileMappings', () => {
   });
 
   it('keeps a named export, timeout and memory cap, keys the worker by mapping id and caps results at maxBodyBytes', () => {
-    const [m] = compileMappings(hooks({
-      maxBodyBytes: 4096,
-      mappings: [{ id: 'shape', match: { path: 'a' }, transform: { module: 'shape.js', export: 'toAction', timeoutMs: 250, maxMemoryMb: 32 } }],
-    }), DIR);
+    const [m] = compileMappings(
+      hooks({
+        maxBodyBytes: 4096,
+        mappings: [
+          {
+            id: 'shape',
+            match: { path: 'a' },
+            transform: { module: 'shape.js', export: 'toAction', timeoutMs: 250, maxMemoryMb: 32 },
+          },
+        ],
+      }),
+      DIR,
+    );
     assert.deepEqual(m?.transform, {
-      key: 'shape', file: join(DIR, 'shape.js'), exportName: 'toAction', timeoutMs: 250, maxMemoryMb: 32, maxResultBytes: 4096,
+      key: 'shape',
+      file: join(DIR, 'shape.js'),
+      exportName: 'toAction',
+      timeoutMs: 250,
+      maxMemoryMb: 32,
+      maxResultBytes: 4096,
     });
   });
 
   it('refuses a transform memory cap below 16 MB', () => {
-    assert.throws(() => hooks({ mappings: [{ match: { path: 'a' }, transform: { module: 'shape.js', maxMemoryMb: 8 } }] }));
+    assert.throws(() =>
+      hooks({ mappings: [{ match: { path: 'a' }, transform: { module: 'shape.js', maxMemoryMb: 8 } }] }),
+    );
   });
 
   it('has no transform and no shape check for a plain user mapping', () => {
@@ -180,7 +227,12 @@ describe('compileMappings', () => {
 
 describe('trimSlashes', () => {
   const cases: Array<[string, string]> = [
-    ['github', 'github'], ['/github', 'github'], ['github/', 'github'], ['///a/b///', 'a/b'], ['/', ''], ['', ''],
+    ['github', 'github'],
+    ['/github', 'github'],
+    ['github/', 'github'],
+    ['///a/b///', 'a/b'],
+    ['/', ''],
+    ['', ''],
   ];
   for (const [input, want] of cases) it(`"${input}" → "${want}"`, () => assert.equal(trimSlashes(input), want));
 });

@@ -22,21 +22,30 @@ export const DEFAULT_TRANSFORM_TIMEOUT_MS = 5_000;
 /** Memory cap of a mapping's transform process. @default 128 */
 export const DEFAULT_TRANSFORM_MAX_MEMORY_MB = 128;
 
-function compile(mapping: MappingConfig, id: string, hooks: HooksConfig, transformsDir: string, validate?: CompiledMapping['validate']): CompiledMapping {
+function compile(
+  mapping: MappingConfig,
+  id: string,
+  hooks: HooksConfig,
+  transformsDir: string,
+  validate?: CompiledMapping['validate'],
+): CompiledMapping {
   const t = mapping.transform;
   return {
     id,
     mapping,
     matchPath: mapping.match?.path === undefined ? undefined : trimSlashes(mapping.match.path),
     matchSource: mapping.match?.source,
-    transform: t === undefined ? undefined : {
-      key: id,
-      file: resolve(transformsDir, t.module),
-      exportName: t.export ?? 'default',
-      timeoutMs: t.timeoutMs ?? DEFAULT_TRANSFORM_TIMEOUT_MS,
-      maxMemoryMb: t.maxMemoryMb ?? DEFAULT_TRANSFORM_MAX_MEMORY_MB,
-      maxResultBytes: hooks.maxBodyBytes,
-    },
+    transform:
+      t === undefined
+        ? undefined
+        : {
+            key: id,
+            file: resolve(transformsDir, t.module),
+            exportName: t.export ?? 'default',
+            timeoutMs: t.timeoutMs ?? DEFAULT_TRANSFORM_TIMEOUT_MS,
+            maxMemoryMb: t.maxMemoryMb ?? DEFAULT_TRANSFORM_MAX_MEMORY_MB,
+            maxResultBytes: hooks.maxBodyBytes,
+          },
     validate,
   };
 }
@@ -44,7 +53,9 @@ function compile(mapping: MappingConfig, id: string, hooks: HooksConfig, transfo
 /** User mappings first, in order, then the enabled presets. */
 export function compileMappings(hooks: HooksConfig, transformsDir: string): CompiledMapping[] {
   const user = hooks.mappings.map((m, i) => compile(m, mappingHookId(m, i), hooks, transformsDir));
-  const presets = createPresets(hooks).map((p) => compile(p.mapping, p.mapping.id ?? 'preset', hooks, transformsDir, p.validate));
+  const presets = createPresets(hooks).map((p) =>
+    compile(p.mapping, p.mapping.id ?? 'preset', hooks, transformsDir, p.validate),
+  );
   return [...user, ...presets];
 }
 
@@ -59,7 +70,9 @@ export function matchMapping(
 ): CompiledMapping | undefined {
   const path = trimSlashes(name);
   const source = payload['source'];
-  return mappings.find((m) =>
-    (m.matchPath === undefined || m.matchPath === path) &&
-    (m.matchSource === undefined || (typeof source === 'string' && source === m.matchSource)));
+  return mappings.find(
+    (m) =>
+      (m.matchPath === undefined || m.matchPath === path) &&
+      (m.matchSource === undefined || (typeof source === 'string' && source === m.matchSource)),
+  );
 }

@@ -8,7 +8,9 @@ function hooks(raw: Record<string, unknown>): HooksConfig {
 }
 
 function gmail(settings?: Record<string, unknown>): Preset {
-  const [preset, ...rest] = createPresets(hooks({ presets: ['gmail'], ...(settings === undefined ? {} : { gmail: settings }) }));
+  const [preset, ...rest] = createPresets(
+    hooks({ presets: ['gmail'], ...(settings === undefined ? {} : { gmail: settings }) }),
+  );
   assert.equal(rest.length, 0);
   assert.ok(preset !== undefined);
   return preset;
@@ -40,7 +42,12 @@ describe('createPresets', () => {
   });
 
   it('applies hooks.gmail model, thinking and allowUnsafeExternalContent', () => {
-    const { mapping } = gmail({ model: 'echo/mail', thinking: 'low', allowUnsafeExternalContent: true, account: 'me@example.com' });
+    const { mapping } = gmail({
+      model: 'echo/mail',
+      thinking: 'low',
+      allowUnsafeExternalContent: true,
+      account: 'me@example.com',
+    });
     assert.equal(mapping.model, 'echo/mail');
     assert.equal(mapping.thinking, 'low');
     assert.equal(mapping.allowUnsafeExternalContent, true);
@@ -68,7 +75,11 @@ describe('gmail preset payload check', () => {
       assert.ok(validate !== undefined);
       const issues = validate(payload);
       if (path === null) assert.deepEqual(issues, []);
-      else assert.deepEqual(issues.map((i) => i.path), [path]);
+      else
+        assert.deepEqual(
+          issues.map((i) => i.path),
+          [path],
+        );
     });
   }
 });

@@ -25,16 +25,19 @@ function gmailPreset(settings: HooksConfig['gmail']): Preset {
   };
   if (settings?.model !== undefined) mapping.model = settings.model;
   if (settings?.thinking !== undefined) mapping.thinking = settings.thinking;
-  if (settings?.allowUnsafeExternalContent !== undefined) mapping.allowUnsafeExternalContent = settings.allowUnsafeExternalContent;
+  if (settings?.allowUnsafeExternalContent !== undefined)
+    mapping.allowUnsafeExternalContent = settings.allowUnsafeExternalContent;
   return {
     mapping,
     validate(payload) {
       const messages = payload['messages'];
-      if (!Array.isArray(messages) || messages.length === 0) return [{ path: 'messages', message: 'messages must be a non-empty array (the mail watcher payload)' }];
+      if (!Array.isArray(messages) || messages.length === 0)
+        return [{ path: 'messages', message: 'messages must be a non-empty array (the mail watcher payload)' }];
       const issues = [];
       for (const [i, m] of messages.entries()) {
         const id = m !== null && typeof m === 'object' ? (m as Record<string, unknown>)['id'] : undefined;
-        if (typeof id !== 'string' || id === '') issues.push({ path: `messages[${i}].id`, message: `messages[${i}].id must be a non-empty string` });
+        if (typeof id !== 'string' || id === '')
+          issues.push({ path: `messages[${i}].id`, message: `messages[${i}].id must be a non-empty string` });
       }
       return issues;
     },

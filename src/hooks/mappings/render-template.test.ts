@@ -39,7 +39,11 @@ describe('renderTemplate', () => {
     ['path root', '/{{path}}', '/github'],
     ['now root', '{{now}}', '2026-01-02T03:04:05.000Z'],
     ['dashed keys', '{{x-dash}}', 'dashed'],
-    ['several tags and text', '{{headers.x-github-event}} {{action}} by {{pull_request.user.login}}', 'pull_request opened by octocat'],
+    [
+      'several tags and text',
+      '{{headers.x-github-event}} {{action}} by {{pull_request.user.login}}',
+      'pull_request opened by octocat',
+    ],
     ['__proto__ resolves to nothing', '[{{__proto__}}]', '[]'],
     ['payload.__proto__ resolves to nothing', '[{{payload.__proto__.toString}}]', '[]'],
     ['constructor resolves to nothing', '[{{constructor.name}}]', '[]'],
@@ -56,7 +60,10 @@ describe('renderTemplate', () => {
   }
 
   it('does not touch Object.prototype', () => {
-    renderTemplate('{{__proto__.polluted}}', { ...context, payload: JSON.parse('{"__proto__":{"polluted":"yes"}}') as unknown });
+    renderTemplate('{{__proto__.polluted}}', {
+      ...context,
+      payload: JSON.parse('{"__proto__":{"polluted":"yes"}}') as unknown,
+    });
     assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
   });
 });

@@ -69,7 +69,10 @@ export const DEFAULT_EXPORT = 'default';
 const FALLBACK_EXPORT = 'transform';
 
 /** Picks the function to call, or explains why there is none. */
-export function pickTransformExport(mod: Record<string, unknown>, exportName: string): { fn: (ctx: TransformContext) => unknown } | { problem: string } {
+export function pickTransformExport(
+  mod: Record<string, unknown>,
+  exportName: string,
+): { fn: (ctx: TransformContext) => unknown } | { problem: string } {
   const fn = mod[exportName];
   if (typeof fn === 'function') return { fn: fn as (ctx: TransformContext) => unknown };
   const fallback = exportName === DEFAULT_EXPORT ? mod[FALLBACK_EXPORT] : undefined;
@@ -92,7 +95,12 @@ function toUrl(input: TransformInput): URL {
 }
 
 /** Loads the module and calls its export with the input. */
-export async function callTransform(transformsDir: string, file: string, exportName: string, input: TransformInput): Promise<unknown> {
+export async function callTransform(
+  transformsDir: string,
+  file: string,
+  exportName: string,
+  input: TransformInput,
+): Promise<unknown> {
   const mod = await loadTransformModule(transformsDir, file);
   const picked = pickTransformExport(mod, exportName);
   if ('problem' in picked) throw new TransformError(`transform ${picked.problem}: ${file}`);

@@ -8,9 +8,12 @@ import { MAX_JSON_DEPTH, valueExceedsJsonDepth } from '../../common/json-depth.j
  */
 export function checkTransformResult(result: unknown, maxBytes: number): string | null {
   if (result === null || typeof result !== 'object') {
-    return typeof result === 'string' && Buffer.byteLength(result) > maxBytes ? `transform result is larger than ${maxBytes} bytes` : null;
+    return typeof result === 'string' && Buffer.byteLength(result) > maxBytes
+      ? `transform result is larger than ${maxBytes} bytes`
+      : null;
   }
-  if (valueExceedsJsonDepth(result, MAX_JSON_DEPTH)) return `transform result nests deeper than ${MAX_JSON_DEPTH} levels`;
+  if (valueExceedsJsonDepth(result, MAX_JSON_DEPTH))
+    return `transform result nests deeper than ${MAX_JSON_DEPTH} levels`;
   let text: string | undefined;
   try {
     text = JSON.stringify(result);
@@ -18,5 +21,7 @@ export function checkTransformResult(result: unknown, maxBytes: number): string 
     return `transform result is not plain data: ${(error as Error).message}`;
   }
   const bytes = text === undefined ? 0 : Buffer.byteLength(text);
-  return bytes > maxBytes ? `transform result is ${bytes} bytes as JSON, more than the ${maxBytes} allowed (hooks.maxBodyBytes)` : null;
+  return bytes > maxBytes
+    ? `transform result is ${bytes} bytes as JSON, more than the ${maxBytes} allowed (hooks.maxBodyBytes)`
+    : null;
 }

@@ -1,9 +1,24 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createTransformRunner, TransformError, type TransformInput, type TransformSpec, type WorkerTransformRunner } from './create-transform-runner.js';
+import {
+  createTransformRunner,
+  TransformError,
+  type TransformInput,
+  type TransformSpec,
+  type WorkerTransformRunner,
+} from './create-transform-runner.js';
 
 const INPUT: TransformInput = {
   payload: { n: 2, who: 'kestrel' },
@@ -34,7 +49,16 @@ function setMtime(file: string, seconds: number): void {
 }
 
 /** A spec the way a compiled mapping carries it; each module gets its own worker unless `key` says otherwise. */
-function spec(file: string, options: { key?: string; exportName?: string; timeoutMs?: number; maxMemoryMb?: number; maxResultBytes?: number } = {}): TransformSpec {
+function spec(
+  file: string,
+  options: {
+    key?: string;
+    exportName?: string;
+    timeoutMs?: number;
+    maxMemoryMb?: number;
+    maxResultBytes?: number;
+  } = {},
+): TransformSpec {
   return {
     key: options.key ?? file,
     file,
@@ -78,54 +102,102 @@ after(async () => {
 describe('createTransformRunner: probe', () => {
   it('answers null for a module whose export is a function, without calling it', async () => {
     write('probe-ok.js', 'globalThis.called = 0;\nexport default () => { throw new Error("must not be called"); };');
-    assert.equal(await run.probe({ file: join(root, 'probe-ok.js'), exportName: 'default', timeoutMs: TIMEOUT_MS, key: 'probe', maxMemoryMb: 64, maxResultBytes: 262_144 }), null);
+    assert.equal(
+      await run.probe({
+        file: join(root, 'probe-ok.js'),
+        exportName: 'default',
+        timeoutMs: TIMEOUT_MS,
+        key: 'probe',
+        maxMemoryMb: 64,
+        maxResultBytes: 262_144,
+      }),
+      null,
+    );
   });
 
   it('names the problem when the configured export is not a function', async () => {
     write('probe-bad.js', 'export const toAction = "not a function";');
-    const problem = await run.probe({ file: join(root, 'probe-bad.js'), exportName: 'toAction', timeoutMs: TIMEOUT_MS, key: 'probe', maxMemoryMb: 64, maxResultBytes: 262_144 });
+    const problem = await run.probe({
+      file: join(root, 'probe-bad.js'),
+      exportName: 'toAction',
+      timeoutMs: TIMEOUT_MS,
+      key: 'probe',
+      maxMemoryMb: 64,
+      maxResultBytes: 262_144,
+    });
     assert.match(String(problem), /export "toAction" is not a function/);
   });
 
   it('fails for a module that does not load', async () => {
     write('probe-throws.js', 'throw new Error("probe kaboom");');
-    await assertTransformError(run.probe({ file: join(root, 'probe-throws.js'), exportName: 'default', timeoutMs: TIMEOUT_MS, key: 'probe', maxMemoryMb: 64, maxResultBytes: 262_144 }), /failed to load.*probe kaboom/);
+    await assertTransformError(
+      run.probe({
+        file: join(root, 'probe-throws.js'),
+        exportName: 'default',
+        timeoutMs: TIMEOUT_MS,
+        key: 'probe',
+        maxMemoryMb: 64,
+        maxResultBytes: 262_144,
+      }),
+      /failed to load.*probe kaboom/,
+    );
   });
 });
 
 describe('createTransformRunner: JavaScript modules', () => {
   it('calls the default export with the input and returns its result', async () => {
-    write('default.js', 'export default (input) => ({ message: `${input.path}:${input.payload.n}:${input.headers["x-github-event"]}:${input.url}` });');
+    write(
+      'default.js',
+      'export default (input) => ({ message: `${input.path}:${input.payload.n}:${input.headers["x-github-event"]}:${input.url}` });',
+    );
     assert.deepEqual(await call('default.js'), { message: 'shape:2:push:http://gateway.example:8787/hooks/shape?x=1' });
   });
 
   it('passes url as a URL, so searchParams and pathname work (OpenClaw transforms use them)', async () => {
-    write('url.js', 'export default (ctx) => ({ message: `${ctx.url instanceof URL}:${ctx.url.pathname}:${ctx.url.searchParams.get("x")}` });');
+    write(
+      'url.js',
+      'export default (ctx) => ({ message: `${ctx.url instanceof URL}:${ctx.url.pathname}:${ctx.url.searchParams.get("x")}` });',
+    );
     assert.deepEqual(await call('url.js'), { message: 'true:/hooks/shape:1' });
   });
 
   it('calls a named transform export when there is no default export', async () => {
-    write('openclaw-style.js', 'export function transform(ctx) { return { message: "named transform " + ctx.payload.who }; }');
+    write(
+      'openclaw-style.js',
+      'export function transform(ctx) { return { message: "named transform " + ctx.payload.who }; }',
+    );
     assert.deepEqual(await call('openclaw-style.js'), { message: 'named transform kestrel' });
   });
 
   it('prefers the default export over a named transform', async () => {
-    write('both.js', 'export default () => ({ message: "default" });\nexport const transform = () => ({ message: "named" });');
+    write(
+      'both.js',
+      'export default () => ({ message: "default" });\nexport const transform = () => ({ message: "named" });',
+    );
     assert.deepEqual(await call('both.js'), { message: 'default' });
   });
 
   it('refuses a module with neither a default nor a transform function, naming what it exports', async () => {
     write('neither.js', 'export const shape = () => ({});\nexport const version = 2;');
-    await assertTransformError(call('neither.js'), /neither a default function nor a function named "transform".*shape/);
+    await assertTransformError(
+      call('neither.js'),
+      /neither a default function nor a function named "transform".*shape/,
+    );
   });
 
   it('calls a named export', async () => {
-    write('named.js', 'export default () => ({ message: "default" });\nexport function toAction(input) { return { message: "named " + input.payload.who }; }');
+    write(
+      'named.js',
+      'export default () => ({ message: "default" });\nexport function toAction(input) { return { message: "named " + input.payload.who }; }',
+    );
     assert.deepEqual(await call('named.js', { exportName: 'toAction' }), { message: 'named kestrel' });
   });
 
   it('awaits an async function', async () => {
-    write('async.js', 'export default async (input) => { await new Promise((r) => setTimeout(r, 20)); return { message: "late " + input.payload.n }; };');
+    write(
+      'async.js',
+      'export default async (input) => { await new Promise((r) => setTimeout(r, 20)); return { message: "late " + input.payload.n }; };',
+    );
     assert.deepEqual(await call('async.js'), { message: 'late 2' });
   });
 
@@ -276,21 +348,27 @@ describe('createTransformRunner: hot reload', () => {
 
 describe('createTransformRunner: TypeScript modules', () => {
   it('loads a module with type annotations, an interface and an enum', async () => {
-    write('typed.ts', [
-      'interface Input { payload: Record<string, unknown>; path: string }',
-      'enum Level { Low = "low", High = "high" }',
-      'type Action = { message: string; thinking: Level };',
-      'export default function shape(input: Input): Action {',
-      '  const n = input.payload["n"] as number;',
-      '  return { message: `typed ${input.path} ${n * 2}`, thinking: n > 1 ? Level.High : Level.Low };',
-      '}',
-    ].join('\n'));
+    write(
+      'typed.ts',
+      [
+        'interface Input { payload: Record<string, unknown>; path: string }',
+        'enum Level { Low = "low", High = "high" }',
+        'type Action = { message: string; thinking: Level };',
+        'export default function shape(input: Input): Action {',
+        '  const n = input.payload["n"] as number;',
+        '  return { message: `typed ${input.path} ${n * 2}`, thinking: n > 1 ? Level.High : Level.Low };',
+        '}',
+      ].join('\n'),
+    );
     assert.deepEqual(await call('typed.ts'), { message: 'typed shape 4', thinking: 'high' });
   });
 
   it('resolves "./helper.js" to helper.ts when only the TypeScript file exists', async () => {
     write('lib/helper.ts', 'export const shout = (s: string): string => s.toUpperCase();');
-    write('uses-helper.ts', 'import { shout } from "./lib/helper.js";\nexport default (input: { path: string }) => ({ message: shout(input.path) });');
+    write(
+      'uses-helper.ts',
+      'import { shout } from "./lib/helper.js";\nexport default (input: { path: string }) => ({ message: shout(input.path) });',
+    );
     assert.deepEqual(await call('uses-helper.ts'), { message: 'SHAPE' });
   });
 

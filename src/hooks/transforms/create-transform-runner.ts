@@ -44,7 +44,10 @@ export const DEFAULT_MAX_TRANSFORM_PROCESSES = 8;
  * Without the bound, 80 mappings called at once started 80 processes (3.5 GB at rest), and their
  * start kept the gateway's health check waiting 8 s.
  */
-export function createTransformRunner(transformsDir: string, options: TransformRunnerOptions = {}): WorkerTransformRunner {
+export function createTransformRunner(
+  transformsDir: string,
+  options: TransformRunnerOptions = {},
+): WorkerTransformRunner {
   const idleMs = options.idleMs ?? 60_000;
   const rssOf = options.rssOf ?? readProcessRss;
   const workers = new Map<string, TransformWorker>();
@@ -146,7 +149,9 @@ export function createTransformRunner(transformsDir: string, options: TransformR
       }
       const left = deadline - performance.now();
       if (left <= 0) {
-        throw new TransformError(`transform timed out after ${spec.timeoutMs} ms waiting for one of ${maxProcesses} busy transform processes (hooks.maxTransformProcesses): ${spec.file}`);
+        throw new TransformError(
+          `transform timed out after ${spec.timeoutMs} ms waiting for one of ${maxProcesses} busy transform processes (hooks.maxTransformProcesses): ${spec.file}`,
+        );
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
@@ -157,7 +162,8 @@ export function createTransformRunner(transformsDir: string, options: TransformR
       });
     }
   };
-  const run = ((spec: TransformSpec, input: TransformInput): Promise<unknown> => send(spec, input)) as WorkerTransformRunner;
+  const run = ((spec: TransformSpec, input: TransformInput): Promise<unknown> =>
+    send(spec, input)) as WorkerTransformRunner;
   // A probe that failed in the shared process may have failed for another module's sake (one that
   // hung or ended the process): it is tried again in the mapping's own, which says whose fault it is.
   run.probe = async (spec) => (await send(spec, null, true).catch(() => send(spec, null))) as string | null;

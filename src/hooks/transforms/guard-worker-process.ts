@@ -18,10 +18,22 @@ const require = createRequire(import.meta.url);
 const BLOCKED_MODULES = ['child_process', 'cluster', 'inspector', 'inspector/promises'] as const;
 /** Single exports replaced in otherwise allowed modules. */
 const BLOCKED_EXPORTS: ReadonlyArray<readonly [string, string]> = [
-  ['worker_threads', 'Worker'], ['v8', 'setFlagsFromString'], ['os', 'setPriority'], ['module', 'register'],
+  ['worker_threads', 'Worker'],
+  ['v8', 'setFlagsFromString'],
+  ['os', 'setPriority'],
+  ['module', 'register'],
 ];
 /** `process` methods that reach beyond the transform process (other processes, the gateway's among them). */
-const BLOCKED_PROCESS = ['kill', '_kill', 'abort', 'binding', '_linkedBinding', 'dlopen', '_debugProcess', '_debugEnd'] as const;
+const BLOCKED_PROCESS = [
+  'kill',
+  '_kill',
+  'abort',
+  'binding',
+  '_linkedBinding',
+  'dlopen',
+  '_debugProcess',
+  '_debugEnd',
+] as const;
 
 function refusal(name: string): () => never {
   return function refused(): never {
@@ -48,6 +60,11 @@ export function guardWorkerProcess(): void {
   // `import { exec } from 'node:child_process'` reads these live bindings: update them.
   syncBuiltinESMExports();
   for (const key of BLOCKED_PROCESS) {
-    Object.defineProperty(process, key, { value: refusal(`process.${key}`), writable: false, configurable: false, enumerable: false });
+    Object.defineProperty(process, key, {
+      value: refusal(`process.${key}`),
+      writable: false,
+      configurable: false,
+      enumerable: false,
+    });
   }
 }

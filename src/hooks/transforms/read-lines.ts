@@ -5,7 +5,12 @@ import type { Readable } from 'node:stream';
  * line still unfinished past `maxBytes()` calls `onTooLong` once and reading stops: what is held of
  * a line is bounded, whatever the other end writes.
  */
-export function readLines(stream: Readable, maxBytes: () => number, onLine: (line: string) => void, onTooLong: (bytes: number) => void): void {
+export function readLines(
+  stream: Readable,
+  maxBytes: () => number,
+  onLine: (line: string) => void,
+  onTooLong: (bytes: number) => void,
+): void {
   let held: Buffer[] = [];
   let heldBytes = 0;
   let stopped = false;

@@ -3,7 +3,14 @@ import { fileURLToPath } from 'node:url';
 import type { Readable, Writable } from 'node:stream';
 import { checkTransformResult } from './check-transform-result.js';
 import { readLines } from './read-lines.js';
-import { TransformError, type SharedInput, type TransformCall, type TransformInput, type TransformSpec, type WorkerMessage } from './transform-types.js';
+import {
+  TransformError,
+  type SharedInput,
+  type TransformCall,
+  type TransformInput,
+  type TransformSpec,
+  type WorkerMessage,
+} from './transform-types.js';
 
 const MB = 1024 * 1024;
 /** Room in an answer's line beyond the result itself (its JSON envelope, an error's message). */
@@ -54,16 +61,20 @@ export function startTransformWorker(options: {
   onGone: (worker: TransformWorker) => void;
 }): TransformWorker {
   const capBytes = options.maxMemoryMb * MB;
-  const child = spawn(process.execPath, [
-    `--max-old-space-size=${options.maxMemoryMb}`,
-    `--max-semi-space-size=${Math.max(1, Math.min(8, Math.floor(options.maxMemoryMb / 16)))}`,
-    fileURLToPath(new URL('./transform-worker.js', import.meta.url)),
-    options.transformsDir,
-  ], {
-    // Its own output stays the gateway's; descriptors 3 and 4 carry calls and answers. No IPC
-    // channel: nothing but answers, read line by line with a bound, comes back from it.
-    stdio: ['ignore', 'inherit', 'inherit', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      `--max-old-space-size=${options.maxMemoryMb}`,
+      `--max-semi-space-size=${Math.max(1, Math.min(8, Math.floor(options.maxMemoryMb / 16)))}`,
+      fileURLToPath(new URL('./transform-worker.js', import.meta.url)),
+      options.transformsDir,
+    ],
+    {
+      // Its own output stays the gateway's; descriptors 3 and 4 carry calls and answers. No IPC
+      // channel: nothing but answers, read line by line with a bound, comes back from it.
+      stdio: ['ignore', 'inherit', 'inherit', 'pipe', 'pipe'],
+    },
+  );
   child.unref();
   const calls = child.stdio[3] as Writable & { unref?: () => void };
   const answers = child.stdio[4] as Readable & { unref?: () => void };
@@ -98,7 +109,9 @@ export function startTransformWorker(options: {
       // The process says it once, before it reads any call; again, it is a transform resetting the
       // floor its growth is measured from.
       if (ready) {
-        void handle.end('transform process ended: it said it was ready again (a transform writing on the answers\' descriptor)');
+        void handle.end(
+          "transform process ended: it said it was ready again (a transform writing on the answers' descriptor)",
+        );
         return;
       }
       ready = true;
@@ -132,25 +145,34 @@ export function startTransformWorker(options: {
     for (const p of pending.values()) most = Math.max(most, p.maxResultBytes);
     return most + ANSWER_ENVELOPE_BYTES;
   };
-  readLines(answers, maxLine, (line) => {
-    if (!alive) return;
-    let message: WorkerMessage;
-    try {
-      message = JSON.parse(line) as WorkerMessage;
-    } catch {
-      void handle.end('transform process ended: it wrote something other than an answer');
-      return;
-    }
-    onMessage(message);
-  }, (bytes) => {
-    void handle.end(`transform process ended: it sent ${Math.round(bytes / 1024)} KB in one answer, more than its calls may return (hooks.maxBodyBytes)`);
-  });
+  readLines(
+    answers,
+    maxLine,
+    (line) => {
+      if (!alive) return;
+      let message: WorkerMessage;
+      try {
+        message = JSON.parse(line) as WorkerMessage;
+      } catch {
+        void handle.end('transform process ended: it wrote something other than an answer');
+        return;
+      }
+      onMessage(message);
+    },
+    (bytes) => {
+      void handle.end(
+        `transform process ended: it sent ${Math.round(bytes / 1024)} KB in one answer, more than its calls may return (hooks.maxBodyBytes)`,
+      );
+    },
+  );
 
   child.once('exit', (code, signal) => {
     // V8 aborts a process whose heap reached its limit.
-    gone(signal === 'SIGABRT' || code === 134
-      ? `transform process ended: its heap passed its ${options.maxMemoryMb} MB cap (transform.maxMemoryMb)`
-      : `transform process exited (${signal === null ? `code ${code}` : signal})`);
+    gone(
+      signal === 'SIGABRT' || code === 134
+        ? `transform process ended: its heap passed its ${options.maxMemoryMb} MB cap (transform.maxMemoryMb)`
+        : `transform process exited (${signal === null ? `code ${code}` : signal})`,
+    );
   });
   child.once('error', (error) => gone(`transform process failed: ${error.message}`));
 
@@ -162,7 +184,8 @@ export function startTransformWorker(options: {
     if (input === null) return { ...common, probe: true };
     const { maxResultBytes } = spec;
     if (input.item === undefined) return { ...common, input, maxResultBytes };
-    if (kept !== undefined && sameShared(kept, input)) return { ...common, shared: kept.ref, item: input.item, maxResultBytes };
+    if (kept !== undefined && sameShared(kept, input))
+      return { ...common, shared: kept.ref, item: input.item, maxResultBytes };
     const { payload, headers, url, path } = input;
     kept = { payload, headers, url, path, ref: nextRef++ };
     return { ...common, input, keep: kept.ref, maxResultBytes };
@@ -186,7 +209,12 @@ export function startTransformWorker(options: {
           void handle.end('transform process restarted after another call to it timed out');
         }, spec.timeoutMs);
         // A probe answers with a problem's text at most.
-        pending.set(id, { resolve, reject, timer, maxResultBytes: input === null ? ANSWER_ENVELOPE_BYTES : spec.maxResultBytes });
+        pending.set(id, {
+          resolve,
+          reject,
+          timer,
+          maxResultBytes: input === null ? ANSWER_ENVELOPE_BYTES : spec.maxResultBytes,
+        });
         calls.write(`${JSON.stringify(encodeCall(id, spec, input))}\n`);
       });
     },
@@ -196,7 +224,9 @@ export function startTransformWorker(options: {
       if (rss === undefined) return;
       const grown = rss - readyRss;
       if (grown > capBytes) {
-        void handle.end(`transform process ended: it grew by ${Math.round(grown / MB)} MB, over its ${options.maxMemoryMb} MB cap (transform.maxMemoryMb)`);
+        void handle.end(
+          `transform process ended: it grew by ${Math.round(grown / MB)} MB, over its ${options.maxMemoryMb} MB cap (transform.maxMemoryMb)`,
+        );
       }
     },
     end(reason) {
@@ -206,9 +236,12 @@ export function startTransformWorker(options: {
         child.ref();
         child.kill('SIGKILL');
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([exit, new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, EXIT_WAIT_MS);
-        })]);
+        await Promise.race([
+          exit,
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, EXIT_WAIT_MS);
+          }),
+        ]);
         clearTimeout(timer);
         child.unref();
       })();
@@ -220,5 +253,10 @@ export function startTransformWorker(options: {
 
 /** Whether `input` shares `kept`'s payload and headers (the same objects) and its url and path. */
 function sameShared(kept: SharedInput, input: TransformInput): boolean {
-  return kept.payload === input.payload && kept.headers === input.headers && kept.url === input.url && kept.path === input.path;
+  return (
+    kept.payload === input.payload &&
+    kept.headers === input.headers &&
+    kept.url === input.url &&
+    kept.path === input.path
+  );
 }

@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTransformRunner, TransformError, type TransformInput, type TransformSpec, type WorkerTransformRunner } from './create-transform-runner.js';
+import {
+  createTransformRunner,
+  TransformError,
+  type TransformInput,
+  type TransformSpec,
+  type WorkerTransformRunner,
+} from './create-transform-runner.js';
 
 const INPUT: TransformInput = { payload: {}, headers: {}, url: '/hooks/x', path: 'x' };
 const runners: WorkerTransformRunner[] = [];
@@ -16,7 +22,10 @@ let root: string;
 before(() => {
   root = mkdtempSync(join(tmpdir(), 'hookgate-transform-limit-'));
   writeFileSync(join(root, 'pid.js'), 'export default () => ({ pid: process.pid });');
-  writeFileSync(join(root, 'slow.js'), 'export default () => new Promise((r) => setTimeout(() => r({ slow: true }), 400));');
+  writeFileSync(
+    join(root, 'slow.js'),
+    'export default () => new Promise((r) => setTimeout(() => r({ slow: true }), 400));',
+  );
   writeFileSync(join(root, 'stuck.js'), 'export default () => new Promise(() => {});');
 });
 after(async () => {
@@ -30,8 +39,14 @@ function runner(maxProcesses: number): WorkerTransformRunner {
   return run;
 }
 
-const spec = (key: string, file: string, timeoutMs = 20_000): TransformSpec =>
-  ({ key, file: join(root, file), exportName: 'default', timeoutMs, maxMemoryMb: 64, maxResultBytes: 1024 });
+const spec = (key: string, file: string, timeoutMs = 20_000): TransformSpec => ({
+  key,
+  file: join(root, file),
+  exportName: 'default',
+  timeoutMs,
+  maxMemoryMb: 64,
+  maxResultBytes: 1024,
+});
 
 const pidOf = async (run: WorkerTransformRunner, key: string): Promise<number> =>
   ((await run(spec(key, 'pid.js'), INPUT)) as { pid: number }).pid;

@@ -44,8 +44,24 @@ export type SharedInput = Omit<TransformInput, 'item'>;
  * `forEach` request send their payload once, not once each.
  */
 export type TransformCall =
-  | { id: number; probe?: false; file: string; exportName: string; input: TransformInput; keep?: number; maxResultBytes: number }
-  | { id: number; probe?: false; file: string; exportName: string; shared: number; item: unknown; maxResultBytes: number }
+  | {
+      id: number;
+      probe?: false;
+      file: string;
+      exportName: string;
+      input: TransformInput;
+      keep?: number;
+      maxResultBytes: number;
+    }
+  | {
+      id: number;
+      probe?: false;
+      file: string;
+      exportName: string;
+      shared: number;
+      item: unknown;
+      maxResultBytes: number;
+    }
   | { id: number; probe: true; file: string; exportName: string };
 
 /** The transform process's answer to one call. */

@@ -36,16 +36,19 @@ function firstLine(answers: Readable): Promise<string> {
 }
 
 describe('the transform process', () => {
-  it('ends when the calls\' pipe ends, though a transform made process.exit and process.reallyExit do nothing and keeps a timer', async () => {
+  it("ends when the calls' pipe ends, though a transform made process.exit and process.reallyExit do nothing and keeps a timer", async () => {
     const file = join(root, 'stays.js');
-    writeFileSync(file, [
-      'export default () => {',
-      '  process.exit = () => undefined;',
-      '  process.reallyExit = () => undefined;',
-      '  setInterval(() => undefined, 1000);',
-      '  return { message: "staying" };',
-      '};',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'export default () => {',
+        '  process.exit = () => undefined;',
+        '  process.reallyExit = () => undefined;',
+        '  setInterval(() => undefined, 1000);',
+        '  return { message: "staying" };',
+        '};',
+      ].join('\n'),
+    );
     const child = spawn(process.execPath, [WORKER, root], { stdio: ['ignore', 'inherit', 'inherit', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
@@ -57,7 +60,9 @@ describe('the transform process', () => {
       calls.write(`${JSON.stringify({ id: 1, file, exportName: 'default', input, maxResultBytes: 1024 })}\n`);
       assert.deepEqual(JSON.parse(await answered), { kind: 'answer', id: 1, ok: true, result: { message: 'staying' } });
       calls.end();
-      const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('still running after 5 s'), 5000).unref());
+      const timeout = new Promise<string>((resolve) =>
+        setTimeout(() => resolve('still running after 5 s'), 5000).unref(),
+      );
       assert.equal(await Promise.race([exited, timeout]), 0);
     } finally {
       child.kill('SIGKILL');

@@ -60,10 +60,18 @@ function notPlainData(result: unknown): string | null {
 
 async function answer(call: TransformCall): Promise<TransformAnswer> {
   try {
-    if (call.probe === true) return { kind: 'answer', id: call.id, ok: true, result: await probeTransform(transformsDir, call.file, call.exportName) };
+    if (call.probe === true)
+      return {
+        kind: 'answer',
+        id: call.id,
+        ok: true,
+        result: await probeTransform(transformsDir, call.file, call.exportName),
+      };
     const result = await callTransform(transformsDir, call.file, call.exportName, inputOf(call));
     const refused = checkTransformResult(result, call.maxResultBytes) ?? notPlainData(result);
-    return refused === null ? { kind: 'answer', id: call.id, ok: true, result } : { kind: 'answer', id: call.id, ok: false, message: refused };
+    return refused === null
+      ? { kind: 'answer', id: call.id, ok: true, result }
+      : { kind: 'answer', id: call.id, ok: false, message: refused };
   } catch (error) {
     const cause = (error as { cause?: unknown }).cause;
     return {
@@ -77,14 +85,19 @@ async function answer(call: TransformCall): Promise<TransformAnswer> {
 }
 
 let loaderAnnounced = false;
-readLines(calls, () => Number.POSITIVE_INFINITY, (line) => {
-  const call = JSON.parse(line) as TransformCall;
-  if (!loaderAnnounced && TS.test(call.file)) {
-    loaderAnnounced = true;
-    send({ kind: 'loader' });
-  }
-  void answer(call).then(send);
-}, () => undefined);
+readLines(
+  calls,
+  () => Number.POSITIVE_INFINITY,
+  (line) => {
+    const call = JSON.parse(line) as TransformCall;
+    if (!loaderAnnounced && TS.test(call.file)) {
+      loaderAnnounced = true;
+      send({ kind: 'loader' });
+    }
+    void answer(call).then(send);
+  },
+  () => undefined,
+);
 // The gateway is gone (or ended this process's calls): nothing is left to answer.
 calls.on('close', () => exitProcess(0));
 send({ kind: 'ready' });

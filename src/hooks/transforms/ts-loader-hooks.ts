@@ -7,9 +7,19 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import amaro from 'amaro';
 
-interface ResolveContext { parentURL?: string | undefined }
-interface ResolveResult { url: string; format?: string | null | undefined; shortCircuit?: boolean }
-interface LoadResult { format: string; source?: string | Buffer; shortCircuit?: boolean }
+interface ResolveContext {
+  parentURL?: string | undefined;
+}
+interface ResolveResult {
+  url: string;
+  format?: string | null | undefined;
+  shortCircuit?: boolean;
+}
+interface LoadResult {
+  format: string;
+  source?: string | Buffer;
+  shortCircuit?: boolean;
+}
 
 const TS = /\.m?ts$/;
 

@@ -4,7 +4,13 @@ import { createLog } from '../../common/log.js';
 import { callWithRetry } from './call-with-retry.js';
 import { ProviderError, type CompletionRequest, type ModelProvider } from './model-provider.js';
 
-const request = (): CompletionRequest => ({ model: 'gpt-test', system: '', messages: [], thinking: null, signal: new AbortController().signal });
+const request = (): CompletionRequest => ({
+  model: 'gpt-test',
+  system: '',
+  messages: [],
+  thinking: null,
+  signal: new AbortController().signal,
+});
 
 /** A provider answering from a script: errors are thrown, strings are replies. */
 function scripted(steps: Array<ProviderError | string>): ModelProvider {
@@ -36,22 +42,37 @@ describe('callWithRetry: retry logging', () => {
     });
     assert.equal(result.text, 'done');
     assert.equal(lines.length, 2);
-    assert.deepEqual(lines.map((l) => [l['level'], l['msg'], l['attempt'], l['status'], l['model']]), [
-      [40, 'model call failed; will retry', 1, 429, 'gpt-test'],
-      [40, 'model call failed; will retry', 2, 503, 'gpt-test'],
-    ]);
-    assert.deepEqual(lines.map((l) => l['waitMs']), waits, 'the logged wait is the wait taken');
+    assert.deepEqual(
+      lines.map((l) => [l['level'], l['msg'], l['attempt'], l['status'], l['model']]),
+      [
+        [40, 'model call failed; will retry', 1, 429, 'gpt-test'],
+        [40, 'model call failed; will retry', 2, 503, 'gpt-test'],
+      ],
+    );
+    assert.deepEqual(
+      lines.map((l) => l['waitMs']),
+      waits,
+      'the logged wait is the wait taken',
+    );
     assert.equal(waits[0], 1_500, 'Retry-After honoured');
   });
 
   it('logs nothing for a failure it does not retry', async () => {
     const lines: string[] = [];
-    await assert.rejects(callWithRetry(scripted([new ProviderError('Incorrect API key provided', { status: 401, retryable: false })]), request(), 1_000_000, {
-      now: () => 0,
-      sleep: async () => {},
-      random: () => 0.5,
-      log: createLog({ write: (l) => lines.push(l) }),
-    }), /Incorrect API key/);
+    await assert.rejects(
+      callWithRetry(
+        scripted([new ProviderError('Incorrect API key provided', { status: 401, retryable: false })]),
+        request(),
+        1_000_000,
+        {
+          now: () => 0,
+          sleep: async () => {},
+          random: () => 0.5,
+          log: createLog({ write: (l) => lines.push(l) }),
+        },
+      ),
+      /Incorrect API key/,
+    );
     assert.equal(lines.length, 0);
   });
 });

@@ -81,7 +81,9 @@ describe('callWithRetry fails fast on what will not heal', () => {
 
   it('gives up on a refused connection after three quick tries, well inside two seconds', async () => {
     const time = fakeTime();
-    const provider = counting(createOpenAiProvider({ baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, apiKey: 'sk-test', now: time.now }));
+    const provider = counting(
+      createOpenAiProvider({ baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, apiKey: 'sk-test', now: time.now }),
+    );
     const e = await failure(callWithRetry(provider, request(), time.now() + DEADLINE_MS, time));
     assert.equal(provider.calls, 3);
     assert.equal(e.network, 'refused');
@@ -93,7 +95,9 @@ describe('callWithRetry fails fast on what will not heal', () => {
 
   it('gives up on a host that does not resolve after two quick tries', async () => {
     const time = fakeTime();
-    const provider = counting(createAnthropicProvider({ baseUrl: 'http://models.hookgate.invalid', apiKey: 'ak-test', now: time.now }));
+    const provider = counting(
+      createAnthropicProvider({ baseUrl: 'http://models.hookgate.invalid', apiKey: 'ak-test', now: time.now }),
+    );
     const e = await failure(callWithRetry(provider, request(), time.now() + DEADLINE_MS, time));
     assert.equal(provider.calls, 2);
     assert.equal(e.network, 'dns');
@@ -103,7 +107,13 @@ describe('callWithRetry fails fast on what will not heal', () => {
 
   it('fails at once on a TLS failure (HTTPS spoken to a plain HTTP port)', async () => {
     const time = fakeTime();
-    const provider = counting(createOpenAiProvider({ baseUrl: `${openai.url.replace('http:', 'https:')}/v1`, apiKey: 'sk-test', now: time.now }));
+    const provider = counting(
+      createOpenAiProvider({
+        baseUrl: `${openai.url.replace('http:', 'https:')}/v1`,
+        apiKey: 'sk-test',
+        now: time.now,
+      }),
+    );
     const e = await failure(callWithRetry(provider, request(), time.now() + DEADLINE_MS, time));
     assert.equal(provider.calls, 1);
     assert.equal(e.network, 'tls');
@@ -111,17 +121,25 @@ describe('callWithRetry fails fast on what will not heal', () => {
     assert.deepEqual(time.slept, []);
   });
 
-  for (const [status, provider] of [[401, 'openai'], [401, 'anthropic'], [403, 'openai'], [404, 'anthropic']] as const) {
+  for (const [status, provider] of [
+    [401, 'openai'],
+    [401, 'anthropic'],
+    [403, 'openai'],
+    [404, 'anthropic'],
+  ] as const) {
     it(`fails at once on ${status} from ${provider}`, async () => {
       const time = fakeTime();
       const fake = provider === 'openai' ? openai : anthropic;
-      fake.script.push(provider === 'openai'
-        ? openAiError(status, 'You are not allowed to sample from this model', 'invalid_request_error')
-        : anthropicError(status, status === 404 ? 'not_found_error' : 'authentication_error', 'model: not found'));
+      fake.script.push(
+        provider === 'openai'
+          ? openAiError(status, 'You are not allowed to sample from this model', 'invalid_request_error')
+          : anthropicError(status, status === 404 ? 'not_found_error' : 'authentication_error', 'model: not found'),
+      );
       const before = fake.requests.length;
-      const p = provider === 'openai'
-        ? createOpenAiProvider({ baseUrl: `${fake.url}/v1`, apiKey: 'sk-test', now: time.now })
-        : createAnthropicProvider({ baseUrl: fake.url, apiKey: 'ak-test', now: time.now });
+      const p =
+        provider === 'openai'
+          ? createOpenAiProvider({ baseUrl: `${fake.url}/v1`, apiKey: 'sk-test', now: time.now })
+          : createAnthropicProvider({ baseUrl: fake.url, apiKey: 'ak-test', now: time.now });
       const e = await failure(callWithRetry(p, request(), time.now() + DEADLINE_MS, time));
       assert.equal(e.status, status);
       assert.equal(fake.requests.length - before, 1, 'no retry');

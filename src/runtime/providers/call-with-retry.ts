@@ -37,7 +37,11 @@ export async function callWithRetry(
       if (delay === null) throw error.retryable ? gaveUp(error, triesOfKind) : error;
       if (deps.now() + delay >= deadlineMs) throw error;
       deps.log?.warn('model call failed; will retry', {
-        model: request.model, attempt, waitMs: delay, status: error.status ?? null, error: error.message,
+        model: request.model,
+        attempt,
+        waitMs: delay,
+        status: error.status ?? null,
+        error: error.message,
       });
       deps.onRetried?.(error);
       await deps.sleep(delay, request.signal);

@@ -1,5 +1,11 @@
 import type { ThinkingLevel } from '../../config/index.js';
-import { ProviderError, readUsage, type CompletionRequest, type ModelProvider, type ProviderOptions } from './model-provider.js';
+import {
+  ProviderError,
+  readUsage,
+  type CompletionRequest,
+  type ModelProvider,
+  type ProviderOptions,
+} from './model-provider.js';
 import { postJson } from './post-json.js';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -10,7 +16,12 @@ const MAX_TOKENS = 4096;
 
 /** `thinking` → extended-thinking `budget_tokens` (the API's minimum is 1024); `off` disables it. */
 const THINKING_BUDGET: Record<ThinkingLevel, number | undefined> = {
-  off: undefined, minimal: 1024, low: 2048, medium: 8192, high: 16_384, xhigh: 32_000,
+  off: undefined,
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16_384,
+  xhigh: 32_000,
 };
 
 interface MessagesResponse {
@@ -34,14 +45,24 @@ export function createAnthropicProvider(options: ProviderOptions): ModelProvider
         messages: req.messages,
       };
       if (budget !== undefined) body['thinking'] = { type: 'enabled', budget_tokens: budget };
-      const res = (await postJson(url, body, { headers, signal: req.signal, provider: 'anthropic', now: options.now, connectTimeoutMs: options.connectTimeoutMs })) as MessagesResponse;
+      const res = (await postJson(url, body, {
+        headers,
+        signal: req.signal,
+        provider: 'anthropic',
+        now: options.now,
+        connectTimeoutMs: options.connectTimeoutMs,
+      })) as MessagesResponse;
       const text = (res.content ?? [])
         .filter((b) => b.type === 'text' && typeof b.text === 'string')
         .map((b) => b.text as string)
         .join('');
       if (text === '') throw new ProviderError('anthropic: response has no text content', { retryable: false });
       const usage = readUsage(res.usage, 'input_tokens', 'output_tokens');
-      return { text, model: typeof res.model === 'string' ? res.model : req.model, ...(usage === undefined ? {} : { usage }) };
+      return {
+        text,
+        model: typeof res.model === 'string' ? res.model : req.model,
+        ...(usage === undefined ? {} : { usage }),
+      };
     },
   };
 }

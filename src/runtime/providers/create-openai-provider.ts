@@ -1,12 +1,23 @@
 import type { ThinkingLevel } from '../../config/index.js';
-import { ProviderError, readUsage, type CompletionRequest, type ModelProvider, type ProviderOptions } from './model-provider.js';
+import {
+  ProviderError,
+  readUsage,
+  type CompletionRequest,
+  type ModelProvider,
+  type ProviderOptions,
+} from './model-provider.js';
 import { postJson } from './post-json.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 /** `thinking` → Chat Completions `reasoning_effort`; `off` sends nothing. */
 const REASONING_EFFORT: Record<ThinkingLevel, string | undefined> = {
-  off: undefined, minimal: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high',
+  off: undefined,
+  minimal: 'minimal',
+  low: 'low',
+  medium: 'medium',
+  high: 'high',
+  xhigh: 'high',
 };
 
 interface ChatCompletion {
@@ -31,7 +42,13 @@ export function createOpenAiProvider(options: ProviderOptions): ModelProvider {
       };
       const effort = req.thinking === null ? undefined : REASONING_EFFORT[req.thinking];
       if (effort !== undefined) body['reasoning_effort'] = effort;
-      const res = (await postJson(url, body, { headers, signal: req.signal, provider: 'openai', now: options.now, connectTimeoutMs: options.connectTimeoutMs })) as ChatCompletion;
+      const res = (await postJson(url, body, {
+        headers,
+        signal: req.signal,
+        provider: 'openai',
+        now: options.now,
+        connectTimeoutMs: options.connectTimeoutMs,
+      })) as ChatCompletion;
       const message = res.choices?.[0]?.message;
       const content = message?.content;
       if (typeof content !== 'string') {
@@ -39,7 +56,11 @@ export function createOpenAiProvider(options: ProviderOptions): ModelProvider {
         throw new ProviderError(`openai: response has no message content${refusal}`, { retryable: false });
       }
       const usage = readUsage(res.usage, 'prompt_tokens', 'completion_tokens');
-      return { text: content, model: typeof res.model === 'string' ? res.model : req.model, ...(usage === undefined ? {} : { usage }) };
+      return {
+        text: content,
+        model: typeof res.model === 'string' ? res.model : req.model,
+        ...(usage === undefined ? {} : { usage }),
+      };
     },
   };
 }

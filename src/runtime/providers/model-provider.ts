@@ -34,7 +34,9 @@ export function readUsage(usage: unknown, input: string, output: string): TokenU
   if (usage === null || typeof usage !== 'object') return undefined;
   const i = (usage as Record<string, unknown>)[input];
   const o = (usage as Record<string, unknown>)[output];
-  return typeof i === 'number' && typeof o === 'number' && i >= 0 && o >= 0 ? { inputTokens: i, outputTokens: o } : undefined;
+  return typeof i === 'number' && typeof o === 'number' && i >= 0 && o >= 0
+    ? { inputTokens: i, outputTokens: o }
+    : undefined;
 }
 
 /** How a provider is reached: `models.providers.<id>` minus `api`, plus the clock. */

@@ -5,7 +5,8 @@ import { classifyNetworkError } from './classify-network-error.js';
 import { ProviderError } from './model-provider.js';
 import { providerRetryDelayMs } from './provider-retry-delay.js';
 
-const net = (network: NetworkFailure, retryable = true): ProviderError => new ProviderError('x', { retryable, network });
+const net = (network: NetworkFailure, retryable = true): ProviderError =>
+  new ProviderError('x', { retryable, network });
 const http = (status: number, retryable: boolean, retryAfterMs?: number): ProviderError =>
   new ProviderError('x', { status, retryable, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
 const half = (): number => 0.5;

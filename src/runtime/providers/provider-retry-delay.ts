@@ -15,7 +15,12 @@ const QUICK_BACKOFF = { baseMs: 250, maxMs: 1000 };
  * failed attempts of this call that failed the same way (this one included). Pure: the caller
  * checks the deadline and sleeps.
  */
-export function providerRetryDelayMs(error: ProviderError, attempt: number, triesOfKind: number, random: () => number): number | null {
+export function providerRetryDelayMs(
+  error: ProviderError,
+  attempt: number,
+  triesOfKind: number,
+  random: () => number,
+): number | null {
   if (!error.retryable) return null;
   const quick = error.network === undefined ? undefined : QUICK_TRIES[error.network];
   if (quick === undefined) return computeRetryDelayMs(attempt, error.retryAfterMs, random);

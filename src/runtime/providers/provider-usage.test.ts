@@ -8,7 +8,11 @@ import { createOpenAiProvider } from './create-openai-provider.js';
 import { readUsage, type CompletionRequest } from './model-provider.js';
 
 const request = (): CompletionRequest => ({
-  model: 'm-1', system: 'be brief', messages: [{ role: 'user', content: 'hello' }], thinking: null, signal: AbortSignal.timeout(5000),
+  model: 'm-1',
+  system: 'be brief',
+  messages: [{ role: 'user', content: 'hello' }],
+  thinking: null,
+  signal: AbortSignal.timeout(5000),
 });
 
 describe('token usage carried out of provider calls', () => {
@@ -24,12 +28,16 @@ describe('token usage carried out of provider calls', () => {
   });
 
   it('reads OpenAI usage.prompt_tokens and usage.completion_tokens', async () => {
-    const r = await createOpenAiProvider({ baseUrl: `${openai.url}/v1`, apiKey: 'sk-test', now: Date.now }).complete(request());
+    const r = await createOpenAiProvider({ baseUrl: `${openai.url}/v1`, apiKey: 'sk-test', now: Date.now }).complete(
+      request(),
+    );
     assert.deepEqual(r.usage, { inputTokens: 10, outputTokens: 5 });
   });
 
   it('reads Anthropic usage.input_tokens and usage.output_tokens', async () => {
-    const r = await createAnthropicProvider({ baseUrl: anthropic.url, apiKey: 'sk-ant', now: Date.now }).complete(request());
+    const r = await createAnthropicProvider({ baseUrl: anthropic.url, apiKey: 'sk-ant', now: Date.now }).complete(
+      request(),
+    );
     assert.deepEqual(r.usage, { inputTokens: 12, outputTokens: 6 });
   });
 

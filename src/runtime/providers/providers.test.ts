@@ -41,7 +41,10 @@ describe('openai provider against a fake Chat Completions server', () => {
     const r = await p.complete(request());
     assert.deepEqual(r, { text: 'echo:hello', model: 'm-1', usage: { inputTokens: 10, outputTokens: 5 } });
     const sent = fake.requests.at(-1)!.body as Record<string, unknown>;
-    assert.deepEqual(sent['messages'], [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello' }]);
+    assert.deepEqual(sent['messages'], [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hello' },
+    ]);
     assert.equal(sent['reasoning_effort'], undefined);
   });
 
@@ -65,7 +68,9 @@ describe('openai provider against a fake Chat Completions server', () => {
 
   it('retries 429 honouring Retry-After, then 5xx, then succeeds', async () => {
     const p = createOpenAiProvider({ baseUrl: `${fake.url}/v1`, apiKey: 'sk-test', now: Date.now });
-    fake.script.push(openAiError(429, 'Rate limit reached', 'requests', 'rate_limit_exceeded', { 'retry-after': '0.2' }));
+    fake.script.push(
+      openAiError(429, 'Rate limit reached', 'requests', 'rate_limit_exceeded', { 'retry-after': '0.2' }),
+    );
     fake.script.push(openAiError(503, 'The server is overloaded', 'server_error'));
     const before = fake.requests.length;
     const started = Date.now();
@@ -77,7 +82,9 @@ describe('openai provider against a fake Chat Completions server', () => {
 
   it('gives up retrying when the deadline leaves no room', async () => {
     const p = createOpenAiProvider({ baseUrl: `${fake.url}/v1`, apiKey: 'sk-test', now: Date.now });
-    fake.script.push(openAiError(429, 'Rate limit reached', 'requests', 'rate_limit_exceeded', { 'retry-after': '30' }));
+    fake.script.push(
+      openAiError(429, 'Rate limit reached', 'requests', 'rate_limit_exceeded', { 'retry-after': '30' }),
+    );
     const e = await rejects(callWithRetry(p, request(), Date.now() + 1000, retryDeps));
     assert.equal(e.status, 429);
   });
@@ -85,7 +92,10 @@ describe('openai provider against a fake Chat Completions server', () => {
   it('is cut off by the signal on a slow answer', async () => {
     const p = createOpenAiProvider({ baseUrl: `${fake.url}/v1`, apiKey: 'sk-test', now: Date.now });
     fake.script.push({ status: 200, body: {}, delayMs: 2000 });
-    await assert.rejects(p.complete(request({ signal: AbortSignal.timeout(100) })), (e: Error) => e.name === 'TimeoutError');
+    await assert.rejects(
+      p.complete(request({ signal: AbortSignal.timeout(100) })),
+      (e: Error) => e.name === 'TimeoutError',
+    );
   });
 
   it('treats a network failure as retryable', async () => {
@@ -98,7 +108,10 @@ describe('openai provider against a fake Chat Completions server', () => {
 describe('anthropic provider against a fake Messages server', () => {
   let fake: FakeServer;
   before(async () => {
-    fake = await createFakeAnthropic({ apiKey: 'ak-test', reply: (b) => `claude:${String(b.messages?.at(-1)?.content)}` });
+    fake = await createFakeAnthropic({
+      apiKey: 'ak-test',
+      reply: (b) => `claude:${String(b.messages?.at(-1)?.content)}`,
+    });
   });
   after(() => fake.close());
 
@@ -120,19 +133,28 @@ describe('anthropic provider against a fake Messages server', () => {
       const r = await p.complete(request({ thinking: level }));
       assert.equal(r.text, 'claude:hello', level);
     }
-    assert.deepEqual((fake.requests.at(-1)!.body as Record<string, unknown>)['thinking'], { type: 'enabled', budget_tokens: 32_000 });
+    assert.deepEqual((fake.requests.at(-1)!.body as Record<string, unknown>)['thinking'], {
+      type: 'enabled',
+      budget_tokens: 32_000,
+    });
   });
 
   it('fails at once on 400 with the provider message', async () => {
     const p = createAnthropicProvider({ baseUrl: fake.url, apiKey: 'ak-test', now: Date.now });
-    const e = await rejects(callWithRetry(p, request({ messages: [{ role: 'assistant', content: 'x' }] }), Date.now() + 5000, retryDeps));
+    const e = await rejects(
+      callWithRetry(p, request({ messages: [{ role: 'assistant', content: 'x' }] }), Date.now() + 5000, retryDeps),
+    );
     assert.equal(e.status, 400);
     assert.match(e.message, /first message must use the "user" role/);
   });
 
   it('retries 429 and 529 overloaded', async () => {
     const p = createAnthropicProvider({ baseUrl: fake.url, apiKey: 'ak-test', now: Date.now });
-    fake.script.push(anthropicError(429, 'rate_limit_error', 'Number of requests has exceeded your rate limit', { 'retry-after': '0' }));
+    fake.script.push(
+      anthropicError(429, 'rate_limit_error', 'Number of requests has exceeded your rate limit', {
+        'retry-after': '0',
+      }),
+    );
     fake.script.push(anthropicError(529, 'overloaded_error', 'Overloaded'));
     const before = fake.requests.length;
     const r = await callWithRetry(p, request(), Date.now() + 10_000, retryDeps);
@@ -156,8 +178,26 @@ describe('a provider whose host never answers the connect', () => {
   after(() => silent.close());
 
   const providers = [
-    ['openai', (connectTimeoutMs: number) => createOpenAiProvider({ baseUrl: `http://${silent.host}:${silent.port}/v1`, apiKey: 'sk-test', now: Date.now, connectTimeoutMs })],
-    ['anthropic', (connectTimeoutMs: number) => createAnthropicProvider({ baseUrl: `http://${silent.host}:${silent.port}`, apiKey: 'ak-test', now: Date.now, connectTimeoutMs })],
+    [
+      'openai',
+      (connectTimeoutMs: number) =>
+        createOpenAiProvider({
+          baseUrl: `http://${silent.host}:${silent.port}/v1`,
+          apiKey: 'sk-test',
+          now: Date.now,
+          connectTimeoutMs,
+        }),
+    ],
+    [
+      'anthropic',
+      (connectTimeoutMs: number) =>
+        createAnthropicProvider({
+          baseUrl: `http://${silent.host}:${silent.port}`,
+          apiKey: 'ak-test',
+          now: Date.now,
+          connectTimeoutMs,
+        }),
+    ],
   ] as const;
   for (const [name, create] of providers) {
     it(`${name}: fails each try at the connect timeout as a connection timeout, retried while the deadline allows`, async () => {
@@ -168,11 +208,21 @@ describe('a provider whose host never answers the connect', () => {
       };
       const started = Date.now();
       // The signal outlasts the deadline: only the connect timeout can end each try.
-      const e = await rejects(callWithRetry(create(100), request({ signal: AbortSignal.timeout(4000) }), started + 2000, { ...retryDeps, sleep }));
+      const e = await rejects(
+        callWithRetry(create(100), request({ signal: AbortSignal.timeout(4000) }), started + 2000, {
+          ...retryDeps,
+          sleep,
+        }),
+      );
       const elapsed = Date.now() - started;
       assert.equal(e.network, 'timeout');
       assert.equal(e.retryable, true);
-      assert.match(e.message, new RegExp(`^${name}: connection timed out: connect ETIMEDOUT 127\\.0\\.0\\.1:${silent.port} \\(not connected within 100 ms\\)$`));
+      assert.match(
+        e.message,
+        new RegExp(
+          `^${name}: connection timed out: connect ETIMEDOUT 127\\.0\\.0\\.1:${silent.port} \\(not connected within 100 ms\\)$`,
+        ),
+      );
       assert.deepEqual(waits, [250, 500], 'retried with backoff, not as a quick try');
       assert.ok(elapsed < 2000, `gave up within the deadline (${elapsed} ms)`);
     });

@@ -15,7 +15,11 @@ describeEachDriver('store contract: run budgets', (driver) => {
   let n = 0;
   /** A run in a session of its own, so session ordering never holds it. */
   const enqueue = async (o: { agentId?: string; hook?: string } = {}): Promise<string> => {
-    const run = newRun(`hook:s${n++}`, { agentId: o.agentId ?? 'main', source: { ...source, hook: o.hook ?? 'agent' }, createdAt: f.clock.now() });
+    const run = newRun(`hook:s${n++}`, {
+      agentId: o.agentId ?? 'main',
+      source: { ...source, hook: o.hook ?? 'agent' },
+      createdAt: f.clock.now(),
+    });
     await store.enqueueRun(run);
     return run.id;
   };
@@ -37,10 +41,15 @@ describeEachDriver('store contract: run budgets', (driver) => {
     for (let i = 0; i < 5; i++) await enqueue();
     await enqueue({ agentId: 'ops' });
     const first = await claim(budgets);
-    assert.deepEqual(first.map((r) => r.agentId).sort(), ['main', 'main', 'ops'], 'two of main, and the unbudgeted agent');
+    assert.deepEqual(
+      first.map((r) => r.agentId).sort(),
+      ['main', 'main', 'ops'],
+      'two of main, and the unbudgeted agent',
+    );
     const held = await queued();
     assert.equal(held.length, 3);
-    for (const r of held) assert.match(r.heldReason ?? '', /agent "main": 2 runs started in the last hour \(runsPerHour 2\)/);
+    for (const r of held)
+      assert.match(r.heldReason ?? '', /agent "main": 2 runs started in the last hour \(runsPerHour 2\)/);
     assert.equal((await store.readQueueStats()).heldRuns, 3);
     for (const r of first) await finish(r);
     await f.clock.advance(HOUR - 1000);
@@ -48,7 +57,11 @@ describeEachDriver('store contract: run budgets', (driver) => {
     await f.clock.advance(1000);
     const second = await claim(budgets);
     assert.equal(second.length, 2, 'the window rolled: two more');
-    assert.equal(second.every((r) => r.heldReason === null), true, 'a claimed run is no longer held');
+    assert.equal(
+      second.every((r) => r.heldReason === null),
+      true,
+      'a claimed run is no longer held',
+    );
     assert.equal((await queued()).length, 1);
   });
 
@@ -61,7 +74,7 @@ describeEachDriver('store contract: run budgets', (driver) => {
     assert.equal((await claim(budgets)).length, 2);
   });
 
-  it('claims again at once a run handed back or requeued after the hour\'s starts were used up, while a new run stays held', async () => {
+  it("claims again at once a run handed back or requeued after the hour's starts were used up, while a new run stays held", async () => {
     const budgets: RunBudgets = { agents: { main: { runsPerHour: 2 } }, hooks: {} };
     for (let i = 0; i < 3; i++) await enqueue();
     const [a, b] = await store.claimRuns({ owner: 'w', limit: 10, leaseMs: 1000, budgets });
@@ -75,8 +88,11 @@ describeEachDriver('store contract: run budgets', (driver) => {
     assert.match(held!.heldReason ?? '', /agent "main": 2 runs started in the last hour \(runsPerHour 2\)/);
   });
 
-  it('holds a run started before while its budget\'s tokens are spent or its mapping runs maxConcurrentRuns at once', async () => {
-    const budgets: RunBudgets = { agents: {}, hooks: { mail: { tokensPerDay: 1000 }, github: { maxConcurrentRuns: 1 } } };
+  it("holds a run started before while its budget's tokens are spent or its mapping runs maxConcurrentRuns at once", async () => {
+    const budgets: RunBudgets = {
+      agents: {},
+      hooks: { mail: { tokensPerDay: 1000 }, github: { maxConcurrentRuns: 1 } },
+    };
     await enqueue({ hook: 'mail' });
     await enqueue({ hook: 'mail' });
     const [spent, handed] = await claim(budgets);
@@ -103,17 +119,21 @@ describeEachDriver('store contract: run budgets', (driver) => {
     assert.deepEqual(await claim(budgets), [], 'the new run is held: the key is held from here on');
     assert.equal(await store.releaseRun(handed!), true);
     await f.clock.advance(10 * HOUR + 1);
-    assert.deepEqual((await store.recoverExpiredRuns({ owner: 'w2', maxAttempts: 3, leaseMs: HOUR })).requeued, [crashed!.id]);
+    assert.deepEqual((await store.recoverExpiredRuns({ owner: 'w2', maxAttempts: 3, leaseMs: HOUR })).requeued, [
+      crashed!.id,
+    ]);
     const reasons = async () => (await queued()).map((r) => [r.id, r.heldReason ?? '']).sort();
-    for (const [id, reason] of await reasons()) assert.match(reason!, /mapping "mail": 1,200 tokens spent/, `run ${id}, before any claim`);
+    for (const [id, reason] of await reasons())
+      assert.match(reason!, /mapping "mail": 1,200 tokens spent/, `run ${id}, before any claim`);
     assert.deepEqual(await claim(budgets), []);
     assert.equal((await reasons()).length, 3);
-    for (const [id, reason] of await reasons()) assert.match(reason!, /mapping "mail": 1,200 tokens spent/, `run ${id}, after a claim`);
+    for (const [id, reason] of await reasons())
+      assert.match(reason!, /mapping "mail": 1,200 tokens spent/, `run ${id}, after a claim`);
     await f.clock.advance(24 * HOUR);
     assert.equal((await claim(budgets)).length, 3, 'once the tokens are a day old, all three run');
   });
 
-  it('holds runs past a mapping\'s maxConcurrentRuns while other hooks run, and releases one as one finishes', async () => {
+  it("holds runs past a mapping's maxConcurrentRuns while other hooks run, and releases one as one finishes", async () => {
     const budgets: RunBudgets = { agents: {}, hooks: { github: { maxConcurrentRuns: 1 } } };
     for (let i = 0; i < 3; i++) await enqueue({ hook: 'github' });
     await enqueue({ hook: 'stripe' });
@@ -125,7 +145,10 @@ describeEachDriver('store contract: run budgets', (driver) => {
     for (const r of held) assert.match(r.heldReason ?? '', /mapping "github": 1 run running \(maxConcurrentRuns 1\)/);
     await finish(first.find((r) => r.source.hook === 'github')!);
     const next = await claim(budgets);
-    assert.deepEqual(next.map((r) => r.source.hook), ['github']);
+    assert.deepEqual(
+      next.map((r) => r.source.hook),
+      ['github'],
+    );
   });
 
   it('holds an agent once its runs spent tokensPerDay, counting the tokens each run reported, for 24 hours', async () => {
@@ -153,18 +176,25 @@ describeEachDriver('store contract: run budgets', (driver) => {
     const early = [await enqueue({ hook: 'mail' }), await enqueue({ hook: 'mail' })];
     assert.deepEqual(await claim(budgets), []);
     const reasonOf = async (id: string): Promise<string> => (await store.getRun(id))!.heldReason ?? '';
-    for (const id of early) assert.match(await reasonOf(id), /mapping "mail": 1,200 tokens spent in the last 24 h \(tokensPerDay 1,000\)/);
+    for (const id of early)
+      assert.match(await reasonOf(id), /mapping "mail": 1,200 tokens spent in the last 24 h \(tokensPerDay 1,000\)/);
     // The run that started before the key was held reports its tokens: the count moves, the limit stays.
     await finish(late!, 300);
     const after = await enqueue({ hook: 'mail' });
     assert.deepEqual(await claim(budgets), []);
     assert.deepEqual(await claim(budgets), []);
     assert.match(await reasonOf(after), /mapping "mail": 1,500 tokens spent in the last 24 h \(tokensPerDay 1,000\)/);
-    for (const id of early) assert.match(await reasonOf(id), /mapping "mail": 1,200 tokens spent/, 'marked runs are not rewritten for a new count');
+    for (const id of early)
+      assert.match(
+        await reasonOf(id),
+        /mapping "mail": 1,200 tokens spent/,
+        'marked runs are not rewritten for a new count',
+      );
     // Held by another limit (a reload lowering it): every marked run is rewritten.
     const lowered: RunBudgets = { agents: {}, hooks: { mail: { tokensPerDay: 900 } } };
     for (let i = 0; i < 3; i++) assert.deepEqual(await claim(lowered), []);
-    for (const id of [...early, after]) assert.match(await reasonOf(id), /mapping "mail": 1,500 tokens spent in the last 24 h \(tokensPerDay 900\)/);
+    for (const id of [...early, after])
+      assert.match(await reasonOf(id), /mapping "mail": 1,500 tokens spent in the last 24 h \(tokensPerDay 900\)/);
     await f.clock.advance(24 * HOUR);
     assert.equal((await claim(lowered)).length, 3, 'once the tokens are a day old, all three run');
   });
@@ -184,18 +214,34 @@ describeEachDriver('store contract: run budgets', (driver) => {
     assert.match((await store.getRun(newer))!.heldReason ?? '', /maxConcurrentRuns 1/);
     await finish(gh!);
     await f.clock.advance(60_001);
-    assert.deepEqual((await claim(budgets, 1)).map((r) => r.id), [older.id], 'the older run, not the newer one its key lets through');
-    assert.deepEqual((await claim(budgets, 1)).map((r) => r.id), [newer]);
+    assert.deepEqual(
+      (await claim(budgets, 1)).map((r) => r.id),
+      [older.id],
+      'the older run, not the newer one its key lets through',
+    );
+    assert.deepEqual(
+      (await claim(budgets, 1)).map((r) => r.id),
+      [newer],
+    );
   });
 
-  it('counts the tokens of the agent\'s heartbeat turns against its tokensPerDay, beside its runs\'', async () => {
+  it("counts the tokens of the agent's heartbeat turns against its tokensPerDay, beside its runs'", async () => {
     const beat = async (tokens: number | null): Promise<void> => {
       const lease = await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: HOUR });
       const at = f.clock.now();
-      assert.equal(await store.recordHeartbeatTurn({
-        claimId: lease!.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [], transcript: turn(MAIN, `t${at}`, at),
-        delivery: null, at, tokens,
-      }), true);
+      assert.equal(
+        await store.recordHeartbeatTurn({
+          claimId: lease!.claimId,
+          sessionKey: MAIN,
+          agentId: 'main',
+          consumedEventIds: [],
+          transcript: turn(MAIN, `t${at}`, at),
+          delivery: null,
+          at,
+          tokens,
+        }),
+        true,
+      );
       await store.releaseHeartbeat(lease!);
     };
     /** What the agent spent in the last 24 h, as claims count it. */
@@ -211,10 +257,17 @@ describeEachDriver('store contract: run budgets', (driver) => {
     const budgets: RunBudgets = { agents: { main: { tokensPerDay: 1000 } }, hooks: {} };
     const held = await enqueue();
     assert.deepEqual(await claim(budgets), []);
-    assert.match((await store.getRun(held))!.heldReason ?? '', /agent "main": 1,200 tokens spent in the last 24 h \(tokensPerDay 1,000\)/);
+    assert.match(
+      (await store.getRun(held))!.heldReason ?? '',
+      /agent "main": 1,200 tokens spent in the last 24 h \(tokensPerDay 1,000\)/,
+    );
     await f.clock.advance(24 * HOUR - 999);
     assert.equal(await spent('main'), 500, 'the first turn left the window');
-    assert.deepEqual((await claim(budgets)).map((r) => r.id), [held], 'under the budget again');
+    assert.deepEqual(
+      (await claim(budgets)).map((r) => r.id),
+      [held],
+      'under the budget again',
+    );
     assert.equal(await spent('main'), 500);
   });
 
@@ -227,22 +280,29 @@ describeEachDriver('store contract: run budgets', (driver) => {
     assert.deepEqual(claimed.map((r) => r.source.hook).sort(), ['github', 'other']);
   });
 
-  it('keeps a run held by its mapping when its agent\'s budget lets runs through again, then claims it when the mapping\'s does', async () => {
+  it("keeps a run held by its mapping when its agent's budget lets runs through again, then claims it when the mapping's does", async () => {
     const budgets: RunBudgets = { agents: { main: { runsPerHour: 1 } }, hooks: { gh: { runsPerHour: 1 } } };
     for (let i = 0; i < 2; i++) await enqueue({ hook: 'gh' });
     await enqueue({ hook: 'mail' });
     const [first] = await claim(budgets, 1);
     assert.equal(first!.source.hook, 'gh');
     assert.deepEqual(await claim(budgets), []);
-    for (const r of await queued()) assert.match(r.heldReason ?? '', /agent "main"/, 'the agent\'s reason comes first');
+    for (const r of await queued()) assert.match(r.heldReason ?? '', /agent "main"/, "the agent's reason comes first");
     // The agent's budget is raised (a reload); the mapping's is still spent.
     const eased: RunBudgets = { agents: { main: { runsPerHour: 5 } }, hooks: { gh: { runsPerHour: 1 } } };
     const next = await claim(eased);
-    assert.deepEqual(next.map((r) => r.source.hook), ['mail'], 'the mail run, which only its agent held');
+    assert.deepEqual(
+      next.map((r) => r.source.hook),
+      ['mail'],
+      'the mail run, which only its agent held',
+    );
     const [gh] = await queued();
     assert.match(gh!.heldReason ?? '', /mapping "gh": 1 run started in the last hour/, 'now held by its mapping');
     await f.clock.advance(HOUR);
-    assert.deepEqual((await claim(eased)).map((r) => r.source.hook), ['gh']);
+    assert.deepEqual(
+      (await claim(eased)).map((r) => r.source.hook),
+      ['gh'],
+    );
     assert.deepEqual(await queued(), []);
   });
 
@@ -250,14 +310,25 @@ describeEachDriver('store contract: run budgets', (driver) => {
     const budgets: RunBudgets = { agents: { main: { runsPerHour: 2 } }, hooks: {} };
     const ids: string[] = [];
     for (let i = 0; i < 300; i++) ids.push(await enqueue());
-    assert.deepEqual((await claim(budgets)).map((r) => r.id), ids.slice(0, 2));
+    assert.deepEqual(
+      (await claim(budgets)).map((r) => r.id),
+      ids.slice(0, 2),
+    );
     const held = await store.listRuns({ state: 'queued', limit: 1000 });
     assert.equal(held.length, 298);
-    assert.equal(held.every((r) => /runsPerHour 2/.test(r.heldReason ?? '')), true, 'every queued run says why');
+    assert.equal(
+      held.every((r) => /runsPerHour 2/.test(r.heldReason ?? '')),
+      true,
+      'every queued run says why',
+    );
     assert.equal((await store.readQueueStats()).heldRuns, 298);
     for (let hour = 1; hour <= 3; hour++) {
       await f.clock.advance(HOUR);
-      assert.deepEqual((await claim(budgets)).map((r) => r.id), ids.slice(2 * hour, 2 * hour + 2), `hour ${hour}`);
+      assert.deepEqual(
+        (await claim(budgets)).map((r) => r.id),
+        ids.slice(2 * hour, 2 * hour + 2),
+        `hour ${hour}`,
+      );
     }
     assert.equal((await store.readQueueStats()).heldRuns, 292);
     assert.deepEqual((await claim()).length, 10, 'without budgets every run is claimable again');
@@ -275,7 +346,10 @@ describeEachDriver('store contract: run budgets', (driver) => {
         await s.enqueueRun(run);
         ids.push(run.id);
       }
-      const claimOn = async (b?: RunBudgets) => (await s.claimRuns({ owner: 'w', limit: 3, leaseMs: 10 * HOUR, ...(b === undefined ? {} : { budgets: b }) })).map((r) => r.id);
+      const claimOn = async (b?: RunBudgets) =>
+        (
+          await s.claimRuns({ owner: 'w', limit: 3, leaseMs: 10 * HOUR, ...(b === undefined ? {} : { budgets: b }) })
+        ).map((r) => r.id);
       assert.deepEqual(await claimOn(budgets), [ids[0]]);
       assert.equal((await s.readQueueStats()).heldRuns, 4, 'one batch of the 19 held runs marked');
       assert.deepEqual(await claimOn(budgets), []);
@@ -303,10 +377,14 @@ describeEachDriver('store contract: run budgets', (driver) => {
     try {
       const s = small.store;
       const budgets: RunBudgets = { agents: {}, hooks: { flood: { runsPerHour: 1 } } };
-      for (let i = 0; i < 16; i++) await s.enqueueRun(newRun(`hook:f${i}`, { source: { ...source, hook: 'flood' }, createdAt: small.clock.now() }));
+      for (let i = 0; i < 16; i++)
+        await s.enqueueRun(
+          newRun(`hook:f${i}`, { source: { ...source, hook: 'flood' }, createdAt: small.clock.now() }),
+        );
       const other = newRun('hook:other', { source: { ...source, hook: 'mail' }, createdAt: small.clock.now() });
       await s.enqueueRun(other);
-      const claimOn = async () => (await s.claimRuns({ owner: 'w', limit: 2, leaseMs: 10 * HOUR, budgets })).map((r) => r.source.hook);
+      const claimOn = async () =>
+        (await s.claimRuns({ owner: 'w', limit: 2, leaseMs: 10 * HOUR, budgets })).map((r) => r.source.hook);
       /** Whether a claim announced queued runs (notifications from a database arrive asynchronously). */
       const announced = async (): Promise<boolean> => {
         for (let i = 0; i < 50 && !signals.some((x) => x.kind === 'runs'); i++) await sleep(10);
@@ -319,16 +397,23 @@ describeEachDriver('store contract: run budgets', (driver) => {
       const claimed: string[] = [];
       let claims = 1;
       while (!claimed.includes('mail') && claims < 10) {
-        claimed.push(...await claimOn());
+        claimed.push(...(await claimOn()));
         claims++;
       }
       assert.deepEqual(claimed, ['mail'], 'only the run behind the held backlog, once its marks caught up');
-      assert.ok(claims <= 6, `15 held runs marked 4 a claim reach it by the fifth claim after the first (took ${claims - 1})`);
+      assert.ok(
+        claims <= 6,
+        `15 held runs marked 4 a claim reach it by the fifth claim after the first (took ${claims - 1})`,
+      );
       assert.equal((await s.readQueueStats()).heldRuns, 15);
       signals.length = 0;
       assert.deepEqual(await claimOn(), []);
       await sleep(driver === 'postgres' ? 100 : 0);
-      assert.deepEqual(signals.filter((x) => x.kind === 'runs'), [], 'every held run marked: nothing more to announce');
+      assert.deepEqual(
+        signals.filter((x) => x.kind === 'runs'),
+        [],
+        'every held run marked: nothing more to announce',
+      );
     } finally {
       off();
       await small.dispose();
@@ -358,7 +443,12 @@ describeEachDriver('store contract: run budgets', (driver) => {
     for (let i = 0; i < 8; i++) await enqueue();
     // PostgreSQL: two stores, as two replicas; SQLite: one store, claims issued together.
     const other = driver === 'postgres' ? await f.open('serve') : store;
-    const batches = await Promise.all([claim(budgets, 2), claim(budgets, 2, other), claim(budgets, 2), claim(budgets, 2, other)]);
+    const batches = await Promise.all([
+      claim(budgets, 2),
+      claim(budgets, 2, other),
+      claim(budgets, 2),
+      claim(budgets, 2, other),
+    ]);
     assert.equal(batches.flat().length, 3);
     assert.equal(new Set(batches.flat().map((r) => r.id)).size, 3);
   });

@@ -51,7 +51,7 @@ describeEachDriver('store contract: coalesced runs', (driver) => {
     assert.match(runs[0]!.message, /^first\n[\s\S]*second[\s\S]*third$/);
   });
 
-  it('starts a run of its own for a message that would take the run past MAX_COALESCED_CHARS, which the key\'s later messages join', async () => {
+  it("starts a run of its own for a message that would take the run past MAX_COALESCED_CHARS, which the key's later messages join", async () => {
     const big = 'x'.repeat(100 * 1024);
     const runs = [burst(`a${big}`), burst(`b${big}`), burst(`c${big}`), burst('d')];
     const joined = [];
@@ -65,14 +65,17 @@ describeEachDriver('store contract: coalesced runs', (driver) => {
     assert.match(all[1]!.message, /^cx+\n[\s\S]*\nd$/);
   });
 
-  it('bounds the run of one request\'s items about one key the same way', async () => {
+  it("bounds the run of one request's items about one key the same way", async () => {
     const big = 'y'.repeat(100 * 1024);
     const [a, b, c, d] = [burst(`a${big}`), burst(`b${big}`), burst(`c${big}`), burst('d')];
     const group = (run: ReturnType<typeof burst>) => ({ events: [], runs: [run], idempotency: null });
     const result = await store.recordActions({ ...group(a), items: [group(b), group(c), group(d)] });
     assert.deepEqual(result.coalesced, { [b.id]: a.id, [d.id]: c.id });
     const all = (await store.listRuns()).sort((x, y) => (x.id < y.id ? -1 : 1));
-    assert.deepEqual(all.map((r) => r.id), [a.id, c.id]);
+    assert.deepEqual(
+      all.map((r) => r.id),
+      [a.id, c.id],
+    );
     assert.match(all[0]!.message, /^ay+\n[\s\S]*\nby+$/);
     assert.match(all[1]!.message, /^cy+\n[\s\S]*\nd$/);
   });
@@ -82,15 +85,25 @@ describeEachDriver('store contract: coalesced runs', (driver) => {
     await record(first);
     const second = burst('commented');
     const key = (k: string) => ({
-      hook: 'pr', key: k, status: 202, body: `{"runId":"${second.id}"}`, createdAt: f.clock.now(), expiresAt: f.clock.now() + 60_000,
-      answerJoined: (c: Readonly<Record<string, string>>) => `{"runId":"${c[second.id] ?? second.id}","coalesced":true}`,
+      hook: 'pr',
+      key: k,
+      status: 202,
+      body: `{"runId":"${second.id}"}`,
+      createdAt: f.clock.now(),
+      expiresAt: f.clock.now() + 60_000,
+      answerJoined: (c: Readonly<Record<string, string>>) =>
+        `{"runId":"${c[second.id] ?? second.id}","coalesced":true}`,
     });
     const result = await store.recordActions({ events: [], runs: [second], idempotency: key('k') });
     assert.deepEqual(result.coalesced, { [second.id]: first.id });
     assert.equal((await store.findIdempotencyKey('pr', 'k'))?.body, `{"runId":"${first.id}","coalesced":true}`);
     const alone = burst('other key', 'gh:pr-8');
     await store.recordActions({ events: [], runs: [alone], idempotency: { ...key('k2'), body: '{"kept":true}' } });
-    assert.equal((await store.findIdempotencyKey('pr', 'k2'))?.body, '{"kept":true}', 'a run that joined nothing keeps its answer');
+    assert.equal(
+      (await store.findIdempotencyKey('pr', 'k2'))?.body,
+      '{"kept":true}',
+      'a run that joined nothing keeps its answer',
+    );
   });
 
   it('keeps other keys apart', async () => {
@@ -117,7 +130,11 @@ describeEachDriver('store contract: coalesced runs', (driver) => {
       const s = small.store;
       const waiting: string[] = [];
       for (let i = 0; i < 5; i++) {
-        const run = newRun(`hook:w${i}`, { message: `w${i}`, createdAt: small.clock.now(), coalesce: { key: `k${i}`, windowMs: 60_000 } });
+        const run = newRun(`hook:w${i}`, {
+          message: `w${i}`,
+          createdAt: small.clock.now(),
+          coalesce: { key: `k${i}`, windowMs: 60_000 },
+        });
         await s.enqueueRun(run);
         waiting.push(run.id);
         await small.clock.advance(1000);
@@ -130,9 +147,16 @@ describeEachDriver('store contract: coalesced runs', (driver) => {
       assert.deepEqual(await claim(), [], 'the first window ends in a millisecond');
       await small.clock.advance(1);
       assert.deepEqual(await claim(), [waiting[0]]);
-      const late = newRun('hook:w9', { message: 'late', createdAt: small.clock.now(), coalesce: { key: 'k1', windowMs: 60_000 } });
-      assert.deepEqual((await s.recordActions({ events: [], runs: [late], idempotency: null })).coalesced, { [late.id]: waiting[1] },
-        'k1 is still collecting');
+      const late = newRun('hook:w9', {
+        message: 'late',
+        createdAt: small.clock.now(),
+        coalesce: { key: 'k1', windowMs: 60_000 },
+      });
+      assert.deepEqual(
+        (await s.recordActions({ events: [], runs: [late], idempotency: null })).coalesced,
+        { [late.id]: waiting[1] },
+        'k1 is still collecting',
+      );
       const queued = await s.listRuns({ state: 'queued', limit: 10 });
       assert.match(queued.find((r) => r.id === waiting[1])?.message ?? '', /w1[\s\S]*late/);
       assert.equal(queued.length, 4);

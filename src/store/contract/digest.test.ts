@@ -16,8 +16,12 @@ describeEachDriver('store contract: backlog digests', (driver) => {
   const flood = async (): Promise<string[]> => {
     const ids: string[] = [];
     const events = [
-      ...Array.from({ length: 120 }, (_, i) => newEvent(`New email from alice@example.com #${i}`, { source: { ...source, hook: 'gmail' } })),
-      ...Array.from({ length: 30 }, (_, i) => newEvent(`Build ${i} failed on main`, { source: { ...source, hook: 'ci' } })),
+      ...Array.from({ length: 120 }, (_, i) =>
+        newEvent(`New email from alice@example.com #${i}`, { source: { ...source, hook: 'gmail' } }),
+      ),
+      ...Array.from({ length: 30 }, (_, i) =>
+        newEvent(`Build ${i} failed on main`, { source: { ...source, hook: 'ci' } }),
+      ),
       newEvent('Door opened', { source: { ...source, hook: 'home' } }),
     ];
     await store.recordActions({ events, runs: [], idempotency: null });
@@ -32,10 +36,24 @@ describeEachDriver('store contract: backlog digests', (driver) => {
     assert.ok(d);
     assert.equal(d.total, 151);
     assert.equal(d.throughId, ids.at(-1));
-    assert.deepEqual(d.byHook, [{ hook: 'gmail', count: 120 }, { hook: 'ci', count: 30 }, { hook: 'home', count: 1 }]);
-    assert.deepEqual(d.groups.map((g) => [g.sample.source.hook, g.count]), [['gmail', 120], ['ci', 30], ['home', 1]]);
+    assert.deepEqual(d.byHook, [
+      { hook: 'gmail', count: 120 },
+      { hook: 'ci', count: 30 },
+      { hook: 'home', count: 1 },
+    ]);
+    assert.deepEqual(
+      d.groups.map((g) => [g.sample.source.hook, g.count]),
+      [
+        ['gmail', 120],
+        ['ci', 30],
+        ['home', 1],
+      ],
+    );
     assert.equal(d.groups[0]!.sample.text, 'New email from alice@example.com #119');
-    assert.deepEqual(d.newest.map((e) => e.text), ['Door opened', 'Build 29 failed on main', 'Build 28 failed on main']);
+    assert.deepEqual(
+      d.newest.map((e) => e.text),
+      ['Door opened', 'Build 29 failed on main', 'Build 28 failed on main'],
+    );
   });
 
   it('consumes the whole backlog up to the digest in one turn, and not what came after', async () => {
@@ -44,21 +62,42 @@ describeEachDriver('store contract: backlog digests', (driver) => {
     const late = newEvent('arrived after the digest');
     await store.addSystemEvent(late);
     const c = await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 1000 });
-    assert.equal(await store.recordHeartbeatTurn({
-      claimId: c!.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [], consumeThrough: { eventId: d.throughId, count: d.total },
-      transcript: turn(MAIN, 'digest'), delivery: null, at: 9,
-    }), true);
-    assert.deepEqual((await store.listPendingEvents(MAIN)).map((e) => e.id), [late.id]);
+    assert.equal(
+      await store.recordHeartbeatTurn({
+        claimId: c!.claimId,
+        sessionKey: MAIN,
+        agentId: 'main',
+        consumedEventIds: [],
+        consumeThrough: { eventId: d.throughId, count: d.total },
+        transcript: turn(MAIN, 'digest'),
+        delivery: null,
+        at: 9,
+      }),
+      true,
+    );
+    assert.deepEqual(
+      (await store.listPendingEvents(MAIN)).map((e) => e.id),
+      [late.id],
+    );
   });
 
   it('refuses a digest turn when the backlog changed under it, writing nothing', async () => {
     await flood();
     const d = (await store.digestPending(MAIN, { groups: 5, newest: 3 }))!;
     const c = await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 1000 });
-    assert.equal(await store.recordHeartbeatTurn({
-      claimId: c!.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [], consumeThrough: { eventId: d.throughId, count: d.total + 1 },
-      transcript: turn(MAIN, 'digest'), delivery: null, at: 9,
-    }), false);
+    assert.equal(
+      await store.recordHeartbeatTurn({
+        claimId: c!.claimId,
+        sessionKey: MAIN,
+        agentId: 'main',
+        consumedEventIds: [],
+        consumeThrough: { eventId: d.throughId, count: d.total + 1 },
+        transcript: turn(MAIN, 'digest'),
+        delivery: null,
+        at: 9,
+      }),
+      false,
+    );
     assert.equal((await store.listPendingEvents(MAIN)).length, 151);
     assert.deepEqual(await store.readTranscript(MAIN), []);
   });

@@ -10,8 +10,14 @@ describeEachDriver('store contract: heartbeat queue', (driver) => {
   let store: Store;
   const take = (owner = 'w1', leaseMs = 1000) => store.claimHeartbeat({ agentId: 'main', owner, leaseMs });
   const heartbeat = (claim: HeartbeatClaim, consumed: string[], o: Partial<HeartbeatTurn> = {}): HeartbeatTurn => ({
-    claimId: claim.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: consumed, transcript: turn(MAIN, 't1', 50),
-    delivery: null, at: 50, ...o,
+    claimId: claim.claimId,
+    sessionKey: MAIN,
+    agentId: 'main',
+    consumedEventIds: consumed,
+    transcript: turn(MAIN, 't1', 50),
+    delivery: null,
+    at: 50,
+    ...o,
   });
   beforeEach(async () => {
     f = await createStoreFixture(driver);
@@ -19,7 +25,7 @@ describeEachDriver('store contract: heartbeat queue', (driver) => {
   });
   afterEach(() => f.dispose());
 
-  it('gives an agent\'s heartbeat lease to one claimant at a time, per agent', async () => {
+  it("gives an agent's heartbeat lease to one claimant at a time, per agent", async () => {
     const a = await take('w1');
     assert.ok(a);
     assert.equal(a.agentId, 'main');
@@ -48,7 +54,8 @@ describeEachDriver('store contract: heartbeat queue', (driver) => {
   });
 
   it('marks exactly the consumed events with the turn, with its transcript and delivery, and keeps later ones pending', async () => {
-    const e1 = newEvent('one'); const e2 = newEvent('two');
+    const e1 = newEvent('one');
+    const e2 = newEvent('two');
     await store.addSystemEvent(e1);
     await store.addSystemEvent(e2);
     const c = await take();
@@ -56,8 +63,14 @@ describeEachDriver('store contract: heartbeat queue', (driver) => {
     await store.addSystemEvent(e3);
     const d = newDelivery({ channel: 'last', to: null });
     assert.equal(await store.recordHeartbeatTurn(heartbeat(c!, [e1.id, e2.id], { delivery: d })), true);
-    assert.deepEqual((await store.listPendingEvents(MAIN)).map((e) => e.id), [e3.id]);
-    const consumed = (await store.listSystemEvents()).filter((e) => e.consumedAt !== null).map((e) => e.id).sort();
+    assert.deepEqual(
+      (await store.listPendingEvents(MAIN)).map((e) => e.id),
+      [e3.id],
+    );
+    const consumed = (await store.listSystemEvents())
+      .filter((e) => e.consumedAt !== null)
+      .map((e) => e.id)
+      .sort();
     assert.deepEqual(consumed, [e1.id, e2.id].sort());
     const session = await store.getSession(MAIN);
     assert.equal(session?.transcriptEntries, 2);
@@ -67,14 +80,22 @@ describeEachDriver('store contract: heartbeat queue', (driver) => {
   });
 
   it('refuses a turn whose events another turn already consumed, writing nothing', async () => {
-    const e1 = newEvent('one'); const e2 = newEvent('two');
+    const e1 = newEvent('one');
+    const e2 = newEvent('two');
     await store.addSystemEvent(e1);
     await store.addSystemEvent(e2);
     const c = await take();
     assert.equal(await store.recordHeartbeatTurn(heartbeat(c!, [e1.id])), true);
     const d = newDelivery();
-    assert.equal(await store.recordHeartbeatTurn(heartbeat(c!, [e1.id, e2.id], { delivery: d, transcript: turn(MAIN, 't2') })), false);
-    assert.deepEqual((await store.listPendingEvents(MAIN)).map((e) => e.id), [e2.id], 'e2 stays pending');
+    assert.equal(
+      await store.recordHeartbeatTurn(heartbeat(c!, [e1.id, e2.id], { delivery: d, transcript: turn(MAIN, 't2') })),
+      false,
+    );
+    assert.deepEqual(
+      (await store.listPendingEvents(MAIN)).map((e) => e.id),
+      [e2.id],
+      'e2 stays pending',
+    );
     assert.equal(await store.getDelivery(d.id), null);
     assert.equal((await store.readTranscript(MAIN)).length, 2, 'only the first turn was written');
   });
@@ -90,7 +111,7 @@ describeEachDriver('store contract: heartbeat queue', (driver) => {
     assert.ok(await take('w2'));
   });
 
-  it('refuses a periodic claim within minIntervalMs of the agent\'s last recorded turn', async () => {
+  it("refuses a periodic claim within minIntervalMs of the agent's last recorded turn", async () => {
     const c = await take();
     assert.equal(await store.recordHeartbeatTurn(heartbeat(c!, [])), true);
     await store.releaseHeartbeat(c!);
@@ -101,7 +122,10 @@ describeEachDriver('store contract: heartbeat queue', (driver) => {
     await store.releaseHeartbeat(asked);
     await f.clock.advance(60_001);
     assert.ok(await store.claimHeartbeat(periodic), 'free once the interval passed');
-    assert.ok(await store.claimHeartbeat({ agentId: 'ops', owner: 'w', leaseMs: 1000, minIntervalMs: 60_000 }), 'an agent with no turn yet');
+    assert.ok(
+      await store.claimHeartbeat({ agentId: 'ops', owner: 'w', leaseMs: 1000, minIntervalMs: 60_000 }),
+      'an agent with no turn yet',
+    );
   });
 
   it('a released lease is never reported as expired', async () => {

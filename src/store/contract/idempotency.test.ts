@@ -10,7 +10,13 @@ describeEachDriver('store contract: recorded actions and idempotency keys', (dri
   let f: StoreFixture;
   let store: Store;
   const key = (k: string, o: Partial<IdempotencyRecord> = {}): IdempotencyRecord => ({
-    hook: 'github', key: k, status: 202, body: '{"ok":true,"runId":"r1"}', createdAt: f.clock.now(), expiresAt: f.clock.now() + 60_000, ...o,
+    hook: 'github',
+    key: k,
+    status: 202,
+    body: '{"ok":true,"runId":"r1"}',
+    createdAt: f.clock.now(),
+    expiresAt: f.clock.now() + 60_000,
+    ...o,
   });
   beforeEach(async () => {
     f = await createStoreFixture(driver);
@@ -26,7 +32,11 @@ describeEachDriver('store contract: recorded actions and idempotency keys', (dri
     await store.recordActions({ events, runs, idempotency: null });
     assert.equal((await store.listPendingEvents(MAIN)).length, 2);
     assert.equal((await store.listRuns({ state: 'queued', limit: 1000 })).length, 100);
-    for (let i = 0; i < 100 && !(seen.some((s) => s.kind === 'runs') && seen.some((s) => s.kind === 'heartbeat')); i++) {
+    for (
+      let i = 0;
+      i < 100 && !(seen.some((s) => s.kind === 'runs') && seen.some((s) => s.kind === 'heartbeat'));
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 10));
     }
     assert.ok(seen.some((s) => s.kind === 'runs'));
@@ -38,7 +48,10 @@ describeEachDriver('store contract: recorded actions and idempotency keys', (dri
     await store.recordActions({ events: [], runs: [newRun('s')], idempotency: first });
     assert.deepEqual(await store.findIdempotencyKey('github', 'delivery-1'), first);
     const again = newRun('s2');
-    await assert.rejects(store.recordActions({ events: [], runs: [again], idempotency: key('delivery-1', { body: '{}' }) }), DuplicateRequestError);
+    await assert.rejects(
+      store.recordActions({ events: [], runs: [again], idempotency: key('delivery-1', { body: '{}' }) }),
+      DuplicateRequestError,
+    );
     assert.equal(await store.getRun(again.id), null);
     assert.deepEqual(await store.findIdempotencyKey('github', 'delivery-1'), first, 'the first answer stays');
   });
@@ -51,18 +64,33 @@ describeEachDriver('store contract: recorded actions and idempotency keys', (dri
   });
 
   it('forgets a key once its window passed, and takes it again', async () => {
-    await store.recordActions({ events: [newEvent('x')], runs: [], idempotency: key('k', { expiresAt: f.clock.now() + 10 }) });
+    await store.recordActions({
+      events: [newEvent('x')],
+      runs: [],
+      idempotency: key('k', { expiresAt: f.clock.now() + 10 }),
+    });
     await f.clock.advance(11);
     assert.equal(await store.findIdempotencyKey('github', 'k'), null);
-    await store.recordActions({ events: [newEvent('y')], runs: [], idempotency: key('k', { body: '{"second":true}' }) });
+    await store.recordActions({
+      events: [newEvent('y')],
+      runs: [],
+      idempotency: key('k', { body: '{"second":true}' }),
+    });
     assert.equal((await store.findIdempotencyKey('github', 'k'))?.body, '{"second":true}');
   });
 
   it('lets exactly one of concurrent requests with the same key in', async () => {
-    const results = await Promise.allSettled(Array.from({ length: 5 }, (_, i) =>
-      store.recordActions({ events: [newEvent(`try ${i}`)], runs: [], idempotency: key('race') })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) =>
+        store.recordActions({ events: [newEvent(`try ${i}`)], runs: [], idempotency: key('race') }),
+      ),
+    );
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
-    assert.ok(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof DuplicateRequestError));
+    assert.ok(
+      results
+        .filter((r) => r.status === 'rejected')
+        .every((r) => (r as PromiseRejectedResult).reason instanceof DuplicateRequestError),
+    );
     assert.equal((await store.listSystemEvents()).length, 1);
   });
 
@@ -70,12 +98,17 @@ describeEachDriver('store contract: recorded actions and idempotency keys', (dri
     await store.recordActions({ events: [newEvent('x')], runs: [], idempotency: key('kept') });
     await store.close();
     const again = await f.open('serve');
-    await assert.rejects(again.recordActions({ events: [newEvent('y')], runs: [], idempotency: key('kept') }), DuplicateRequestError);
+    await assert.rejects(
+      again.recordActions({ events: [newEvent('y')], runs: [], idempotency: key('kept') }),
+      DuplicateRequestError,
+    );
   });
 
-  it('records a fanned-out request\'s items together, skipping items whose own key was seen', async () => {
+  it("records a fanned-out request's items together, skipping items whose own key was seen", async () => {
     const first = await store.recordActions({
-      events: [], runs: [], idempotency: null,
+      events: [],
+      runs: [],
+      idempotency: null,
       items: [
         { events: [newEvent('item a')], runs: [], idempotency: key('item:a') },
         { events: [newEvent('item b')], runs: [], idempotency: key('item:b') },
@@ -83,7 +116,9 @@ describeEachDriver('store contract: recorded actions and idempotency keys', (dri
     });
     assert.deepEqual(first, { skippedItems: [], coalesced: {} });
     const second = await store.recordActions({
-      events: [], runs: [], idempotency: key('request-2'),
+      events: [],
+      runs: [],
+      idempotency: key('request-2'),
       items: [
         { events: [newEvent('item b again')], runs: [], idempotency: key('item:b') },
         { events: [], runs: [newRun('s-c')], idempotency: key('item:c') },
@@ -95,11 +130,25 @@ describeEachDriver('store contract: recorded actions and idempotency keys', (dri
   });
 
   it('refuses a repeated request whole, its items included', async () => {
-    await store.recordActions({ events: [], runs: [], idempotency: key('req'), items: [{ events: [newEvent('x')], runs: [], idempotency: null }] });
-    await assert.rejects(store.recordActions({
-      events: [], runs: [], idempotency: key('req'), items: [{ events: [newEvent('y')], runs: [], idempotency: key('item:y') }],
-    }), DuplicateRequestError);
-    assert.deepEqual((await store.listSystemEvents()).map((e) => e.text), ['x']);
+    await store.recordActions({
+      events: [],
+      runs: [],
+      idempotency: key('req'),
+      items: [{ events: [newEvent('x')], runs: [], idempotency: null }],
+    });
+    await assert.rejects(
+      store.recordActions({
+        events: [],
+        runs: [],
+        idempotency: key('req'),
+        items: [{ events: [newEvent('y')], runs: [], idempotency: key('item:y') }],
+      }),
+      DuplicateRequestError,
+    );
+    assert.deepEqual(
+      (await store.listSystemEvents()).map((e) => e.text),
+      ['x'],
+    );
     assert.equal(await store.findIdempotencyKey('github', 'item:y'), null, 'nothing of the refused request was kept');
   });
 });

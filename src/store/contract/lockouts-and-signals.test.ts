@@ -9,7 +9,8 @@ import type { WorkSignal } from '../types.js';
 describeEachDriver('store contract: lockouts and work signals', (driver) => {
   let f: StoreFixture;
   let store: Store;
-  const failure = (client: string) => store.recordAuthFailure({ client, windowMs: 60_000, maxFailures: 3, lockoutMs: 300_000 });
+  const failure = (client: string) =>
+    store.recordAuthFailure({ client, windowMs: 60_000, maxFailures: 3, lockoutMs: 300_000 });
   beforeEach(async () => {
     f = await createStoreFixture(driver);
     store = f.store;
@@ -52,7 +53,10 @@ describeEachDriver('store contract: lockouts and work signals', (driver) => {
     };
     const [a, b, c] = [await lock('10.0.0.1'), await lock('10.0.0.2'), await lock('10.0.0.3')];
     assert.ok(a < b && b < c);
-    assert.deepEqual(await store.listLockouts(2), [{ client: '10.0.0.3', lockedUntil: c }, { client: '10.0.0.2', lockedUntil: b }]);
+    assert.deepEqual(await store.listLockouts(2), [
+      { client: '10.0.0.3', lockedUntil: c },
+      { client: '10.0.0.2', lockedUntil: b },
+    ]);
     assert.equal((await store.listLockouts(100)).length, 3);
   });
 
@@ -71,7 +75,10 @@ describeEachDriver('store contract: lockouts and work signals', (driver) => {
     await failure('9.9.9.9');
     await replica.recordAuthFailure({ client: '9.9.9.9', windowMs: 60_000, maxFailures: 3, lockoutMs: 300_000 });
     assert.notEqual(await failure('9.9.9.9'), null);
-    assert.deepEqual((await replica.listLockouts(100)).map((l) => l.client), ['9.9.9.9']);
+    assert.deepEqual(
+      (await replica.listLockouts(100)).map((l) => l.client),
+      ['9.9.9.9'],
+    );
   });
 
   it('announces new runs, deliveries, heartbeats asked for now and lockouts after they commit', async () => {
@@ -83,7 +90,10 @@ describeEachDriver('store contract: lockouts and work signals', (driver) => {
     for (let i = 0; i < 3; i++) await failure('x');
     await s.until((seen) => seen.some((x) => x.kind === 'lockout'));
     assert.ok(s.seen.some((x) => x.kind === 'heartbeat' && x.agentId === 'ops'));
-    assert.ok(!s.seen.some((x) => x.kind === 'heartbeat' && x.agentId === 'main'), 'a next-heartbeat event asks for nothing');
+    assert.ok(
+      !s.seen.some((x) => x.kind === 'heartbeat' && x.agentId === 'main'),
+      'a next-heartbeat event asks for nothing',
+    );
     assert.ok(s.seen.some((x) => x.kind === 'runs'));
     assert.ok(s.seen.some((x) => x.kind === 'deliveries'));
     const lock = s.seen.find((x) => x.kind === 'lockout');
@@ -91,21 +101,35 @@ describeEachDriver('store contract: lockouts and work signals', (driver) => {
     s.off();
   });
 
-  it('announces a finished run, its delivery and its summary\'s heartbeat, then its delivery\'s end', async () => {
+  it("announces a finished run, its delivery and its summary's heartbeat, then its delivery's end", async () => {
     await store.enqueueRun(newRun('s'));
     const [c] = await store.claimRuns({ owner: 'w', limit: 1, leaseMs: 1000 });
     const s = collect();
     const done = completion(c!);
     await store.completeRun(done);
-    await s.until((seen) => seen.some((x) => x.kind === 'deliveries') && seen.some((x) => x.kind === 'heartbeat')
-      && seen.some((x) => x.kind === 'finished' && x.runId === c!.id));
+    await s.until(
+      (seen) =>
+        seen.some((x) => x.kind === 'deliveries') &&
+        seen.some((x) => x.kind === 'heartbeat') &&
+        seen.some((x) => x.kind === 'finished' && x.runId === c!.id),
+    );
     assert.equal((await store.getRunDelivery(c!.id))?.id, done.delivery!.id);
     assert.equal(await store.getRunDelivery('nope'), null);
     s.seen.length = 0;
     const [d] = await store.claimDueDeliveries({ owner: 'w', limit: 1, leaseMs: 1000, now: f.clock.now() });
     await store.recordDeliveryAttempt({
-      claimId: d!.claimId, deliveryId: d!.id, attempt: 1, at: 20, status: 200, error: null, outcome: 'sent',
-      resolvedChannel: 'telegram', resolvedTo: '42', partsSent: 1, nextAttemptAt: null, lastRoute: null,
+      claimId: d!.claimId,
+      deliveryId: d!.id,
+      attempt: 1,
+      at: 20,
+      status: 200,
+      error: null,
+      outcome: 'sent',
+      resolvedChannel: 'telegram',
+      resolvedTo: '42',
+      partsSent: 1,
+      nextAttemptAt: null,
+      lastRoute: null,
     });
     await s.until((seen) => seen.some((x) => x.kind === 'finished' && x.runId === c!.id));
     s.off();

@@ -20,7 +20,10 @@ describeEachDriver('store contract: records and reads', (driver) => {
     await store.addSystemEvent(a);
     await store.addSystemEvent(b);
     const listed = await store.listSystemEvents();
-    assert.deepEqual(listed, [{ ...b, consumedAt: null }, { ...a, consumedAt: null }]);
+    assert.deepEqual(listed, [
+      { ...b, consumedAt: null },
+      { ...a, consumedAt: null },
+    ]);
     assert.equal((await store.listSystemEvents({ limit: 1 })).length, 1);
   });
 
@@ -31,11 +34,27 @@ describeEachDriver('store contract: records and reads', (driver) => {
     await store.enqueueRun(r2);
     const got = await store.getRun(r1.id);
     assert.deepEqual(got, {
-      ...r1, state: 'queued', attempts: 0, modelUsed: null, leaseOwner: null, leaseUntil: null, startedAt: null,
-      finishedAt: null, reply: null, error: null, tokens: null, heldReason: null,
+      ...r1,
+      state: 'queued',
+      attempts: 0,
+      modelUsed: null,
+      leaseOwner: null,
+      leaseUntil: null,
+      startedAt: null,
+      finishedAt: null,
+      reply: null,
+      error: null,
+      tokens: null,
+      heldReason: null,
     });
-    assert.deepEqual((await store.listRuns()).map((r) => r.id), [r2.id, r1.id]);
-    assert.deepEqual((await store.listRuns({ state: 'queued', limit: 1 })).map((r) => r.id), [r2.id]);
+    assert.deepEqual(
+      (await store.listRuns()).map((r) => r.id),
+      [r2.id, r1.id],
+    );
+    assert.deepEqual(
+      (await store.listRuns({ state: 'queued', limit: 1 })).map((r) => r.id),
+      [r2.id],
+    );
     assert.deepEqual(await store.listRuns({ state: 'running' }), []);
     assert.equal(await store.getRun('nope'), null);
   });
@@ -47,24 +66,42 @@ describeEachDriver('store contract: records and reads', (driver) => {
     const outcome: RunState[] = ['succeeded', 'failed', 'succeeded'];
     for (const [i, state] of outcome.entries()) {
       const c = claimed.find((r) => r.id === runs[i]!.id)!;
-      assert.equal(await store.completeRun(completion(c, { state: state as 'succeeded' | 'failed', delivery: null })), true);
+      assert.equal(
+        await store.completeRun(completion(c, { state: state as 'succeeded' | 'failed', delivery: null })),
+        true,
+      );
     }
-    const ids = async (state?: string) => (await store.listRuns(state === undefined ? {} : { state: state as RunState })).map((r) => r.id);
+    const ids = async (state?: string) =>
+      (await store.listRuns(state === undefined ? {} : { state: state as RunState })).map((r) => r.id);
     assert.deepEqual(await ids('succeeded'), [runs[2]!.id, runs[0]!.id]);
     assert.deepEqual(await ids('failed'), [runs[1]!.id]);
     assert.deepEqual(await ids('running'), [runs[3]!.id]);
     assert.deepEqual(await ids('queued'), [runs[4]!.id]);
     assert.deepEqual(await ids('timed_out'), []);
     assert.deepEqual(await ids("queued' OR 1=1 --"), [], 'a state no run can have lists nothing');
-    assert.deepEqual(await ids(), [...runs].reverse().map((r) => r.id));
+    assert.deepEqual(
+      await ids(),
+      [...runs].reverse().map((r) => r.id),
+    );
 
     const ds = Array.from({ length: 3 }, () => newDelivery());
     for (const d of ds) await store.addDelivery(d);
     const [c0, c1] = await store.claimDueDeliveries({ owner: 'w', now: 1, limit: 2, leaseMs: 60_000 });
-    const done = (c: typeof c0, outcome: 'sent' | 'failed') => store.recordDeliveryAttempt({
-      claimId: c!.claimId, deliveryId: c!.id, attempt: 1, at: 20, status: null, error: null, outcome,
-      resolvedChannel: 'telegram', resolvedTo: '42', partsSent: 1, nextAttemptAt: null, lastRoute: null,
-    });
+    const done = (c: typeof c0, outcome: 'sent' | 'failed') =>
+      store.recordDeliveryAttempt({
+        claimId: c!.claimId,
+        deliveryId: c!.id,
+        attempt: 1,
+        at: 20,
+        status: null,
+        error: null,
+        outcome,
+        resolvedChannel: 'telegram',
+        resolvedTo: '42',
+        partsSent: 1,
+        nextAttemptAt: null,
+        lastRoute: null,
+      });
     assert.equal(await done(c0, 'sent'), true);
     assert.equal(await done(c1, 'failed'), true);
     const dids = async (state: string) => (await store.listDeliveries({ state: state as 'sent' })).map((d) => d.id);
@@ -79,7 +116,10 @@ describeEachDriver('store contract: records and reads', (driver) => {
     const e = newEvent('seen');
     await store.addSystemEvent(e);
     const reader = await f.open('read');
-    assert.deepEqual((await reader.listSystemEvents()).map((x) => x.id), [e.id]);
+    assert.deepEqual(
+      (await reader.listSystemEvents()).map((x) => x.id),
+      [e.id],
+    );
   });
 
   it('keeps every record across a reopen', async () => {
@@ -97,10 +137,16 @@ describeEachDriver('store contract: records and reads', (driver) => {
     const e = newEvent('first');
     await store.addSystemEvent(e);
     const other = newEvent('other');
-    const results = await Promise.allSettled([store.addSystemEvent({ ...e, text: 'dup' }), store.addSystemEvent(other)]);
+    const results = await Promise.allSettled([
+      store.addSystemEvent({ ...e, text: 'dup' }),
+      store.addSystemEvent(other),
+    ]);
     assert.equal(results[0].status, 'rejected');
     assert.equal(results[1].status, 'fulfilled');
-    assert.deepEqual((await store.listSystemEvents()).map((x) => x.text), ['other', 'first']);
+    assert.deepEqual(
+      (await store.listSystemEvents()).map((x) => x.text),
+      ['other', 'first'],
+    );
   });
 
   it('lists pending events of a session oldest first, and whether one asks for a heartbeat now', async () => {
@@ -111,8 +157,14 @@ describeEachDriver('store contract: records and reads', (driver) => {
     await store.addSystemEvent(now);
     await store.addSystemEvent(newEvent('elsewhere', { agentId: 'ops', sessionKey: 'agent:ops:main' }));
     assert.equal(await store.hasPendingNowEvent(MAIN), true);
-    assert.deepEqual((await store.listPendingEvents(MAIN)).map((e) => e.text), ['later', 'now']);
-    assert.deepEqual((await store.listPendingEvents(MAIN, { limit: 1 })).map((e) => e.text), ['later']);
+    assert.deepEqual(
+      (await store.listPendingEvents(MAIN)).map((e) => e.text),
+      ['later', 'now'],
+    );
+    assert.deepEqual(
+      (await store.listPendingEvents(MAIN, { limit: 1 })).map((e) => e.text),
+      ['later'],
+    );
   });
 
   it('keeps the last route and lists sessions, including ones that only have events or runs', async () => {
@@ -126,7 +178,10 @@ describeEachDriver('store contract: records and reads', (driver) => {
     assert.equal(main?.lastTo, '123');
     assert.equal(main?.pendingEvents, 1);
     assert.equal(main?.updatedAt, 70);
-    assert.deepEqual((await store.listSessions()).map((s) => s.key), [MAIN, 'hook:abc']);
+    assert.deepEqual(
+      (await store.listSessions()).map((s) => s.key),
+      [MAIN, 'hook:abc'],
+    );
     assert.equal((await store.getSession('hook:abc'))?.agentId, 'main');
     assert.equal(await store.getSession('nope'), null);
   });
@@ -149,11 +204,29 @@ describeEachDriver('store contract: records and reads', (driver) => {
 
   it('returns the last N transcript entries of a session oldest first', async () => {
     const claim = await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 1000 });
-    const entries = [1, 2, 3, 4].map((n) => ({ sessionKey: 's', role: 'user' as const, content: `m${n}`, turnId: 't', createdAt: n }));
-    assert.equal(await store.recordHeartbeatTurn({
-      claimId: claim!.claimId, sessionKey: 's', agentId: 'main', consumedEventIds: [], transcript: entries, delivery: null, at: 5,
-    }), true);
-    assert.deepEqual((await store.readTranscript('s', { limit: 2 })).map((t) => t.content), ['m3', 'm4']);
+    const entries = [1, 2, 3, 4].map((n) => ({
+      sessionKey: 's',
+      role: 'user' as const,
+      content: `m${n}`,
+      turnId: 't',
+      createdAt: n,
+    }));
+    assert.equal(
+      await store.recordHeartbeatTurn({
+        claimId: claim!.claimId,
+        sessionKey: 's',
+        agentId: 'main',
+        consumedEventIds: [],
+        transcript: entries,
+        delivery: null,
+        at: 5,
+      }),
+      true,
+    );
+    assert.deepEqual(
+      (await store.readTranscript('s', { limit: 2 })).map((t) => t.content),
+      ['m3', 'm4'],
+    );
     assert.equal((await store.readTranscript('s')).length, 4);
     assert.deepEqual(await store.readTranscript('other'), []);
     assert.equal((await store.getSession('s'))?.transcriptEntries, 4);
@@ -166,11 +239,23 @@ describeEachDriver('store contract: records and reads', (driver) => {
     await store.addDelivery(d2);
     const got = await store.getDelivery(d1.id);
     assert.deepEqual(got, {
-      ...d1, state: 'pending', attempts: 0, error: null, updatedAt: d1.createdAt, resolvedChannel: null, resolvedTo: null,
-      partsSent: 0, nextAttemptAt: null, sentAt: null, attemptLog: [],
+      ...d1,
+      state: 'pending',
+      attempts: 0,
+      error: null,
+      updatedAt: d1.createdAt,
+      resolvedChannel: null,
+      resolvedTo: null,
+      partsSent: 0,
+      nextAttemptAt: null,
+      sentAt: null,
+      attemptLog: [],
     });
-    assert.deepEqual((await store.listDeliveries()).map((d) => d.id), [d2.id, d1.id]);
-    assert.deepEqual((await store.listDeliveries({ state: 'failed' })), []);
+    assert.deepEqual(
+      (await store.listDeliveries()).map((d) => d.id),
+      [d2.id, d1.id],
+    );
+    assert.deepEqual(await store.listDeliveries({ state: 'failed' }), []);
     assert.equal(await store.getDelivery('nope'), null);
   });
 
@@ -178,6 +263,9 @@ describeEachDriver('store contract: records and reads', (driver) => {
     const reader = await f.open('read');
     await assert.rejects(reader.addSystemEvent(newEvent('no')));
     await store.addSystemEvent(newEvent('yes'));
-    assert.deepEqual((await reader.listSystemEvents()).map((e) => e.text), ['yes']);
+    assert.deepEqual(
+      (await reader.listSystemEvents()).map((e) => e.text),
+      ['yes'],
+    );
   });
 });

@@ -6,8 +6,20 @@ import type { RequestRecord, WorkSignal } from '../index.js';
 import type { Store } from '../store.js';
 
 const request = (o: Partial<RequestRecord> = {}): RequestRecord => ({
-  id: ids.next(), at: 100, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1', status: 200,
-  code: null, reason: null, durationMs: 1.5, eventIds: [], runIds: [], payload: null, ...o,
+  id: ids.next(),
+  at: 100,
+  method: 'POST',
+  path: '/hooks/wake',
+  hook: 'wake',
+  client: '127.0.0.1',
+  status: 200,
+  code: null,
+  reason: null,
+  durationMs: 1.5,
+  eventIds: [],
+  runIds: [],
+  payload: null,
+  ...o,
 });
 
 describeEachDriver('store contract: request log and run cancellation', (driver) => {
@@ -27,7 +39,12 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
   });
 
   it('keeps a record whose body and reason hold a NUL, beside the writes of its batch', async () => {
-    const r = request({ status: 400, code: 'invalid_payload', reason: 'Payload is invalid. a\u0000b: must be a string', payload: '{"a\u0000b":1}' });
+    const r = request({
+      status: 400,
+      code: 'invalid_payload',
+      reason: 'Payload is invalid. a\u0000b: must be a string',
+      payload: '{"a\u0000b":1}',
+    });
     const event = newEvent('beside it');
     await Promise.all([store.addSystemEvent(event), store.recordRequest(r)]);
     const kept = await store.getRequest(r.id);
@@ -35,19 +52,42 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
     const nul = driver === 'postgres' ? '\ufffd' : '\u0000';
     assert.equal(kept?.payload, `{"a${nul}b":1}`);
     assert.equal(kept?.reason, `Payload is invalid. a${nul}b: must be a string`);
-    assert.deepEqual((await store.listSystemEvents({ limit: 5 })).map((e) => e.id), [event.id]);
+    assert.deepEqual(
+      (await store.listSystemEvents({ limit: 5 })).map((e) => e.id),
+      [event.id],
+    );
   });
 
   it('lists newest first, filtered by hook and status, up to the limit', async () => {
     const a = request({ hook: 'wake', status: 200 });
     const b = request({ hook: 'agent', status: 401, code: 'unauthorized', reason: 'Missing or invalid hook token.' });
-    const c = request({ hook: 'wake', status: 400, code: 'invalid_payload', reason: 'Payload is invalid: text: required' });
+    const c = request({
+      hook: 'wake',
+      status: 400,
+      code: 'invalid_payload',
+      reason: 'Payload is invalid: text: required',
+    });
     for (const r of [a, b, c]) await store.recordRequest(r);
-    assert.deepEqual((await store.listRequests()).map((r) => r.id), [c.id, b.id, a.id]);
-    assert.deepEqual((await store.listRequests({ hook: 'wake' })).map((r) => r.id), [c.id, a.id]);
-    assert.deepEqual((await store.listRequests({ status: 401 })).map((r) => r.id), [b.id]);
-    assert.deepEqual((await store.listRequests({ hook: 'wake', status: 400 })).map((r) => r.code), ['invalid_payload']);
-    assert.deepEqual((await store.listRequests({ limit: 1 })).map((r) => r.id), [c.id]);
+    assert.deepEqual(
+      (await store.listRequests()).map((r) => r.id),
+      [c.id, b.id, a.id],
+    );
+    assert.deepEqual(
+      (await store.listRequests({ hook: 'wake' })).map((r) => r.id),
+      [c.id, a.id],
+    );
+    assert.deepEqual(
+      (await store.listRequests({ status: 401 })).map((r) => r.id),
+      [b.id],
+    );
+    assert.deepEqual(
+      (await store.listRequests({ hook: 'wake', status: 400 })).map((r) => r.code),
+      ['invalid_payload'],
+    );
+    assert.deepEqual(
+      (await store.listRequests({ limit: 1 })).map((r) => r.id),
+      [c.id],
+    );
   });
 
   it('replaces a record written again under the same id, keeping its place', async () => {
@@ -55,9 +95,21 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
     const later = request();
     await store.recordRequest(first);
     await store.recordRequest(later);
-    await store.recordRequest({ ...first, status: 503, code: 'store_unavailable', reason: 'cannot write', eventIds: [] });
+    await store.recordRequest({
+      ...first,
+      status: 503,
+      code: 'store_unavailable',
+      reason: 'cannot write',
+      eventIds: [],
+    });
     const listed = await store.listRequests();
-    assert.deepEqual(listed.map((r) => [r.id, r.status]), [[later.id, 200], [first.id, 503]]);
+    assert.deepEqual(
+      listed.map((r) => [r.id, r.status]),
+      [
+        [later.id, 200],
+        [first.id, 503],
+      ],
+    );
     assert.equal(listed[1]!.code, 'store_unavailable');
   });
 
@@ -76,10 +128,16 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
     const cutoffs = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 100 };
     assert.equal((await store.countPrunable(cutoffs)).requests, 3);
     assert.equal((await store.prune(cutoffs, 2)).requests, 2);
-    assert.deepEqual((await store.listRequests()).map((r) => r.at), [100, 30]);
+    assert.deepEqual(
+      (await store.listRequests()).map((r) => r.at),
+      [100, 30],
+    );
     assert.equal((await store.prune(cutoffs, 10)).requests, 1);
     assert.equal((await store.prune(cutoffs, 10)).requests, 0);
-    assert.deepEqual((await store.listRequests()).map((r) => r.id), [recent.id]);
+    assert.deepEqual(
+      (await store.listRequests()).map((r) => r.id),
+      [recent.id],
+    );
   });
 
   it('cancels a queued run: failed with its error, the summary posted, work announced', async () => {
@@ -93,8 +151,15 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
     assert.equal(got?.state, 'failed');
     assert.equal(got?.error, 'cancelled');
     assert.equal(got?.finishedAt, 50);
-    assert.deepEqual((await store.listPendingEvents(MAIN)).map((e) => e.text), ['Hook agent (failed): cancelled']);
-    assert.deepEqual(await store.claimRuns({ owner: 'w', limit: 5, leaseMs: 1000 }), [], 'a cancelled run is never claimed');
+    assert.deepEqual(
+      (await store.listPendingEvents(MAIN)).map((e) => e.text),
+      ['Hook agent (failed): cancelled'],
+    );
+    assert.deepEqual(
+      await store.claimRuns({ owner: 'w', limit: 5, leaseMs: 1000 }),
+      [],
+      'a cancelled run is never claimed',
+    );
     await waitFor(() => signals.some((s) => s.kind === 'runs'));
     stop();
   });
@@ -107,13 +172,23 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
     assert.equal(await store.cancelRun({ runId: run.id, finishedAt: 50, error: 'cancelled', summary }), false);
     assert.equal((await store.getRun(run.id))?.state, 'running');
     assert.deepEqual(await store.listPendingEvents(MAIN), []);
-    assert.equal(await store.cancelRun({ runId: ids.next(), finishedAt: 50, error: 'cancelled', summary }), false, 'unknown run');
+    assert.equal(
+      await store.cancelRun({ runId: ids.next(), finishedAt: 50, error: 'cancelled', summary }),
+      false,
+      'unknown run',
+    );
   });
 
   it('refuses to cancel twice', async () => {
     const run = newRun('s3');
     await store.enqueueRun(run);
-    const cancel = () => store.cancelRun({ runId: run.id, finishedAt: 50, error: 'cancelled', summary: newEvent('Hook agent (failed): cancelled') });
+    const cancel = () =>
+      store.cancelRun({
+        runId: run.id,
+        finishedAt: 50,
+        error: 'cancelled',
+        summary: newEvent('Hook agent (failed): cancelled'),
+      });
     assert.equal(await cancel(), true);
     assert.equal(await cancel(), false);
     assert.equal((await store.listPendingEvents(MAIN)).length, 1);

@@ -15,10 +15,15 @@ describeEachDriver('store contract: run queue', (driver) => {
   afterEach(() => f.dispose());
 
   it('claims oldest first, one run per session key at a time, with a lease on the store clock', async () => {
-    const a1 = newRun('a'); const a2 = newRun('a'); const b1 = newRun('b');
+    const a1 = newRun('a');
+    const a2 = newRun('a');
+    const b1 = newRun('b');
     for (const r of [a1, a2, b1]) await store.enqueueRun(r);
     const first = await claim();
-    assert.deepEqual(first.map((r) => r.id), [a1.id, b1.id]);
+    assert.deepEqual(
+      first.map((r) => r.id),
+      [a1.id, b1.id],
+    );
     assert.equal(first[0]!.state, 'running');
     assert.equal(first[0]!.attempts, 1);
     assert.equal(first[0]!.leaseOwner, 'w1');
@@ -29,7 +34,10 @@ describeEachDriver('store contract: run queue', (driver) => {
     assert.equal(stored?.startedAt, f.clock.now());
     assert.deepEqual(await claim(), [], 'a2 waits for a1');
     assert.equal(await store.completeRun(completion(first[0]!)), true);
-    assert.deepEqual((await claim()).map((r) => r.id), [a2.id]);
+    assert.deepEqual(
+      (await claim()).map((r) => r.id),
+      [a2.id],
+    );
   });
 
   it('finds the runs it may claim past a long line of runs waiting behind a busy session, with few sessions or many', async () => {
@@ -38,15 +46,28 @@ describeEachDriver('store contract: run queue', (driver) => {
       const s = small.store;
       const busy = [newRun('busy'), newRun('busy'), newRun('busy'), newRun('busy')];
       for (const r of busy) await s.enqueueRun(r);
-      assert.deepEqual((await s.claimRuns({ owner: 'w', limit: 1, leaseMs: 1000 })).map((r) => r.id), [busy[0]!.id]);
+      assert.deepEqual(
+        (await s.claimRuns({ owner: 'w', limit: 1, leaseMs: 1000 })).map((r) => r.id),
+        [busy[0]!.id],
+      );
       const b = newRun('b');
       await s.enqueueRun(b);
-      assert.deepEqual((await s.claimRuns({ owner: 'w', limit: 3, leaseMs: 1000 })).map((r) => r.id), [b.id], 'two sessions: their oldest runs');
+      assert.deepEqual(
+        (await s.claimRuns({ owner: 'w', limit: 3, leaseMs: 1000 })).map((r) => r.id),
+        [b.id],
+        'two sessions: their oldest runs',
+      );
       const more = [newRun('c'), newRun('d'), newRun('e')];
       for (const r of more) await s.enqueueRun(r);
-      assert.deepEqual((await s.claimRuns({ owner: 'w', limit: 2, leaseMs: 1000 })).map((r) => r.id), [more[0]!.id, more[1]!.id],
-        'five sessions: everything, oldest first');
-      assert.deepEqual((await s.claimRuns({ owner: 'w', limit: 5, leaseMs: 1000 })).map((r) => r.id), [more[2]!.id]);
+      assert.deepEqual(
+        (await s.claimRuns({ owner: 'w', limit: 2, leaseMs: 1000 })).map((r) => r.id),
+        [more[0]!.id, more[1]!.id],
+        'five sessions: everything, oldest first',
+      );
+      assert.deepEqual(
+        (await s.claimRuns({ owner: 'w', limit: 5, leaseMs: 1000 })).map((r) => r.id),
+        [more[2]!.id],
+      );
     } finally {
       await small.dispose();
     }
@@ -55,11 +76,20 @@ describeEachDriver('store contract: run queue', (driver) => {
   it('claims the runs past the first few ready ones when those are queued behind a busy session, oldest first', async () => {
     const busy = Array.from({ length: 40 }, () => newRun('busy'));
     for (const r of busy) await store.enqueueRun(r);
-    assert.deepEqual((await claim(1)).map((r) => r.id), [busy[0]!.id]);
+    assert.deepEqual(
+      (await claim(1)).map((r) => r.id),
+      [busy[0]!.id],
+    );
     const others = [newRun('x'), newRun('y'), newRun('z')];
     for (const r of others) await store.enqueueRun(r);
-    assert.deepEqual((await claim(2)).map((r) => r.id), [others[0]!.id, others[1]!.id]);
-    assert.deepEqual((await claim(2)).map((r) => r.id), [others[2]!.id]);
+    assert.deepEqual(
+      (await claim(2)).map((r) => r.id),
+      [others[0]!.id, others[1]!.id],
+    );
+    assert.deepEqual(
+      (await claim(2)).map((r) => r.id),
+      [others[2]!.id],
+    );
     assert.deepEqual(await claim(2), []);
   });
 
@@ -82,16 +112,30 @@ describeEachDriver('store contract: run queue', (driver) => {
     assert.equal(got?.finishedAt, 10);
     assert.equal(got?.leaseOwner, null);
     assert.equal(got?.leaseUntil, null);
-    assert.deepEqual((await store.readTranscript('s')).map((t) => t.role), ['user', 'assistant']);
-    assert.deepEqual((await store.listPendingEvents(MAIN)).map((e) => e.text), ['Hook agent: done']);
+    assert.deepEqual(
+      (await store.readTranscript('s')).map((t) => t.role),
+      ['user', 'assistant'],
+    );
+    assert.deepEqual(
+      (await store.listPendingEvents(MAIN)).map((e) => e.text),
+      ['Hook agent: done'],
+    );
     const deliveries = await store.listDeliveries();
-    assert.deepEqual(deliveries.map((d) => [d.state, d.runId]), [['pending', claimed!.id]]);
+    assert.deepEqual(
+      deliveries.map((d) => [d.state, d.runId]),
+      [['pending', claimed!.id]],
+    );
   });
 
   it('records a failed run with its error and no delivery', async () => {
     await store.enqueueRun(newRun('s'));
     const [c] = await claim(1);
-    assert.equal(await store.completeRun(completion(c!, { state: 'failed', reply: null, error: 'boom', transcript: [], delivery: null })), true);
+    assert.equal(
+      await store.completeRun(
+        completion(c!, { state: 'failed', reply: null, error: 'boom', transcript: [], delivery: null }),
+      ),
+      true,
+    );
     const got = await store.getRun(c!.id);
     assert.deepEqual([got?.state, got?.error, got?.reply], ['failed', 'boom', null]);
     assert.deepEqual(await store.listDeliveries(), []);
@@ -101,7 +145,9 @@ describeEachDriver('store contract: run queue', (driver) => {
     await store.enqueueRun(newRun('s'));
     const [stale] = await claim(1, 10);
     await f.clock.advance(11);
-    assert.deepEqual((await store.recoverExpiredRuns({ owner: 'w2', maxAttempts: 3, leaseMs: 1000 })).requeued, [stale!.id]);
+    assert.deepEqual((await store.recoverExpiredRuns({ owner: 'w2', maxAttempts: 3, leaseMs: 1000 })).requeued, [
+      stale!.id,
+    ]);
     const [fresh] = await claim(1, 1000, 'w2');
     assert.equal(fresh!.attempts, 2);
     assert.deepEqual(await store.renewRuns([stale!], 5000), []);
@@ -134,25 +180,47 @@ describeEachDriver('store contract: run queue', (driver) => {
     await store.enqueueRun(r);
     await claim(1, 10);
     await f.clock.advance(5);
-    assert.deepEqual(await store.recoverExpiredRuns({ owner: 'sweeper', maxAttempts: 2, leaseMs: 1000 }), { requeued: [], abandoned: [] }, 'lease still valid');
+    assert.deepEqual(
+      await store.recoverExpiredRuns({ owner: 'sweeper', maxAttempts: 2, leaseMs: 1000 }),
+      { requeued: [], abandoned: [] },
+      'lease still valid',
+    );
     await f.clock.advance(10);
-    assert.deepEqual((await store.recoverExpiredRuns({ owner: 'sweeper', maxAttempts: 2, leaseMs: 1000 })).requeued, [r.id]);
+    assert.deepEqual((await store.recoverExpiredRuns({ owner: 'sweeper', maxAttempts: 2, leaseMs: 1000 })).requeued, [
+      r.id,
+    ]);
     await claim(1, 10);
     await f.clock.advance(20);
     const swept = await store.recoverExpiredRuns({ owner: 'sweeper', maxAttempts: 2, leaseMs: 1000 });
     assert.deepEqual(swept.requeued, []);
-    assert.deepEqual(swept.abandoned.map((x) => [x.id, x.state, x.attempts, x.leaseOwner]), [[r.id, 'running', 2, 'sweeper']]);
-    assert.deepEqual(await store.recoverExpiredRuns({ owner: 'other', maxAttempts: 2, leaseMs: 1000 }), { requeued: [], abandoned: [] }, 'held by the sweeper now');
-    const done = completion(swept.abandoned[0]!, { state: 'failed', reply: null, error: 'interrupted', transcript: [], delivery: null,
-      summary: newEvent('Hook agent (failed): interrupted') });
+    assert.deepEqual(
+      swept.abandoned.map((x) => [x.id, x.state, x.attempts, x.leaseOwner]),
+      [[r.id, 'running', 2, 'sweeper']],
+    );
+    assert.deepEqual(
+      await store.recoverExpiredRuns({ owner: 'other', maxAttempts: 2, leaseMs: 1000 }),
+      { requeued: [], abandoned: [] },
+      'held by the sweeper now',
+    );
+    const done = completion(swept.abandoned[0]!, {
+      state: 'failed',
+      reply: null,
+      error: 'interrupted',
+      transcript: [],
+      delivery: null,
+      summary: newEvent('Hook agent (failed): interrupted'),
+    });
     assert.equal(await store.completeRun(done), true);
     const got = await store.getRun(r.id);
     assert.deepEqual([got?.state, got?.error], ['failed', 'interrupted']);
-    assert.deepEqual((await store.listPendingEvents(MAIN)).map((e) => e.text), ['Hook agent (failed): interrupted']);
+    assert.deepEqual(
+      (await store.listPendingEvents(MAIN)).map((e) => e.text),
+      ['Hook agent (failed): interrupted'],
+    );
   });
 
   it('treats leases left by a process that is gone as expired when a gateway opens a store it alone serves', {
-    skip: driver === 'postgres' ? 'a shared store\'s leases may be live replicas\'; they expire on the clock' : false,
+    skip: driver === 'postgres' ? "a shared store's leases may be live replicas'; they expire on the clock" : false,
   }, async () => {
     await store.enqueueRun(newRun('s'));
     await claim(1, 60_000);

@@ -19,8 +19,14 @@ describeEachDriver('store contract: stats, size and the write probe', (driver) =
 
   it('reports empty queues as zeros with no oldest item', async () => {
     assert.deepEqual(await store.readQueueStats(), {
-      queuedRuns: 0, runningRuns: 0, heldRuns: 0, pendingEvents: 0, pendingDeliveries: 0,
-      oldestQueuedRunAt: null, oldestPendingEventAt: null, oldestPendingDeliveryAt: null,
+      queuedRuns: 0,
+      runningRuns: 0,
+      heldRuns: 0,
+      pendingEvents: 0,
+      pendingDeliveries: 0,
+      oldestQueuedRunAt: null,
+      oldestPendingEventAt: null,
+      oldestPendingDeliveryAt: null,
     });
   });
 
@@ -35,8 +41,14 @@ describeEachDriver('store contract: stats, size and the write probe', (driver) =
     assert.ok(running);
     const stats = await store.readQueueStats();
     assert.deepEqual(stats, {
-      queuedRuns: 2, runningRuns: 1, heldRuns: 0, pendingEvents: 2, pendingDeliveries: 1,
-      oldestQueuedRunAt: 200, oldestPendingEventAt: 50, oldestPendingDeliveryAt: 70,
+      queuedRuns: 2,
+      runningRuns: 1,
+      heldRuns: 0,
+      pendingEvents: 2,
+      pendingDeliveries: 1,
+      oldestQueuedRunAt: 200,
+      oldestPendingEventAt: 50,
+      oldestPendingDeliveryAt: 70,
     });
     // Another connection (the CLI beside a gateway) sees the same.
     const reader = await f.open('read');
@@ -49,7 +61,12 @@ describeEachDriver('store contract: stats, size and the write probe', (driver) =
     const [a, b, c] = await claim(store, 3);
     assert.ok(a && b && c);
     assert.equal(await store.completeRun(completion(a)), true);
-    assert.equal(await store.completeRun(completion(b, { state: 'failed', reply: null, error: 'boom', transcript: [], delivery: null })), true);
+    assert.equal(
+      await store.completeRun(
+        completion(b, { state: 'failed', reply: null, error: 'boom', transcript: [], delivery: null }),
+      ),
+      true,
+    );
     assert.deepEqual(await store.countRuns(), { queued: 1, running: 1, succeeded: 1, failed: 1, timed_out: 0 });
     // A completed run's delivery is now pending.
     assert.equal((await store.readQueueStats()).pendingDeliveries, 1);
@@ -59,7 +76,10 @@ describeEachDriver('store contract: stats, size and the write probe', (driver) =
     await store.addSystemEvent(newEvent('x'.repeat(10_000)));
     const size = await store.readStoreSize();
     assert.ok(size.totalBytes > 0, `size ${size.totalBytes}`);
-    assert.equal(size.totalBytes, size.parts.reduce((sum, p) => sum + p.bytes, 0));
+    assert.equal(
+      size.totalBytes,
+      size.parts.reduce((sum, p) => sum + p.bytes, 0),
+    );
     const names = size.parts.map((p) => p.name);
     if (driver === 'sqlite') assert.deepEqual(names, ['database', 'wal']);
     else assert.ok(names.includes('runs') && names.includes('system_events'), names.join(','));
@@ -75,12 +95,23 @@ describeEachDriver('store contract: stats, size and the write probe', (driver) =
   it('tells its observer about each group commit: writes, time and outcome', async () => {
     await store.close();
     const seen: CommitObservation[] = [];
-    const observed = await createStore(f.config, { mode: 'serve', clock: f.clock, observer: { onCommit: (c) => seen.push(c) } });
+    const observed = await createStore(f.config, {
+      mode: 'serve',
+      clock: f.clock,
+      observer: { onCommit: (c) => seen.push(c) },
+    });
     try {
       // Written in one turn: one batch.
-      await Promise.all([observed.addSystemEvent(newEvent('a')), observed.addSystemEvent(newEvent('b')), observed.enqueueRun(newRun('hook:o'))]);
+      await Promise.all([
+        observed.addSystemEvent(newEvent('a')),
+        observed.addSystemEvent(newEvent('b')),
+        observed.enqueueRun(newRun('hook:o')),
+      ]);
       assert.ok(seen.length >= 1);
-      assert.equal(seen.reduce((n, c) => n + c.writes, 0), 3);
+      assert.equal(
+        seen.reduce((n, c) => n + c.writes, 0),
+        3,
+      );
       for (const c of seen) {
         assert.equal(c.ok, true);
         assert.ok(c.seconds >= 0 && Number.isFinite(c.seconds));

@@ -1,7 +1,24 @@
 import type pg from 'pg';
-import { MARK_BATCH, nextHeldKeys, runPasses, SELECT_HELD_KEYS, toHeldKey, type HeldKey, type HeldKeyRow } from '../held-keys.js';
 import {
-  SPENT_BY_TURNS, createBudgetPlan, heldJsonOf, HOUR_MS, usageSince, type BudgetPlan, type BudgetScope, type BudgetUsage, type RunBudgets, type UsageByKey,
+  MARK_BATCH,
+  nextHeldKeys,
+  runPasses,
+  SELECT_HELD_KEYS,
+  toHeldKey,
+  type HeldKey,
+  type HeldKeyRow,
+} from '../held-keys.js';
+import {
+  SPENT_BY_TURNS,
+  createBudgetPlan,
+  heldJsonOf,
+  HOUR_MS,
+  usageSince,
+  type BudgetPlan,
+  type BudgetScope,
+  type BudgetUsage,
+  type RunBudgets,
+  type UsageByKey,
 } from '../run-budgets.js';
 
 /** Budget reads and the held marks for the PostgreSQL run queue (see held-keys.ts). */
@@ -35,12 +52,22 @@ const REASON = `CASE WHEN started_at IS NULL THEN COALESCE($1::jsonb ->> agent_i
 
 const COLUMN: Record<BudgetScope, string> = { agents: 'agent_id', hooks: 'hook' };
 
-interface UsageRow { key: string; started: string; tokens: string; running: string }
+interface UsageRow {
+  key: string;
+  started: string;
+  tokens: string;
+  running: string;
+}
 /**
  * Marks the runs `batch` selects (`SELECT seq … ORDER BY seq LIMIT …`, its parameters from `$5`) as
  * the held JSON says; the `seq`s it selected, in order.
  */
-async function markSelected(client: pg.ClientBase, json: readonly string[], batch: string, params: readonly unknown[]): Promise<number[]> {
+async function markSelected(
+  client: pg.ClientBase,
+  json: readonly string[],
+  batch: string,
+  params: readonly unknown[],
+): Promise<number[]> {
   const { rows } = await client.query(
     `WITH batch AS (${batch}),
       marked AS (UPDATE runs SET held_reason = ${REASON} FROM batch
@@ -87,9 +114,15 @@ export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
       while (step.done !== true) {
         const { row, limit } = step.value;
         // A pass's batch: a key's unmarked runs among the claimable ones, its marked runs by their own index.
-        step = passes.next(await markSelected(client, json,
-          `SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS ${row.phase === 'marked' ? 'NOT NULL' : 'NULL'}
-            AND ${COLUMN[row.scope]} = $5 AND seq > $6 ORDER BY seq LIMIT $7`, [row.key, row.cursor, limit]));
+        step = passes.next(
+          await markSelected(
+            client,
+            json,
+            `SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS ${row.phase === 'marked' ? 'NOT NULL' : 'NULL'}
+            AND ${COLUMN[row.scope]} = $5 AND seq > $6 ORDER BY seq LIMIT $7`,
+            [row.key, row.cursor, limit],
+          ),
+        );
       }
       const { rows: keys, changed, left } = step.value;
       if (changed) {
@@ -98,8 +131,14 @@ export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
           await client.query(
             `INSERT INTO held_keys (scope, key, reason, restart_reason, phase, pass_seq)
               SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])`,
-            [keys.map((k) => k.scope), keys.map((k) => k.key), keys.map((k) => k.reason), keys.map((k) => k.restartReason),
-              keys.map((k) => k.phase), keys.map((k) => k.cursor)],
+            [
+              keys.map((k) => k.scope),
+              keys.map((k) => k.key),
+              keys.map((k) => k.reason),
+              keys.map((k) => k.restartReason),
+              keys.map((k) => k.phase),
+              keys.map((k) => k.cursor),
+            ],
           );
         }
       }
@@ -115,8 +154,12 @@ export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
       if (keys.some((k) => k.reason !== null)) {
         if (left === 0) return keys;
         // Only unmarked runs: a marked one is a listed key's, and that key's passes keep its mark right.
-        const seqs = await markSelected(client, json,
-          "SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS NULL AND seq > $5 ORDER BY seq LIMIT $6", [after ?? '0', left]);
+        const seqs = await markSelected(
+          client,
+          json,
+          "SELECT seq FROM runs WHERE state = 'queued' AND held_reason IS NULL AND seq > $5 ORDER BY seq LIMIT $6",
+          [after ?? '0', left],
+        );
         if (seqs.length === left) upTo = String(seqs[seqs.length - 1]);
       }
       await client.query(

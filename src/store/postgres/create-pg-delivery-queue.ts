@@ -60,8 +60,18 @@ export function createPgDeliveryQueue(ctx: PgContext, group: PgGroupCommit): Del
           `UPDATE deliveries SET state = $1, attempts = attempts + 1, error = $2, updated_at = $3, resolved_channel = $4,
             resolved_to = $5, parts_sent = $6, next_attempt_at = $7, sent_at = $8, lease_owner = NULL, lease_until = NULL,
             claim_id = NULL WHERE id = $9 AND claim_id = $10 AND state = 'pending' RETURNING run_id`,
-          [state, r.error, r.at, r.resolvedChannel, r.resolvedTo, r.partsSent, r.nextAttemptAt, r.outcome === 'sent' ? r.at : null,
-            r.deliveryId, r.claimId],
+          [
+            state,
+            r.error,
+            r.at,
+            r.resolvedChannel,
+            r.resolvedTo,
+            r.partsSent,
+            r.nextAttemptAt,
+            r.outcome === 'sent' ? r.at : null,
+            r.deliveryId,
+            r.claimId,
+          ],
         );
         const row = rows[0] as { run_id: string | null } | undefined;
         if (row === undefined) return false;
@@ -69,8 +79,17 @@ export function createPgDeliveryQueue(ctx: PgContext, group: PgGroupCommit): Del
           'INSERT INTO delivery_attempts (delivery_id, attempt, at, status, error, outcome) VALUES ($1, $2, $3, $4, $5, $6)',
           [r.deliveryId, r.attempt, r.at, r.status, r.error, r.outcome],
         );
-        if (r.lastRoute !== null) await setRoute(client, r.lastRoute.sessionKey, r.lastRoute.agentId, r.lastRoute.channel, r.lastRoute.to, r.at);
-        if (row.run_id !== null && state !== 'pending') await notify(client, channel, [{ kind: 'finished', runId: row.run_id }]);
+        if (r.lastRoute !== null)
+          await setRoute(
+            client,
+            r.lastRoute.sessionKey,
+            r.lastRoute.agentId,
+            r.lastRoute.channel,
+            r.lastRoute.to,
+            r.at,
+          );
+        if (row.run_id !== null && state !== 'pending')
+          await notify(client, channel, [{ kind: 'finished', runId: row.run_id }]);
         return true;
       });
     },
@@ -94,7 +113,11 @@ export function createPgDeliveryQueue(ctx: PgContext, group: PgGroupCommit): Del
 
 async function setRoute(
   client: { query: (text: string, values: unknown[]) => Promise<unknown> },
-  sessionKey: string, agentId: string, channel: string, to: string, at: number,
+  sessionKey: string,
+  agentId: string,
+  channel: string,
+  to: string,
+  at: number,
 ): Promise<void> {
   await client.query(
     `INSERT INTO sessions (key, agent_id, last_channel, last_to, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)

@@ -1,7 +1,12 @@
 import { describe, it, afterEach, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { createStoreFixture, POSTGRES_URL, postgresUnavailable, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import {
+  createStoreFixture,
+  POSTGRES_URL,
+  postgresUnavailable,
+  type StoreFixture,
+} from '../../../test/helpers/store-fixture.js';
 import { MAIN, newEvent, turn } from '../../../test/helpers/store-records.js';
 
 /** A digest taken while another replica's commit of older-numbered events is still in flight. */
@@ -33,17 +38,30 @@ describe('PostgreSQL backlog digests under concurrent writers', async () => {
         VALUES ('in-flight', 'main', $1, 'committed late', 'next-heartbeat', '{"hook":"ci","external":true}', 1)`,
       [MAIN],
     );
-    await f.store.recordActions({ events: Array.from({ length: 60 }, (_, i) => newEvent(`Build ${i} failed`)), runs: [], idempotency: null });
+    await f.store.recordActions({
+      events: Array.from({ length: 60 }, (_, i) => newEvent(`Build ${i} failed`)),
+      runs: [],
+      idempotency: null,
+    });
     const digesting = f.store.digestPending(MAIN, { groups: 3, newest: 3 });
     await new Promise((resolve) => setTimeout(resolve, 200));
     await writer.query('COMMIT');
     const d = (await digesting)!;
     assert.equal(d.total, 61, 'the digest waited for the commit in flight');
     const c = (await f.store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 60_000 }))!;
-    assert.equal(await f.store.recordHeartbeatTurn({
-      claimId: c.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [],
-      consumeThrough: { eventId: d.throughId, count: d.total }, transcript: turn(MAIN, 'digest'), delivery: null, at: 9,
-    }), true);
+    assert.equal(
+      await f.store.recordHeartbeatTurn({
+        claimId: c.claimId,
+        sessionKey: MAIN,
+        agentId: 'main',
+        consumedEventIds: [],
+        consumeThrough: { eventId: d.throughId, count: d.total },
+        transcript: turn(MAIN, 'digest'),
+        delivery: null,
+        at: 9,
+      }),
+      true,
+    );
     assert.deepEqual(await f.store.listPendingEvents(MAIN), []);
   });
 });

@@ -13,7 +13,10 @@ const SETTLE_POLL_MS = 5;
 /** The wait one grouping read of a digest may take beside the pool's query timeout: three times what it took here under load. */
 const GROUP_TIMEOUT_MS_PER_EVENT = 0.01;
 
-export function createPgDigest({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' | 'queryTimeoutMs'>): Pick<StoreReader, 'digestPending'> {
+export function createPgDigest({
+  pool,
+  queryTimeoutMs,
+}: Pick<PgContext, 'pool' | 'queryTimeoutMs'>): Pick<StoreReader, 'digestPending'> {
   const q = async <T>(query: string | pg.QueryConfig, values: unknown[] = []): Promise<T[]> =>
     (await (typeof query === 'string' ? pool.query(query, values) : pool.query(query))).rows as T[];
   /**
@@ -29,7 +32,9 @@ export function createPgDigest({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
     const [snapshot] = await q<{ xmax: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax', []);
     const deadline = Date.now() + SETTLE_MS;
     for (;;) {
-      const [ended] = await q<{ done: boolean }>('SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS done', [snapshot!.xmax]);
+      const [ended] = await q<{ done: boolean }>('SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS done', [
+        snapshot!.xmax,
+      ]);
       if (ended!.done || Date.now() >= deadline) return;
       await sleep(SETTLE_POLL_MS);
     }
@@ -37,7 +42,9 @@ export function createPgDigest({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
   return {
     async digestPending(sessionKey, o) {
       const [last] = await q<{ seq: number | null }>(
-        'SELECT max(seq) AS seq FROM system_events WHERE session_key = $1 AND consumed_at IS NULL', [sessionKey]);
+        'SELECT max(seq) AS seq FROM system_events WHERE session_key = $1 AND consumed_at IS NULL',
+        [sessionKey],
+      );
       if (last?.seq == null) return null;
       await settle();
       const p = [sessionKey, last.seq];
@@ -47,17 +54,30 @@ export function createPgDigest({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
       const grouping = (text: string, values: unknown[]): pg.QueryConfig =>
         backlogQuery({ queryTimeoutMs }, text, values, Number(total!.n), GROUP_TIMEOUT_MS_PER_EVENT);
       const byHook = await q<{ hook: string; n: number }>(
-        grouping(`SELECT source::jsonb ->> 'hook' AS hook, count(*) AS n ${PENDING} GROUP BY 1 ORDER BY n DESC, hook`, p));
+        grouping(
+          `SELECT source::jsonb ->> 'hook' AS hook, count(*) AS n ${PENDING} GROUP BY 1 ORDER BY n DESC, hook`,
+          p,
+        ),
+      );
       const groups = await q<{ seq: number; n: number }>(
-        grouping(`SELECT max(seq) AS seq, count(*) AS n ${PENDING} GROUP BY source::jsonb ->> 'hook', left(translate(text, '0123456789', ''), ${SHAPE_CHARS})
-          ORDER BY n DESC, seq DESC LIMIT $3`, [...p, o.groups]));
-      const samples = await q<EventRow & { seq: number }>('SELECT * FROM system_events WHERE seq = ANY($1::bigint[])', [groups.map((g) => g.seq)]);
+        grouping(
+          `SELECT max(seq) AS seq, count(*) AS n ${PENDING} GROUP BY source::jsonb ->> 'hook', left(translate(text, '0123456789', ''), ${SHAPE_CHARS})
+          ORDER BY n DESC, seq DESC LIMIT $3`,
+          [...p, o.groups],
+        ),
+      );
+      const samples = await q<EventRow & { seq: number }>('SELECT * FROM system_events WHERE seq = ANY($1::bigint[])', [
+        groups.map((g) => g.seq),
+      ]);
       const newest = await q<EventRow>(`SELECT * ${PENDING} ORDER BY seq DESC LIMIT $3`, [...p, o.newest]);
       return {
         total: Number(total!.n),
         throughId: through!.id,
         byHook: byHook.map((r) => ({ hook: r.hook, count: Number(r.n) })),
-        groups: groups.map((g) => ({ sample: toEvent(samples.find((s) => Number(s.seq) === Number(g.seq))!), count: Number(g.n) })),
+        groups: groups.map((g) => ({
+          sample: toEvent(samples.find((s) => Number(s.seq) === Number(g.seq))!),
+          count: Number(g.n),
+        })),
         newest: newest.map(toEvent),
       };
     },

@@ -56,7 +56,11 @@ describe('createPgGroupCommit', () => {
     await p1;
     await turns(3);
     assert.equal(calls.length, 3);
-    assert.deepEqual(idsOf(calls[2]!), later.map((e) => e.id), 'the writes of three turns went as one statement');
+    assert.deepEqual(
+      idsOf(calls[2]!),
+      later.map((e) => e.id),
+      'the writes of three turns went as one statement',
+    );
     assert.deepEqual([...settled], [first.id]);
 
     calls[1]!.settle();
@@ -77,7 +81,10 @@ describe('createPgGroupCommit', () => {
     assert.equal(calls.length, 1);
     calls[0]!.settle(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
     const results = await Promise.allSettled(writes);
-    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected', 'rejected'],
+    );
     assert.equal(calls.length, 1, 'no write-by-write retry against a database that is not there');
   });
 
@@ -85,20 +92,21 @@ describe('createPgGroupCommit', () => {
     const { pool, calls } = createHeldPool();
     const group = createPgGroupCommit(pool, 'hg_x');
     const bad = newEvent('bad');
-    const writes = [
-      group.submit({ kind: 'event', event: newEvent('a') }),
-      group.submit({ kind: 'event', event: bad }),
-    ];
+    const writes = [group.submit({ kind: 'event', event: newEvent('a') }), group.submit({ kind: 'event', event: bad })];
     await turns(2);
     calls[0]!.settle(Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' }));
     await turns(3);
     assert.equal(calls.length, 3, 'one statement per write after the batch failed');
     for (const call of calls.slice(1)) {
-      if ((idsOf(call) as string[])[0] === bad.id) call.settle(Object.assign(new Error('duplicate'), { code: '23505' }));
+      if ((idsOf(call) as string[])[0] === bad.id)
+        call.settle(Object.assign(new Error('duplicate'), { code: '23505' }));
       else call.settle();
     }
     const results = await Promise.allSettled(writes);
-    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected'],
+    );
   });
 
   it('finds the bad write of a large batch by halves: about 20 statements for 1,000 writes, not 1,000', async () => {
@@ -115,12 +123,16 @@ describe('createPgGroupCommit', () => {
       for (const call of calls) {
         if (answered.has(call)) continue;
         answered.add(call);
-        if ((idsOf(call) as string[]).includes(bad.id)) call.settle(Object.assign(new Error('invalid byte sequence'), { code: '22021' }));
+        if ((idsOf(call) as string[]).includes(bad.id))
+          call.settle(Object.assign(new Error('invalid byte sequence'), { code: '22021' }));
         else call.settle();
       }
     }
     const results = await writes;
-    assert.deepEqual(results.flatMap((r, i) => (r.status === 'rejected' ? [i] : [])), [637]);
+    assert.deepEqual(
+      results.flatMap((r, i) => (r.status === 'rejected' ? [i] : [])),
+      [637],
+    );
     assert.ok(calls.length <= 1 + 2 * Math.ceil(Math.log2(1000)), `${calls.length} statements`);
   });
 
@@ -156,12 +168,18 @@ describe('createPgGroupCommit', () => {
     await Promise.all([first, blocker]);
     await turns(3);
     assert.equal(calls.length, 4, 'both free slots take a batch of the backlog at once');
-    assert.deepEqual([(idsOf(calls[2]!) as unknown[]).length, (idsOf(calls[3]!) as unknown[]).length], [MAX_BATCH_WRITES, MAX_BATCH_WRITES]);
+    assert.deepEqual(
+      [(idsOf(calls[2]!) as unknown[]).length, (idsOf(calls[3]!) as unknown[]).length],
+      [MAX_BATCH_WRITES, MAX_BATCH_WRITES],
+    );
     calls[2]!.settle();
     calls[3]!.settle();
     await turns(3);
     assert.equal(calls.length, 5);
-    assert.deepEqual(idsOf(calls[4]!), backlog.slice(2 * MAX_BATCH_WRITES).map((e) => e.id));
+    assert.deepEqual(
+      idsOf(calls[4]!),
+      backlog.slice(2 * MAX_BATCH_WRITES).map((e) => e.id),
+    );
     calls[4]!.settle();
     await settledBacklog;
   });
@@ -174,13 +192,29 @@ describe('createPgGroupCommit', () => {
     held.push(group.submit({ kind: 'event', event: newEvent('b') }));
     await turns(2);
     const record = (i: number) => ({
-      id: `q${i}`, at: 1, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '203.0.113.7', status: 401, code: 'unauthorized',
-      reason: null, durationMs: 0.1, eventIds: [], runIds: [], payload: null,
+      id: `q${i}`,
+      at: 1,
+      method: 'POST',
+      path: '/hooks/wake',
+      hook: 'wake',
+      client: '203.0.113.7',
+      status: 401,
+      code: 'unauthorized',
+      reason: null,
+      durationMs: 0.1,
+      eventIds: [],
+      runIds: [],
+      payload: null,
     });
-    const records = Array.from({ length: MAX_QUEUED_RECORDS + 5 }, (_, i) => group.submit({ kind: 'request', record: record(i) }));
+    const records = Array.from({ length: MAX_QUEUED_RECORDS + 5 }, (_, i) =>
+      group.submit({ kind: 'request', record: record(i) }),
+    );
     const event = group.submit({ kind: 'event', event: newEvent('still taken') });
     const refused = await Promise.allSettled(records.slice(MAX_QUEUED_RECORDS));
-    assert.deepEqual(refused.map((r) => r.status), Array(5).fill('rejected'));
+    assert.deepEqual(
+      refused.map((r) => r.status),
+      Array(5).fill('rejected'),
+    );
     assert.match(String((refused[0] as PromiseRejectedResult).reason), /request records already wait/);
     // The database catches up: every statement, those sent meanwhile too, returns.
     const all = Promise.all([...held, event, ...records.slice(0, MAX_QUEUED_RECORDS)]);
@@ -198,4 +232,3 @@ describe('createPgGroupCommit', () => {
     await again;
   });
 });
-

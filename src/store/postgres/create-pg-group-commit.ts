@@ -55,14 +55,21 @@ const signalOf = (w: IngressWrite): WorkSignal | null => {
   }
 };
 
-const clean = <T extends string | null>(text: T): T => (text?.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') as T : text);
+const clean = <T extends string | null>(text: T): T =>
+  text?.includes('\u0000') ? (text.replaceAll('\u0000', '\uFFFD') as T) : text;
 
 /** A request record whose text fields hold no U+0000 (the record itself when none does). */
 function withoutNul(r: RequestRecord): RequestRecord {
   const texts = [r.path, r.hook, r.client, r.code, r.reason, r.payload];
   if (!texts.some((t) => t?.includes('\u0000'))) return r;
   return {
-    ...r, path: clean(r.path), hook: clean(r.hook), client: clean(r.client), code: clean(r.code), reason: clean(r.reason), payload: clean(r.payload),
+    ...r,
+    path: clean(r.path),
+    hook: clean(r.hook),
+    client: clean(r.client),
+    code: clean(r.code),
+    reason: clean(r.reason),
+    payload: clean(r.payload),
   };
 }
 
@@ -83,57 +90,201 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
   const deliveries = writes.flatMap((w) => (w.kind === 'delivery' ? [w.delivery] : []));
   if (events.length > 0) {
     ctes.push(`e AS (INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at)
-      SELECT * FROM unnest(${arr(events.map((e) => e.id), 'text')}, ${arr(events.map((e) => e.agentId), 'text')},
-        ${arr(events.map((e) => e.sessionKey), 'text')}, ${arr(events.map((e) => e.text), 'text')}, ${arr(events.map((e) => e.mode), 'text')},
-        ${arr(events.map((e) => encodeSource(e.source)), 'text')}, ${arr(events.map((e) => e.createdAt), 'bigint')}))`);
+      SELECT * FROM unnest(${arr(
+        events.map((e) => e.id),
+        'text',
+      )}, ${arr(
+        events.map((e) => e.agentId),
+        'text',
+      )},
+        ${arr(
+          events.map((e) => e.sessionKey),
+          'text',
+        )}, ${arr(
+          events.map((e) => e.text),
+          'text',
+        )}, ${arr(
+          events.map((e) => e.mode),
+          'text',
+        )},
+        ${arr(
+          events.map((e) => encodeSource(e.source)),
+          'text',
+        )}, ${arr(
+          events.map((e) => e.createdAt),
+          'bigint',
+        )}))`);
   }
   if (runs.length > 0) {
     ctes.push(`r AS (INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient, model,
         thinking, timeout_seconds, source, created_at, coalesce_key, coalesce_until, hook)
       SELECT u.id, 'queued', u.agent_id, u.session_key, u.message, u.name, u.wake_mode, u.deliver, u.channel, u.recipient, u.model,
         u.thinking, u.timeout_seconds, u.source, u.created_at, u.coalesce_key, u.coalesce_until, u.hook
-      FROM unnest(${arr(runs.map((r) => r.id), 'text')}, ${arr(runs.map((r) => r.agentId), 'text')}, ${arr(runs.map((r) => r.sessionKey), 'text')},
-        ${arr(runs.map((r) => r.message), 'text')}, ${arr(runs.map((r) => r.name), 'text')}, ${arr(runs.map((r) => r.wakeMode), 'text')},
-        ${arr(runs.map((r) => (r.deliver ? 1 : 0)), 'integer')}, ${arr(runs.map((r) => r.channel), 'text')}, ${arr(runs.map((r) => r.to), 'text')},
-        ${arr(runs.map((r) => r.model), 'text')}, ${arr(runs.map((r) => r.thinking), 'text')}, ${arr(runs.map((r) => r.timeoutSeconds), 'float8')},
-        ${arr(runs.map((r) => encodeSource(r.source)), 'text')}, ${arr(runs.map((r) => r.createdAt), 'bigint')},
-        ${arr(runs.map((r) => r.coalesce?.key ?? null), 'text')},
-        ${arr(runs.map((r) => (r.coalesce === undefined ? null : r.createdAt + r.coalesce.windowMs)), 'bigint')},
-        ${arr(runs.map((r) => r.source.hook), 'text')})
+      FROM unnest(${arr(
+        runs.map((r) => r.id),
+        'text',
+      )}, ${arr(
+        runs.map((r) => r.agentId),
+        'text',
+      )}, ${arr(
+        runs.map((r) => r.sessionKey),
+        'text',
+      )},
+        ${arr(
+          runs.map((r) => r.message),
+          'text',
+        )}, ${arr(
+          runs.map((r) => r.name),
+          'text',
+        )}, ${arr(
+          runs.map((r) => r.wakeMode),
+          'text',
+        )},
+        ${arr(
+          runs.map((r) => (r.deliver ? 1 : 0)),
+          'integer',
+        )}, ${arr(
+          runs.map((r) => r.channel),
+          'text',
+        )}, ${arr(
+          runs.map((r) => r.to),
+          'text',
+        )},
+        ${arr(
+          runs.map((r) => r.model),
+          'text',
+        )}, ${arr(
+          runs.map((r) => r.thinking),
+          'text',
+        )}, ${arr(
+          runs.map((r) => r.timeoutSeconds),
+          'float8',
+        )},
+        ${arr(
+          runs.map((r) => encodeSource(r.source)),
+          'text',
+        )}, ${arr(
+          runs.map((r) => r.createdAt),
+          'bigint',
+        )},
+        ${arr(
+          runs.map((r) => r.coalesce?.key ?? null),
+          'text',
+        )},
+        ${arr(
+          runs.map((r) => (r.coalesce === undefined ? null : r.createdAt + r.coalesce.windowMs)),
+          'bigint',
+        )},
+        ${arr(
+          runs.map((r) => r.source.hook),
+          'text',
+        )})
         AS u (id, agent_id, session_key, message, name, wake_mode, deliver, channel, recipient, model, thinking, timeout_seconds, source, created_at,
           coalesce_key, coalesce_until, hook))`);
   }
   if (deliveries.length > 0) {
     ctes.push(`d AS (INSERT INTO deliveries (id, state, agent_id, channel, recipient, text, run_id, created_at, updated_at)
       SELECT u.id, 'pending', u.agent_id, u.channel, u.recipient, u.text, u.run_id, u.created_at, u.created_at
-      FROM unnest(${arr(deliveries.map((d) => d.id), 'text')}, ${arr(deliveries.map((d) => d.agentId), 'text')},
-        ${arr(deliveries.map((d) => d.channel), 'text')}, ${arr(deliveries.map((d) => d.to), 'text')}, ${arr(deliveries.map((d) => d.text), 'text')},
-        ${arr(deliveries.map((d) => d.runId), 'text')}, ${arr(deliveries.map((d) => d.createdAt), 'bigint')})
+      FROM unnest(${arr(
+        deliveries.map((d) => d.id),
+        'text',
+      )}, ${arr(
+        deliveries.map((d) => d.agentId),
+        'text',
+      )},
+        ${arr(
+          deliveries.map((d) => d.channel),
+          'text',
+        )}, ${arr(
+          deliveries.map((d) => d.to),
+          'text',
+        )}, ${arr(
+          deliveries.map((d) => d.text),
+          'text',
+        )},
+        ${arr(
+          deliveries.map((d) => d.runId),
+          'text',
+        )}, ${arr(
+          deliveries.map((d) => d.createdAt),
+          'bigint',
+        )})
         AS u (id, agent_id, channel, recipient, text, run_id, created_at))`);
   }
   // The last write of a record wins; one statement may not upsert the same row twice. A record is a
   // trail of what arrived: a NUL in it (a raw body, a field name in a refusal's reason), which
   // PostgreSQL text cannot hold, is kept as U+FFFD rather than failing the batch.
-  const requests = [...new Map(writes.flatMap((w) => (w.kind === 'request' ? [[w.record.id, withoutNul(w.record)] as const] : []))).values()];
+  const requests = [
+    ...new Map(
+      writes.flatMap((w) => (w.kind === 'request' ? [[w.record.id, withoutNul(w.record)] as const] : [])),
+    ).values(),
+  ];
   if (requests.length > 0) {
     ctes.push(`q AS (INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
       SELECT u.id, u.at, u.method, u.path, u.hook, u.client, u.status, u.code, u.reason, u.duration_ms,
         string_to_array(u.event_ids, ','), string_to_array(u.run_ids, ','), u.payload
-      FROM unnest(${arr(requests.map((r) => r.id), 'text')}, ${arr(requests.map((r) => r.at), 'bigint')}, ${arr(requests.map((r) => r.method), 'text')},
-        ${arr(requests.map((r) => r.path), 'text')}, ${arr(requests.map((r) => r.hook), 'text')}, ${arr(requests.map((r) => r.client), 'text')},
-        ${arr(requests.map((r) => r.status), 'integer')}, ${arr(requests.map((r) => r.code), 'text')}, ${arr(requests.map((r) => r.reason), 'text')},
-        ${arr(requests.map((r) => r.durationMs), 'float8')}, ${arr(requests.map((r) => r.eventIds.join(',')), 'text')},
-        ${arr(requests.map((r) => r.runIds.join(',')), 'text')}, ${arr(requests.map((r) => r.payload), 'text')})
+      FROM unnest(${arr(
+        requests.map((r) => r.id),
+        'text',
+      )}, ${arr(
+        requests.map((r) => r.at),
+        'bigint',
+      )}, ${arr(
+        requests.map((r) => r.method),
+        'text',
+      )},
+        ${arr(
+          requests.map((r) => r.path),
+          'text',
+        )}, ${arr(
+          requests.map((r) => r.hook),
+          'text',
+        )}, ${arr(
+          requests.map((r) => r.client),
+          'text',
+        )},
+        ${arr(
+          requests.map((r) => r.status),
+          'integer',
+        )}, ${arr(
+          requests.map((r) => r.code),
+          'text',
+        )}, ${arr(
+          requests.map((r) => r.reason),
+          'text',
+        )},
+        ${arr(
+          requests.map((r) => r.durationMs),
+          'float8',
+        )}, ${arr(
+          requests.map((r) => r.eventIds.join(',')),
+          'text',
+        )},
+        ${arr(
+          requests.map((r) => r.runIds.join(',')),
+          'text',
+        )}, ${arr(
+          requests.map((r) => r.payload),
+          'text',
+        )})
         AS u (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
       ON CONFLICT (id) DO UPDATE SET status = excluded.status, code = excluded.code, reason = excluded.reason,
         duration_ms = excluded.duration_ms, event_ids = excluded.event_ids, run_ids = excluded.run_ids, payload = excluded.payload)`);
   }
-  const signals = [...new Set(writes.map(signalOf).filter((s): s is WorkSignal => s !== null).map(encodeSignal))];
+  const signals = [
+    ...new Set(
+      writes
+        .map(signalOf)
+        .filter((s): s is WorkSignal => s !== null)
+        .map(encodeSignal),
+    ),
+  ];
   values.push(channel);
   const channelParam = `$${values.length}`;
-  const select = signals.length === 0
-    ? 'SELECT 1'
-    : `SELECT pg_notify(${channelParam}, s) FROM unnest(${arr(signals, 'text')}) AS s`;
+  const select =
+    signals.length === 0
+      ? 'SELECT 1'
+      : `SELECT pg_notify(${channelParam}, s) FROM unnest(${arr(signals, 'text')}) AS s`;
   if (signals.length === 0) values.pop();
   return { text: `WITH ${ctes.join(',\n')}\n${select}`, values };
 }
@@ -145,7 +296,12 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
  * is retried in halves down to single writes, so one bad write fails alone; a batch the database
  * could not take at all (unreachable, shutting down, out of space) fails whole at once.
  */
-export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: StoreObserver, stallWatch?: StallWatch): PgGroupCommit {
+export function createPgGroupCommit(
+  pool: pg.Pool,
+  channel: string,
+  observer?: StoreObserver,
+  stallWatch?: StallWatch,
+): PgGroupCommit {
   let queue: Pending[] = [];
   /** Request records in `queue`. */
   let queuedRecords = 0;
@@ -157,7 +313,10 @@ export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: S
     const started = performance.now();
     const watched = stallWatch?.begin();
     try {
-      const { text, values } = batchStatement(batch.map((p) => p.write), channel);
+      const { text, values } = batchStatement(
+        batch.map((p) => p.write),
+        channel,
+      );
       try {
         await pool.query(text, values);
       } finally {
@@ -204,7 +363,10 @@ export function createPgGroupCommit(pool: pg.Pool, channel: string, observer?: S
   return {
     submit(write) {
       if (write.kind === 'request') {
-        if (queuedRecords >= MAX_QUEUED_RECORDS) return Promise.reject(new Error(`${MAX_QUEUED_RECORDS} request records already wait for the database; this one is dropped`));
+        if (queuedRecords >= MAX_QUEUED_RECORDS)
+          return Promise.reject(
+            new Error(`${MAX_QUEUED_RECORDS} request records already wait for the database; this one is dropped`),
+          );
         queuedRecords++;
       }
       return new Promise<void>((resolve, reject) => {

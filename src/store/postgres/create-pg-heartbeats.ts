@@ -42,13 +42,19 @@ export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
     },
     async releaseHeartbeat(claim) {
       ctx.checkWritable();
-      await pool.query('DELETE FROM heartbeat_leases WHERE agent_id = $1 AND claim_id = $2', [claim.agentId, claim.claimId]);
+      await pool.query('DELETE FROM heartbeat_leases WHERE agent_id = $1 AND claim_id = $2', [
+        claim.agentId,
+        claim.claimId,
+      ]);
     },
     async recordHeartbeatTurn(t) {
       try {
         return await ctx.tx(async (client) => {
           // Holding the lease row for the transaction keeps a takeover from racing this record.
-          const held = await client.query('SELECT 1 FROM heartbeat_leases WHERE agent_id = $1 AND claim_id = $2 FOR UPDATE', [t.agentId, t.claimId]);
+          const held = await client.query(
+            'SELECT 1 FROM heartbeat_leases WHERE agent_id = $1 AND claim_id = $2 FOR UPDATE',
+            [t.agentId, t.claimId],
+          );
           if (held.rowCount !== 1) throw new Refused();
           const turnId = t.transcript[0]?.turnId ?? null;
           if (t.consumedEventIds.length > 0) {
@@ -63,16 +69,29 @@ export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
           if (through !== null) {
             // A backlog of millions takes longer than the pool's query timeout (9 s a million,
             // measured), and a turn that times out is paid again at every try.
-            const { rowCount } = await client.query(backlogQuery(ctx,
-              `UPDATE system_events SET consumed_at = $1, consumed_by = $2 WHERE session_key = $3 AND consumed_at IS NULL
+            const { rowCount } = await client.query(
+              backlogQuery(
+                ctx,
+                `UPDATE system_events SET consumed_at = $1, consumed_by = $2 WHERE session_key = $3 AND consumed_at IS NULL
                 AND seq <= (SELECT seq FROM system_events WHERE id = $4)`,
-              [t.at, turnId, t.sessionKey, through.eventId], through.count, CONSUME_TIMEOUT_MS_PER_EVENT));
+                [t.at, turnId, t.sessionKey, through.eventId],
+                through.count,
+                CONSUME_TIMEOUT_MS_PER_EVENT,
+              ),
+            );
             if (rowCount !== through.count) throw new Refused();
           }
           await insertTranscript(client, t.agentId, t.transcript, t.at);
           if (t.tokens !== undefined && t.tokens !== null && t.tokens > 0) {
-            await client.query('DELETE FROM heartbeat_spend WHERE agent_id = $1 AND at < $2', [t.agentId, t.at - SPEND_KEPT_MS]);
-            await client.query('INSERT INTO heartbeat_spend (agent_id, at, tokens) VALUES ($1, $2, $3)', [t.agentId, t.at, t.tokens]);
+            await client.query('DELETE FROM heartbeat_spend WHERE agent_id = $1 AND at < $2', [
+              t.agentId,
+              t.at - SPEND_KEPT_MS,
+            ]);
+            await client.query('INSERT INTO heartbeat_spend (agent_id, at, tokens) VALUES ($1, $2, $3)', [
+              t.agentId,
+              t.at,
+              t.tokens,
+            ]);
           }
           await client.query(
             `INSERT INTO heartbeat_turns (agent_id, last_turn_at) VALUES ($1, ${nowSql(2)})

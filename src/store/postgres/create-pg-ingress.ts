@@ -65,7 +65,11 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit, stalls: St
           // replica, take turns from here to their commit, so a burst arriving at once finds the run
           // the first of them queued instead of each queueing its own.
           const coalescing = groups.flatMap((g) => g.runs).filter((run) => run.coalesce !== undefined);
-          if (coalescing.length > 0) await lockCoalesceKeys(client, coalescing.map((run) => run.coalesce!.key));
+          if (coalescing.length > 0)
+            await lockCoalesceKeys(
+              client,
+              coalescing.map((run) => run.coalesce!.key),
+            );
           const coalesced: Record<string, string> = {};
           // The runs this request queues, by id, with the messages of its later items joined to them,
           // and the newest of them by coalesce key: a later item about the key joins that one.
@@ -90,7 +94,14 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit, stalls: St
               `UPDATE runs SET message = message || $1 || $2 WHERE seq = (SELECT seq FROM runs WHERE state = 'queued'
                 AND coalesce_key = $3 AND coalesce_until > ${nowSql(4)} ORDER BY seq DESC LIMIT 1 FOR UPDATE)
                 AND length(message) + $5 <= $6 RETURNING id`,
-              [COALESCE_SEPARATOR, run.message, key, ctx.clockParam(), coalescedGrowth(run.message), MAX_COALESCED_CHARS],
+              [
+                COALESCE_SEPARATOR,
+                run.message,
+                key,
+                ctx.clockParam(),
+                coalescedGrowth(run.message),
+                MAX_COALESCED_CHARS,
+              ],
             );
             const joined = rows[0] as { id: string } | undefined;
             if (joined !== undefined) coalesced[run.id] = joined.id;
@@ -99,14 +110,20 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit, stalls: St
           const toWrite = (run: NewRun): NewRun => queuedHere.get(run.id) ?? run;
           const writes: IngressWrite[] = groups.flatMap((g) => [
             ...g.events.map((event): IngressWrite => ({ kind: 'event', event })),
-            ...g.runs.filter((run) => coalesced[run.id] === undefined).map((run): IngressWrite => ({ kind: 'run', run: toWrite(run) })),
+            ...g.runs
+              .filter((run) => coalesced[run.id] === undefined)
+              .map((run): IngressWrite => ({ kind: 'run', run: toWrite(run) })),
           ]);
           if (writes.length > 0) {
             const { text, values } = batchStatement(writes, ctx.channel);
             await client.query(text, values);
           }
           for (const a of joinedAnswers(claimed, coalesced)) {
-            await client.query('UPDATE idempotency_keys SET body = $1 WHERE hook = $2 AND key = $3', [a.body, a.hook, a.key]);
+            await client.query('UPDATE idempotency_keys SET body = $1 WHERE hook = $2 AND key = $3', [
+              a.body,
+              a.hook,
+              a.key,
+            ]);
           }
           return { skippedItems, coalesced };
         });

@@ -54,20 +54,23 @@ export async function createPgListener(
 
   const schedule = (attempt: number): void => {
     if (closed || retry !== undefined) return;
-    retry = setTimeout(() => {
-      retry = undefined;
-      connect().then(
-        () => {
-          if (closed) return;
-          dispatch({ kind: 'runs' });
-          dispatch({ kind: 'deliveries' });
-        },
-        (error: unknown) => {
-          onError(error);
-          schedule(attempt + 1);
-        },
-      );
-    }, BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]);
+    retry = setTimeout(
+      () => {
+        retry = undefined;
+        connect().then(
+          () => {
+            if (closed) return;
+            dispatch({ kind: 'runs' });
+            dispatch({ kind: 'deliveries' });
+          },
+          (error: unknown) => {
+            onError(error);
+            schedule(attempt + 1);
+          },
+        );
+      },
+      BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)],
+    );
     retry.unref();
   };
 

@@ -1,7 +1,12 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { createStoreFixture, POSTGRES_URL, postgresUnavailable, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import {
+  createStoreFixture,
+  POSTGRES_URL,
+  postgresUnavailable,
+  type StoreFixture,
+} from '../../../test/helpers/store-fixture.js';
 import type { WorkSignal } from '../types.js';
 
 const rule = { windowMs: 60_000, maxFailures: 10, lockoutMs: 300_000 };
@@ -39,9 +44,15 @@ describe('PostgreSQL lockouts', async () => {
     const f = await fixture();
     const b = await f.open();
     const burst = await Promise.all(
-      Array.from({ length: rule.maxFailures - 1 }, (_, i) => (i % 2 === 0 ? f.store : b).recordAuthFailure({ client: '203.0.113.9', ...rule })),
+      Array.from({ length: rule.maxFailures - 1 }, (_, i) =>
+        (i % 2 === 0 ? f.store : b).recordAuthFailure({ client: '203.0.113.9', ...rule }),
+      ),
     );
-    assert.deepEqual(burst, Array.from({ length: rule.maxFailures - 1 }, () => null), 'one short of the limit: not locked');
+    assert.deepEqual(
+      burst,
+      Array.from({ length: rule.maxFailures - 1 }, () => null),
+      'one short of the limit: not locked',
+    );
     assert.deepEqual(await b.listLockouts(100), []);
     const until = await b.recordAuthFailure({ client: '203.0.113.9', ...rule });
     assert.equal(until, f.clock.now() + rule.lockoutMs);
@@ -59,7 +70,11 @@ describe('PostgreSQL lockouts', async () => {
     assert.equal(await f.store.recordAuthFailure({ client: '2001:db8::7', ...r }), null);
     const until = await f.store.recordAuthFailure({ client: '2001:db8::7', ...r });
     await f.clock.advance(1);
-    assert.equal(await f.store.recordAuthFailure({ client: '2001:db8::7', ...r }), until, 'a failure while locked keeps the lockout');
+    assert.equal(
+      await f.store.recordAuthFailure({ client: '2001:db8::7', ...r }),
+      until,
+      'a failure while locked keeps the lockout',
+    );
     for (let i = 0; i < 200 && heard.length === 0; i++) await new Promise((res) => setTimeout(res, 5));
     // A notification from the last failure, had there been one, comes in order after the first.
     await b.recordAuthFailure({ client: 'marker', ...r, maxFailures: 1 });
@@ -80,7 +95,11 @@ describe('PostgreSQL lockouts', async () => {
     assert.deepEqual(await countRows(schema), ['locked', 'recent'], 'the stale row went with the next failure');
     await f.clock.advance(rule.windowMs - 1);
     await f.store.recordAuthFailure({ client: 'other', ...rule });
-    assert.deepEqual(await countRows(schema), ['locked', 'other', 'recent'], 'a failure inside the window keeps its row');
+    assert.deepEqual(
+      await countRows(schema),
+      ['locked', 'other', 'recent'],
+      'a failure inside the window keeps its row',
+    );
   });
 
   it('deletes at most 100 stale rows a failure, those stale longest first', async () => {
@@ -105,8 +124,16 @@ describe('PostgreSQL lockouts', async () => {
     const clients = Array.from({ length: 30 }, (_, i) => `198.51.100.${i}`);
     for (const c of clients) await f.store.recordAuthFailure({ client: c, ...rule });
     await f.clock.advance(rule.windowMs);
-    const results = await Promise.all(clients.flatMap((c) => [f.store, b, f.store].map((s) => s.recordAuthFailure({ client: c, ...rule, maxFailures: 3 }))));
-    assert.equal(results.filter((r) => r !== null).length, clients.length, 'each client locked by its third fresh failure, the stale one not counted');
+    const results = await Promise.all(
+      clients.flatMap((c) =>
+        [f.store, b, f.store].map((s) => s.recordAuthFailure({ client: c, ...rule, maxFailures: 3 })),
+      ),
+    );
+    assert.equal(
+      results.filter((r) => r !== null).length,
+      clients.length,
+      'each client locked by its third fresh failure, the stale one not counted',
+    );
     assert.deepEqual((await b.listLockouts(100)).map((l) => l.client).sort(), [...clients].sort());
   });
 
@@ -125,6 +152,10 @@ describe('PostgreSQL lockouts', async () => {
     assert.equal(await f.store.recordAuthFailure({ client: 'c', ...r }), until);
     await f.clock.advance(r.lockoutMs - 1000);
     assert.deepEqual(await f.store.listLockouts(100), [], 'the lockout ended on the store clock');
-    assert.equal(await f.store.recordAuthFailure({ client: 'c', ...r }), null, 'failures during the lockout were not counted');
+    assert.equal(
+      await f.store.recordAuthFailure({ client: 'c', ...r }),
+      null,
+      'failures during the lockout were not counted',
+    );
   });
 });

@@ -45,7 +45,14 @@ export function createPgLockouts(ctx: PgContext): LockoutStore {
   return {
     async recordAuthFailure({ client, windowMs, maxFailures, lockoutMs }) {
       ctx.checkWritable();
-      const { rows } = await ctx.pool.query(RECORD, [client, windowMs, maxFailures, lockoutMs, ctx.clockParam(), ctx.channel]);
+      const { rows } = await ctx.pool.query(RECORD, [
+        client,
+        windowMs,
+        maxFailures,
+        lockoutMs,
+        ctx.clockParam(),
+        ctx.channel,
+      ]);
       const lockedUntil = Number((rows[0] as { locked_until: number }).locked_until);
       return lockedUntil > 0 ? lockedUntil : null;
     },
@@ -56,7 +63,10 @@ export function createPgLockouts(ctx: PgContext): LockoutStore {
           ORDER BY locked_until DESC LIMIT $2`,
         [ctx.clockParam(), limit],
       );
-      return (rows as Array<{ client: string; locked_until: number }>).map((r) => ({ client: r.client, lockedUntil: Number(r.locked_until) }));
+      return (rows as Array<{ client: string; locked_until: number }>).map((r) => ({
+        client: r.client,
+        lockedUntil: Number(r.locked_until),
+      }));
     },
   };
 }

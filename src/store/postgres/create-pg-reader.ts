@@ -1,6 +1,17 @@
 import {
-  DEFAULT_LIMIT, toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
-  type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type SessionRow, type TranscriptRow,
+  DEFAULT_LIMIT,
+  toAttempt,
+  toDelivery,
+  toEvent,
+  toRun,
+  toSession,
+  toTranscript,
+  type AttemptRow,
+  type DeliveryRow,
+  type EventRow,
+  type RunRow,
+  type SessionRow,
+  type TranscriptRow,
 } from '../rows.js';
 import type { StoreReader } from '../store.js';
 import type { DeliveryWithAttempts } from '../types.js';
@@ -31,11 +42,18 @@ const SESSION_COLUMNS = `s.last_channel, s.last_to, s.updated_at,
   (SELECT count(*)::int FROM system_events e WHERE e.session_key = k.key AND e.consumed_at IS NULL) AS pending`;
 
 export function createPgReader({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' | 'queryTimeoutMs'>): StoreReader {
-  const q = async <T>(text: string, values: unknown[] = []): Promise<T[]> => (await pool.query(text, values)).rows as T[];
+  const q = async <T>(text: string, values: unknown[] = []): Promise<T[]> =>
+    (await pool.query(text, values)).rows as T[];
   const withAttempts = async (rows: DeliveryRow[]): Promise<DeliveryWithAttempts[]> => {
     if (rows.length === 0) return [];
-    const attempts = await q<AttemptRow>('SELECT * FROM delivery_attempts WHERE delivery_id = ANY($1::text[]) ORDER BY seq', [rows.map((r) => r.id)]);
-    return rows.map((r) => ({ ...toDelivery(r), attemptLog: attempts.filter((a) => a.delivery_id === r.id).map(toAttempt) }));
+    const attempts = await q<AttemptRow>(
+      'SELECT * FROM delivery_attempts WHERE delivery_id = ANY($1::text[]) ORDER BY seq',
+      [rows.map((r) => r.id)],
+    );
+    return rows.map((r) => ({
+      ...toDelivery(r),
+      attemptLog: attempts.filter((a) => a.delivery_id === r.id).map(toAttempt),
+    }));
   };
   /** A listing's rows (see listing-sql.ts). */
   const listed = async <T>(table: ListedTable, o: { state?: string; limit?: number } | undefined): Promise<T[]> => {
@@ -45,7 +63,9 @@ export function createPgReader({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
   return {
     ...createPgDigest({ pool, queryTimeoutMs }),
     async listSystemEvents(o) {
-      return (await q<EventRow>('SELECT * FROM system_events ORDER BY seq DESC LIMIT $1', [o?.limit ?? DEFAULT_LIMIT])).map(toEvent);
+      return (
+        await q<EventRow>('SELECT * FROM system_events ORDER BY seq DESC LIMIT $1', [o?.limit ?? DEFAULT_LIMIT])
+      ).map(toEvent);
     },
     async listRuns(o) {
       return (await listed<RunRow>('runs', o)).map(toRun);
@@ -55,17 +75,30 @@ export function createPgReader({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
       return row === undefined ? null : toRun(row);
     },
     async listPendingEvents(sessionKey, o) {
-      return (await q<EventRow>('SELECT * FROM system_events WHERE session_key = $1 AND consumed_at IS NULL ORDER BY seq LIMIT $2',
-        [sessionKey, all(o?.limit)])).map(toEvent);
+      return (
+        await q<EventRow>(
+          'SELECT * FROM system_events WHERE session_key = $1 AND consumed_at IS NULL ORDER BY seq LIMIT $2',
+          [sessionKey, all(o?.limit)],
+        )
+      ).map(toEvent);
     },
     async hasPendingNowEvent(sessionKey) {
-      return (await q("SELECT 1 FROM system_events WHERE session_key = $1 AND consumed_at IS NULL AND mode = 'now' LIMIT 1", [sessionKey])).length > 0;
+      return (
+        (
+          await q(
+            "SELECT 1 FROM system_events WHERE session_key = $1 AND consumed_at IS NULL AND mode = 'now' LIMIT 1",
+            [sessionKey],
+          )
+        ).length > 0
+      );
     },
     async readTranscript(sessionKey, o) {
-      return (await q<TranscriptRow>(
-        'SELECT * FROM (SELECT * FROM transcript WHERE session_key = $1 ORDER BY seq DESC LIMIT $2) t ORDER BY seq',
-        [sessionKey, all(o?.limit)],
-      )).map(toTranscript);
+      return (
+        await q<TranscriptRow>(
+          'SELECT * FROM (SELECT * FROM transcript WHERE session_key = $1 ORDER BY seq DESC LIMIT $2) t ORDER BY seq',
+          [sessionKey, all(o?.limit)],
+        )
+      ).map(toTranscript);
     },
     // Reads no more than it shows (see read-sessions.ts, the SQLite twin): the sessions touched last
     // by `sessions_recent`, then, when fewer exist, the keys without a row, skipping along the
@@ -73,7 +106,9 @@ export function createPgReader({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
     // both tables at each refresh of the dashboard's sessions view.
     async listSessions(o) {
       const limit = o?.limit ?? DEFAULT_LIMIT;
-      const keys = (await q<{ key: string }>('SELECT key FROM sessions ORDER BY updated_at DESC, key LIMIT $1', [limit])).map((r) => r.key);
+      const keys = (
+        await q<{ key: string }>('SELECT key FROM sessions ORDER BY updated_at DESC, key LIMIT $1', [limit])
+      ).map((r) => r.key);
       const left = limit - keys.length;
       if (left > 0) {
         const more = await q<{ key: string }>(
@@ -83,11 +118,13 @@ export function createPgReader({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
         );
         keys.push(...more.map((r) => r.key));
       }
-      return (await q<SessionRow>(
-        `SELECT k.key, ${SESSION_AGENT}, ${SESSION_COLUMNS}
+      return (
+        await q<SessionRow>(
+          `SELECT k.key, ${SESSION_AGENT}, ${SESSION_COLUMNS}
           FROM unnest($1::text[]) WITH ORDINALITY AS k (key, n) LEFT JOIN sessions s ON s.key = k.key ORDER BY k.n`,
-        [keys],
-      )).map(toSession);
+          [keys],
+        )
+      ).map(toSession);
     },
     async getSession(key) {
       const [row] = await q<SessionRow>(
@@ -99,7 +136,10 @@ export function createPgReader({ pool, queryTimeoutMs }: Pick<PgContext, 'pool' 
       return row === undefined || row.agent_id === null ? null : toSession(row);
     },
     async getLastRoute(sessionKey) {
-      const [row] = await q<{ last_channel: string | null; last_to: string | null }>('SELECT last_channel, last_to FROM sessions WHERE key = $1', [sessionKey]);
+      const [row] = await q<{ last_channel: string | null; last_to: string | null }>(
+        'SELECT last_channel, last_to FROM sessions WHERE key = $1',
+        [sessionKey],
+      );
       return row?.last_channel == null || row.last_to == null ? null : { channel: row.last_channel, to: row.last_to };
     },
     async listDeliveries(o) {

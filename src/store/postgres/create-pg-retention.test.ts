@@ -14,8 +14,18 @@ async function attempted(store: Store, outcome: 'sent' | 'failed', at: number): 
   await store.addDelivery(newDelivery({ createdAt: at }));
   const [d] = await store.claimDueDeliveries({ owner: 'w', limit: 1, leaseMs: 60_000, now: at });
   await store.recordDeliveryAttempt({
-    claimId: d!.claimId, deliveryId: d!.id, attempt: 1, at, status: outcome === 'sent' ? 200 : 500, error: outcome === 'sent' ? null : 'boom',
-    outcome, resolvedChannel: 'telegram', resolvedTo: '42', partsSent: outcome === 'sent' ? 1 : 0, nextAttemptAt: null, lastRoute: null,
+    claimId: d!.claimId,
+    deliveryId: d!.id,
+    attempt: 1,
+    at,
+    status: outcome === 'sent' ? 200 : 500,
+    error: outcome === 'sent' ? null : 'boom',
+    outcome,
+    resolvedChannel: 'telegram',
+    resolvedTo: '42',
+    partsSent: outcome === 'sent' ? 1 : 0,
+    nextAttemptAt: null,
+    lastRoute: null,
   });
   return d!.id;
 }
@@ -51,10 +61,18 @@ describe('PostgreSQL retention', async () => {
       assert.equal(pruned.deliveries, 1, 'the sent delivery went');
       assert.equal(await f.store.getDelivery(sent), null);
       const left = await client.query(`SELECT delivery_id FROM ${schema}.delivery_attempts ORDER BY seq`);
-      assert.deepEqual(left.rows.map((r: { delivery_id: string }) => r.delivery_id), [requeued], 'with its attempt, and only it');
+      assert.deepEqual(
+        left.rows.map((r: { delivery_id: string }) => r.delivery_id),
+        [requeued],
+        'with its attempt, and only it',
+      );
       const kept = await f.store.getDelivery(requeued);
       assert.equal(kept?.state, 'pending');
-      assert.deepEqual(kept?.attemptLog.map((a) => a.outcome), ['failed'], 'the requeued delivery keeps its history');
+      assert.deepEqual(
+        kept?.attemptLog.map((a) => a.outcome),
+        ['failed'],
+        'the requeued delivery keeps its history',
+      );
     } finally {
       await client.query('ROLLBACK').catch(() => undefined);
       await client.end();

@@ -1,5 +1,5 @@
 import type { RetentionStore } from '../store.js';
-import type { PruneCounts, } from '../types.js';
+import type { PruneCounts } from '../types.js';
 import { nowOnceSql, nowSql, type PgContext } from './pg-context.js';
 import { createPassBounds, OUT_OF_ORDER_AFTER_MS } from '../seq-bound.js';
 import { pgSeqBound } from './pg-seq-bound.js';
@@ -39,11 +39,14 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
     async prune(c, limit) {
       const b = await boundsOf(c);
       return ctx.tx(async (client): Promise<PruneCounts> => {
-        const run = async (sql: string, values: unknown[]): Promise<number> => (await client.query(sql, values)).rowCount ?? 0;
+        const run = async (sql: string, values: unknown[]): Promise<number> =>
+          (await client.query(sql, values)).rowCount ?? 0;
         return {
           events: await run(batch('system_events', PRUNABLE.events), [c.events, limit, b.events]),
           runs: await run(batch('runs', PRUNABLE.runs), [c.runs, limit, b.runs]),
-          deliveries: Number(((await client.query(DELIVERIES, [c.deliveries, limit, b.deliveries])).rows[0] as { n: string }).n),
+          deliveries: Number(
+            ((await client.query(DELIVERIES, [c.deliveries, limit, b.deliveries])).rows[0] as { n: string }).n,
+          ),
           transcript: await run(batch('transcript', PRUNABLE.transcript), [c.transcript, limit, b.transcript]),
           // The oldest `limit` records, of which those past the cut-off: a batch reads the table's head.
           // Records dated ahead of the clock are passed over (see seq-bound.ts): at the head, they would
@@ -70,7 +73,10 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
     async countPrunable(c) {
       const count = async (where: string, cutoff: number): Promise<number> =>
         Number(((await ctx.pool.query(`SELECT count(*) AS n ${where}`, [cutoff])).rows[0] as { n: number }).n);
-      const keys = await ctx.pool.query(`SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= ${nowOnceSql(1)}`, [ctx.clockParam()]);
+      const keys = await ctx.pool.query(
+        `SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= ${nowOnceSql(1)}`,
+        [ctx.clockParam()],
+      );
       return {
         events: await count(PRUNABLE.events, c.events),
         runs: await count(PRUNABLE.runs, c.runs),

@@ -1,7 +1,14 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { createStoreFixture, dropSchema, POSTGRES_URL, postgresUnavailable, uniqueSchema, type StoreFixture } from '../../../test/helpers/store-fixture.js';
+import {
+  createStoreFixture,
+  dropSchema,
+  POSTGRES_URL,
+  postgresUnavailable,
+  uniqueSchema,
+  type StoreFixture,
+} from '../../../test/helpers/store-fixture.js';
 import { completion, newRun } from '../../../test/helpers/store-records.js';
 import type { Store } from '../store.js';
 import { createPostgresStore } from './create-postgres-store.js';
@@ -67,7 +74,10 @@ describe('PostgreSQL run queue', async () => {
     const [run] = await withProcessTime(0, () => store.claimRuns({ owner: 'a', limit: 1, leaseMs: LEASE_MS }));
     const afterwards = await databaseNow();
     assert.ok(run !== undefined);
-    assert.ok(run.leaseUntil !== null && run.leaseUntil >= before + LEASE_MS && run.leaseUntil <= afterwards + LEASE_MS, `lease ${run.leaseUntil} within [${before}, ${afterwards}] + lease`);
+    assert.ok(
+      run.leaseUntil !== null && run.leaseUntil >= before + LEASE_MS && run.leaseUntil <= afterwards + LEASE_MS,
+      `lease ${run.leaseUntil} within [${before}, ${afterwards}] + lease`,
+    );
   });
 
   it('judges expiry by the database clock: a process running ahead does not take a live lease, one behind does not keep an expired one', async () => {
@@ -78,7 +88,9 @@ describe('PostgreSQL run queue', async () => {
     const [gone] = await store.claimRuns({ owner: 'a', limit: 1, leaseMs: -1 });
     assert.ok(live !== undefined && gone !== undefined);
     const farAhead = (await databaseNow()) + 365 * 86_400_000;
-    const swept = await withProcessTime(farAhead, () => store.recoverExpiredRuns({ owner: 'b', maxAttempts: 3, leaseMs: LEASE_MS }));
+    const swept = await withProcessTime(farAhead, () =>
+      store.recoverExpiredRuns({ owner: 'b', maxAttempts: 3, leaseMs: LEASE_MS }),
+    );
     assert.deepEqual(swept, { requeued: [gone.id], abandoned: [] });
     assert.deepEqual(await withProcessTime(0, () => store.renewRuns([live, gone], LEASE_MS)), [live.id]);
   });
@@ -115,7 +127,12 @@ describe('PostgreSQL run queue', async () => {
     const stale = claimed[0]!;
     assert.equal(await b.completeRun(completion(stale)), false, 'the dead worker’s claim is fenced out');
     const mine = abandoned.find((r) => r.id === stale.id)!;
-    assert.equal(await (x.abandoned.includes(mine) ? f.store : b).completeRun(completion(mine, { state: 'failed', error: 'lease expired', reply: null, delivery: null })), true);
+    assert.equal(
+      await (x.abandoned.includes(mine) ? f.store : b).completeRun(
+        completion(mine, { state: 'failed', error: 'lease expired', reply: null, delivery: null }),
+      ),
+      true,
+    );
   });
 
   it('keeps the order of a session across replicas claiming at once', async () => {
@@ -135,6 +152,9 @@ describe('PostgreSQL run queue', async () => {
       finished.push(r.id);
       assert.equal(await s.completeRun(completion(r)), true);
     }
-    assert.deepEqual(finished, order.map((r) => r.id));
+    assert.deepEqual(
+      finished,
+      order.map((r) => r.id),
+    );
   });
 });

@@ -46,10 +46,18 @@ const CLAIM_PICKED = `UPDATE runs SET state = 'running', attempts = runs.attempt
   FROM picked, n WHERE runs.seq = picked.seq AND runs.state = 'queued'
   RETURNING runs.*`;
 
-interface Candidate { id: string; seq: string; agent_id: string; hook: string | null; started_at: string | null }
+interface Candidate {
+  id: string;
+  seq: string;
+  agent_id: string;
+  hook: string | null;
+  started_at: string | null;
+}
 
 const sortClaimed = (rows: unknown[]): ClaimedRun[] =>
-  (rows as Array<RunRow & { claim_id: string; seq: string }>).sort((a, b) => Number(a.seq) - Number(b.seq)).map(claimed);
+  (rows as Array<RunRow & { claim_id: string; seq: string }>)
+    .sort((a, b) => Number(a.seq) - Number(b.seq))
+    .map(claimed);
 
 export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?: number): RunQueue {
   const { pool, channel } = ctx;
@@ -63,10 +71,13 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
    * without them). The held marks follow; while they are behind, more work is announced.
    */
   const claimHeld = async (
-    client: pg.PoolClient, { owner, limit, leaseMs, budgets }: { owner: string; limit: number; leaseMs: number; budgets: RunBudgets | null },
+    client: pg.PoolClient,
+    { owner, limit, leaseMs, budgets }: { owner: string; limit: number; leaseMs: number; budgets: RunBudgets | null },
   ): Promise<ClaimedRun[]> => {
     await lockBudgets(client);
-    const { rows: [n] } = await client.query(`SELECT ${nowSql(1)} AS now`, [ctx.clockParam()]);
+    const {
+      rows: [n],
+    } = await client.query(`SELECT ${nowSql(1)} AS now`, [ctx.clockParam()]);
     const plan = budgets === null ? null : await budgeting.plan(client, budgets, Number((n as { now: string }).now));
     const held = await budgeting.heldKeys(client);
     const runs: ClaimedRun[] = [];
@@ -75,24 +86,41 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
     const claimFrom = async (among: number[] | null, through: number): Promise<void> => {
       for (;;) {
         const params = [
-          limit - runs.length, keys(plan?.blocked.agents), keys(plan?.blocked.hooks), ctx.clockParam(),
-          keys(plan?.blockedRestarts.agents), keys(plan?.blockedRestarts.hooks),
+          limit - runs.length,
+          keys(plan?.blocked.agents),
+          keys(plan?.blocked.hooks),
+          ctx.clockParam(),
+          keys(plan?.blockedRestarts.agents),
+          keys(plan?.blockedRestarts.hooks),
         ];
-        const select = async (where: string, extra?: string | number[]): Promise<Candidate[]> => (await client.query(
-          `SELECT r.id, r.seq, r.agent_id, r.hook, r.started_at FROM runs r WHERE ${where} AND ${NOT_BLOCKED}
+        const select = async (where: string, extra?: string | number[]): Promise<Candidate[]> =>
+          (
+            await client.query(
+              `SELECT r.id, r.seq, r.agent_id, r.hook, r.started_at FROM runs r WHERE ${where} AND ${NOT_BLOCKED}
             ORDER BY r.seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
-          extra === undefined ? params : [...params, extra],
-        )).rows as Candidate[];
+              extra === undefined ? params : [...params, extra],
+            )
+          ).rows as Candidate[];
         // Many sessions: every unmarked run, unless held runs are still being marked (see marksBehind).
-        const lists = [among === null ? (marksBehind(held, plan) ? [] : await select(CLAIMABLE))
-          : among.length === 0 ? [] : await select(CLAIMABLE_HEAD(7), among)];
+        const lists = [
+          among === null
+            ? marksBehind(held, plan)
+              ? []
+              : await select(CLAIMABLE)
+            : among.length === 0
+              ? []
+              : await select(CLAIMABLE_HEAD(7), among),
+        ];
         const reopened = reopenedKeys(held, plan);
         for (const scope of ['agents', 'hooks'] as const) {
           const column = scope === 'agents' ? 'agent_id' : 'hook';
-          for (const key of reopened[scope]) lists.push(await select(`r.${column} = $7 AND r.held_reason IS NOT NULL AND ${READY}`, key));
+          for (const key of reopened[scope])
+            lists.push(await select(`r.${column} = $7 AND r.held_reason IS NOT NULL AND ${READY}`, key));
         }
         const candidates = mergeCandidates(lists, limit - runs.length).filter((r) => Number(r.seq) <= through);
-        const taken = candidates.filter((r) => plan === null || plan.take(r.agent_id, r.hook, r.started_at !== null)).map((r) => r.seq);
+        const taken = candidates
+          .filter((r) => plan === null || plan.take(r.agent_id, r.hook, r.started_at !== null))
+          .map((r) => r.seq);
         if (taken.length > 0) {
           const res = await client.query(
             `WITH n AS (SELECT ${nowSql(4)} AS now), picked AS (SELECT unnest($1::bigint[]) AS seq) ${CLAIM_PICKED}`,
@@ -106,7 +134,11 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
     // The first few ready runs, then, when they held too few for the claim, the full read.
     const first = await firstCandidates(client, { limit: null, clock: ctx.clockParam(), scan: claimScan });
     await claimFrom(first.found, first.whole ? Infinity : first.through);
-    if (runs.length < limit && !first.whole) await claimFrom(await claimCandidates(client, { limit: null, clock: ctx.clockParam(), scan: claimScan }), Infinity);
+    if (runs.length < limit && !first.whole)
+      await claimFrom(
+        await claimCandidates(client, { limit: null, clock: ctx.clockParam(), scan: claimScan }),
+        Infinity,
+      );
     if (marksBehind(await budgeting.mark(client, plan, held), plan)) await notify(client, channel, [{ kind: 'runs' }]);
     return runs.sort((a, b) => a.createdAt - b.createdAt);
   };
@@ -116,15 +148,19 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
       ctx.checkWritable();
       // Without budgets, marks an earlier configuration left are cleared, a batch a claim.
       if (hasBudgets(budgets) || (await budgeting.heldKeys(pool)).length > 0) {
-        return ctx.tx((client) => claimHeld(client, { owner, limit, leaseMs, budgets: hasBudgets(budgets) ? budgets : null }));
+        return ctx.tx((client) =>
+          claimHeld(client, { owner, limit, leaseMs, budgets: hasBudgets(budgets) ? budgets : null }),
+        );
       }
       // SKIP LOCKED: replicas claiming at once take different runs. A run is claimable only when no
       // run of its session is running or queued before it; the redundant `state IN (…)` terms let
       // the partial indexes on open runs serve the query.
       // The first few ready runs, then, when they hold too few, the full read.
       const first = await firstCandidates(pool, { limit, clock: ctx.clockParam(), scan: claimScan });
-      const among = first.whole || first.found.length >= limit ? first.found
-        : await claimCandidates(pool, { limit, clock: ctx.clockParam(), scan: claimScan });
+      const among =
+        first.whole || first.found.length >= limit
+          ? first.found
+          : await claimCandidates(pool, { limit, clock: ctx.clockParam(), scan: claimScan });
       if (among?.length === 0) return [];
       const { rows } = await pool.query(
         `WITH n AS (SELECT ${nowSql(4)} AS now),
@@ -213,7 +249,9 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
               WHERE id = ANY($1::text[]) AND state = 'running' RETURNING *`,
             [abandon, owner, leaseMs, ctx.clockParam()],
           );
-          abandoned = (res.rows as Array<RunRow & { claim_id: string; seq: string }>).sort((a, b) => Number(a.seq) - Number(b.seq)).map(claimed);
+          abandoned = (res.rows as Array<RunRow & { claim_id: string; seq: string }>)
+            .sort((a, b) => Number(a.seq) - Number(b.seq))
+            .map(claimed);
         }
         return { requeued: requeue, abandoned };
       });
@@ -232,7 +270,13 @@ export async function insertTranscript(
   await client.query(
     `INSERT INTO transcript (session_key, role, content, turn_id, created_at)
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])`,
-    [entries.map((t) => t.sessionKey), entries.map((t) => t.role), entries.map((t) => t.content), entries.map((t) => t.turnId), entries.map((t) => t.createdAt)],
+    [
+      entries.map((t) => t.sessionKey),
+      entries.map((t) => t.role),
+      entries.map((t) => t.content),
+      entries.map((t) => t.turnId),
+      entries.map((t) => t.createdAt),
+    ],
   );
   await client.query(
     `INSERT INTO sessions (key, agent_id, created_at, updated_at) SELECT k, $2, $3, $3 FROM unnest($1::text[]) AS k
@@ -244,7 +288,15 @@ export async function insertTranscript(
 /** Inserts a delivery request as `pending`. */
 export async function insertDelivery(
   client: { query: (text: string, values: unknown[]) => Promise<unknown> },
-  d: { id: string; agentId: string; channel: string; to: string | null; text: string; runId: string | null; createdAt: number },
+  d: {
+    id: string;
+    agentId: string;
+    channel: string;
+    to: string | null;
+    text: string;
+    runId: string | null;
+    createdAt: number;
+  },
 ): Promise<void> {
   await client.query(
     `INSERT INTO deliveries (id, state, agent_id, channel, recipient, text, run_id, created_at, updated_at)

@@ -5,7 +5,6 @@ import { toQueueStats, toRunCounts, type QueueRow } from '../rows.js';
 import type { RunState } from '../types.js';
 import { nowSql, type PgContext } from './pg-context.js';
 
-
 /**
  * Queue depths, run counts, size and the write probe for PostgreSQL. The depths read the partial
  * indexes on open work; the size is `pg_total_relation_size` (table, indexes and TOAST) of each
@@ -35,7 +34,10 @@ export function createPgStats(ctx: Pick<PgContext, 'pool' | 'checkWritable' | 'c
       const { rows } = await pool.query(`SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') ORDER BY c.relname`);
-      const parts = (rows as Array<{ name: string; bytes: number }>).map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
+      const parts = (rows as Array<{ name: string; bytes: number }>).map((r) => ({
+        name: r.name,
+        bytes: Number(r.bytes),
+      }));
       return { totalBytes: parts.reduce((sum, p) => sum + p.bytes, 0), parts };
     },
     async readBudgetUsage(b) {
@@ -44,7 +46,9 @@ export function createPgStats(ctx: Pick<PgContext, 'pool' | 'checkWritable' | 'c
     },
     async probeWrite() {
       ctx.checkWritable();
-      await pool.query('INSERT INTO write_probe (id, at) VALUES (1, hookgate_now_ms()) ON CONFLICT (id) DO UPDATE SET at = excluded.at');
+      await pool.query(
+        'INSERT INTO write_probe (id, at) VALUES (1, hookgate_now_ms()) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
+      );
     },
   };
 }

@@ -18,7 +18,10 @@ import { StoreOpenError } from './store-open-error.js';
 /** Asserts that `write` fails as store-unavailable, and does not still hang 5 s later. */
 async function assertUnavailableWithin5s(write: Promise<unknown>): Promise<void> {
   const error = await Promise.race([
-    write.then(() => null, (e: unknown) => e),
+    write.then(
+      () => null,
+      (e: unknown) => e,
+    ),
     new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000).unref()),
   ]);
   assert.ok(error !== null && isStoreUnavailable(error), `a store-unavailable error, got ${String(error)}`);
@@ -38,7 +41,11 @@ describe('createPostgresStore', async () => {
     for (const s of stores) await s.close().catch(() => undefined);
     for (const s of schemas) await dropSchema(s);
   });
-  const open = async (schema: string, mode: 'serve' | 'read' | 'write' = 'serve', clock?: ReturnType<typeof createManualClock>) => {
+  const open = async (
+    schema: string,
+    mode: 'serve' | 'read' | 'write' = 'serve',
+    clock?: ReturnType<typeof createManualClock>,
+  ) => {
     const s = await createPostgresStore({ url: POSTGRES_URL, schema, poolSize: 4, mode, ...(clock ? { clock } : {}) });
     stores.push(s);
     return s;
@@ -63,7 +70,10 @@ describe('createPostgresStore', async () => {
   });
 
   it('reads a schema no gateway has created as missing, like a SQLite file that does not exist', async () => {
-    await assert.rejects(open(fresh(), 'read'), (e: Error) => e instanceof StoreMissingError && /start the gateway once/.test(e.message));
+    await assert.rejects(
+      open(fresh(), 'read'),
+      (e: Error) => e instanceof StoreMissingError && /start the gateway once/.test(e.message),
+    );
   });
 
   it('refuses a schema another version of hookgate migrated, naming both versions', async () => {
@@ -73,15 +83,24 @@ describe('createPostgresStore', async () => {
     await client.connect();
     await client.query(`UPDATE "${schema}".hookgate_schema SET version = version + 1`);
     await client.end();
-    await assert.rejects(open(schema, 'write'), (e: Error) =>
-      e instanceof StoreOpenError && e.code === 'store_outdated' && e.message.includes(`schema version ${PG_MIGRATIONS.length + 1}, this hookgate expects ${PG_MIGRATIONS.length}`));
+    await assert.rejects(
+      open(schema, 'write'),
+      (e: Error) =>
+        e instanceof StoreOpenError &&
+        e.code === 'store_outdated' &&
+        e.message.includes(`schema version ${PG_MIGRATIONS.length + 1}, this hookgate expects ${PG_MIGRATIONS.length}`),
+    );
   });
 
   it('names the database without its password when it cannot connect', async () => {
     assert.equal(describeUrl('postgres://u:secret@db.example:6543/prod'), 'db.example:6543/prod');
     await assert.rejects(
       createPostgresStore({ url: 'postgres://u:secret@127.0.0.1:1/x', schema: 'public', poolSize: 2, mode: 'serve' }),
-      (e: Error) => e instanceof StoreOpenError && e.code === 'store_open_failed' && e.message.includes('127.0.0.1:1/x') && !e.message.includes('secret'),
+      (e: Error) =>
+        e instanceof StoreOpenError &&
+        e.code === 'store_open_failed' &&
+        e.message.includes('127.0.0.1:1/x') &&
+        !e.message.includes('secret'),
     );
   });
 
@@ -131,7 +150,10 @@ describe('createPostgresStore', async () => {
       await assertUnavailableWithin5s(store.addSystemEvent(newEvent('while locked')));
       await unlock();
       await store.addSystemEvent(newEvent('after'));
-      assert.deepEqual((await store.listSystemEvents({ limit: 10 })).map((e) => e.text), ['after']);
+      assert.deepEqual(
+        (await store.listSystemEvents({ limit: 10 })).map((e) => e.text),
+        ['after'],
+      );
     });
   });
 
@@ -140,8 +162,14 @@ describe('createPostgresStore', async () => {
       const taken = store.addSystemEvent(newEvent('taken'));
       await new Promise((r) => setTimeout(r, 200));
       const started = Date.now();
-      await assert.rejects(store.addSystemEvent(newEvent('refused')), (e) => e instanceof StoreStalledError && isStoreUnavailable(e));
-      await assert.rejects(store.recordActions({ events: [newEvent('refused too')], runs: [], idempotency: null }), StoreStalledError);
+      await assert.rejects(
+        store.addSystemEvent(newEvent('refused')),
+        (e) => e instanceof StoreStalledError && isStoreUnavailable(e),
+      );
+      await assert.rejects(
+        store.recordActions({ events: [newEvent('refused too')], runs: [], idempotency: null }),
+        StoreStalledError,
+      );
       assert.ok(Date.now() - started < 100, 'refused at once, not after a wait');
       await unlock();
       await taken;
@@ -197,8 +225,15 @@ describe('createPostgresStore', async () => {
     const store = await open(fresh());
     const dup = newEvent('dup');
     await store.addSystemEvent(dup);
-    const results = await Promise.allSettled([store.addSystemEvent(newEvent('a')), store.addSystemEvent(dup), store.enqueueRun(newRun('s'))]);
-    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    const results = await Promise.allSettled([
+      store.addSystemEvent(newEvent('a')),
+      store.addSystemEvent(dup),
+      store.enqueueRun(newRun('s')),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
   });
 
   it('builds a batch statement that only announces work there is', () => {
@@ -216,7 +251,10 @@ describe('createPostgresStore', async () => {
     b.subscribe((s) => seen.push(s));
     await a.enqueueRun(newRun('k'));
     for (let i = 0; i < 100 && !seen.some((s) => s.kind === 'runs'); i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(seen.some((s) => s.kind === 'runs'), 'the other replica heard of the run');
+    assert.ok(
+      seen.some((s) => s.kind === 'runs'),
+      'the other replica heard of the run',
+    );
     for (let i = 0; i < 200; i++) await a.enqueueRun(newRun(`k${i % 50}`));
     const claimed: string[] = [];
     for (let round = 0; round < 30; round++) {
@@ -240,18 +278,35 @@ describe('createPostgresStore', async () => {
     store.subscribe((s) => seen.push(s));
     const admin = new pg.Client({ connectionString: POSTGRES_URL });
     await admin.connect();
-    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hookgate' AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()");
+    await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hookgate' AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+    );
     await admin.end();
     for (let i = 0; i < 300 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(seen.some((s) => s.kind === 'runs'), 'after reconnecting it announces runs and deliveries it may have missed');
+    assert.ok(
+      seen.some((s) => s.kind === 'runs'),
+      'after reconnecting it announces runs and deliveries it may have missed',
+    );
     seen.length = 0;
     await other.addSystemEvent(newEvent('now again'));
-    for (let i = 0; i < 300 && !seen.some((s) => s.kind === 'heartbeat'); i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(seen.some((s) => s.kind === 'heartbeat'), 'and hears new work');
+    for (let i = 0; i < 300 && !seen.some((s) => s.kind === 'heartbeat'); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    assert.ok(
+      seen.some((s) => s.kind === 'heartbeat'),
+      'and hears new work',
+    );
   });
 });
 
 const done = (r: { id: string; claimId: string; sessionKey: string; wakeMode: 'now' | 'next-heartbeat' }) => ({
-  runId: r.id, claimId: r.claimId, state: 'succeeded' as const, finishedAt: 1, model: null, reply: 'ok', error: null, transcript: [],
-  summary: newEvent('Hook agent: ok', { mode: 'next-heartbeat' }), delivery: null,
+  runId: r.id,
+  claimId: r.claimId,
+  state: 'succeeded' as const,
+  finishedAt: 1,
+  model: null,
+  reply: 'ok',
+  error: null,
+  transcript: [],
+  summary: newEvent('Hook agent: ok', { mode: 'next-heartbeat' }),
+  delivery: null,
 });

@@ -70,7 +70,9 @@ const QUERY_TIMEOUT_MS = 30_000;
 /** `bigint` columns (millisecond times, counts) as numbers: every value stored fits a double exactly. */
 const types = {
   getTypeParser: ((oid: number, format?: string) =>
-    oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    oid === INT8_OID
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 /** Where the store connects, for messages: never the password. */
@@ -113,8 +115,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         // A schema no gateway created yet reads as empty, like a SQLite file that does not exist.
         if (version === null) throw new StoreMissingError(where);
         if (version !== PG_MIGRATIONS.length) {
-          throw new StoreOpenError('store_outdated', `${where} is at schema version ${version}, this hookgate expects ${PG_MIGRATIONS.length}: ` +
-            (version < PG_MIGRATIONS.length ? 'start the gateway once to migrate it' : 'run the hookgate that migrated it'));
+          throw new StoreOpenError(
+            'store_outdated',
+            `${where} is at schema version ${version}, this hookgate expects ${PG_MIGRATIONS.length}: ` +
+              (version < PG_MIGRATIONS.length
+                ? 'start the gateway once to migrate it'
+                : 'run the hookgate that migrated it'),
+          );
         }
       }
     } finally {
@@ -124,7 +131,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   } catch (error) {
     await pool.end().catch(() => undefined);
     if (error instanceof StoreMissingError || error instanceof StoreOpenError) throw error;
-    throw new StoreOpenError('store_open_failed', `cannot open the store in ${where}: ${(error as Error).message}`, { cause: error });
+    throw new StoreOpenError('store_open_failed', `cannot open the store in ${where}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 
   const ctx: PgContext = {
@@ -149,7 +158,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
         // A connection that failed goes, instead of back to the pool for the next caller, and is not
         // asked to roll back (closing it does, on the server); one whose statement waited out
         // `lock_timeout` is sound.
-        if (isStoreUnavailable(error) && (error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) broken = error as Error;
+        if (isStoreUnavailable(error) && (error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE)
+          broken = error as Error;
         else await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {

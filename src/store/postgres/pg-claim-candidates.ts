@@ -27,7 +27,8 @@ export interface FirstCandidates {
  * takes what `claimCandidates` would have given it; otherwise it reads that too.
  */
 export async function firstCandidates(
-  q: pg.Pool | pg.PoolClient, o: { limit: number | null; clock: number | null; scan?: number | undefined },
+  q: pg.Pool | pg.PoolClient,
+  o: { limit: number | null; clock: number | null; scan?: number | undefined },
 ): Promise<FirstCandidates> {
   const scan = Math.min(o.scan ?? CLAIM_SCAN, FIRST_SCAN);
   const { queued, found, through } = await readHeads(q, o, scan);
@@ -40,18 +41,23 @@ export async function firstCandidates(
  * in (their coalescing window ended; see ready-runs.ts), which are let in and read again.
  */
 async function readHeads(
-  q: pg.Pool | pg.PoolClient, o: { limit: number | null; clock: number | null }, scan: number,
+  q: pg.Pool | pg.PoolClient,
+  o: { limit: number | null; clock: number | null },
+  scan: number,
 ): Promise<{ queued: number; found: number[]; through: number }> {
-  const read = async (): Promise<{ queued: number; found: string[]; through: string | null; due: boolean }> => (await q.query(
-    `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM runs WHERE ${ready()} ORDER BY seq LIMIT $4) c) AS queued,
+  const read = async (): Promise<{ queued: number; found: string[]; through: string | null; due: boolean }> =>
+    (
+      await q.query(
+        `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM runs WHERE ${ready()} ORDER BY seq LIMIT $4) c) AS queued,
       ARRAY(SELECT w.seq FROM (SELECT seq, session_key FROM runs WHERE ${ready()} ORDER BY seq LIMIT $1) w
         WHERE (SELECT o.seq FROM runs o
           WHERE o.state IN ('queued', 'running') AND o.session_key >= w.session_key ORDER BY o.session_key, o.seq LIMIT 1) = w.seq
         ORDER BY w.seq LIMIT $2)::text[] AS found,
       (SELECT max(seq) FROM (SELECT seq FROM runs WHERE ${ready()} ORDER BY seq LIMIT $1) l) AS through,
       EXISTS (SELECT 1 FROM runs WHERE ${windowEnded(nowOnceSql(3))}) AS due`,
-    [scan, o.limit, o.clock, scan + 1],
-  )).rows[0];
+        [scan, o.limit, o.clock, scan + 1],
+      )
+    ).rows[0];
   let first = await read();
   if (first.due) {
     await q.query(letInDue(nowOnceSql(1), '$2', ' FOR UPDATE SKIP LOCKED'), [o.clock, READY_BATCH]);
@@ -78,7 +84,8 @@ async function readHeads(
  * ordered as the index is.
  */
 export async function claimCandidates(
-  q: pg.Pool | pg.PoolClient, o: { limit: number | null; clock: number | null; scan?: number | undefined },
+  q: pg.Pool | pg.PoolClient,
+  o: { limit: number | null; clock: number | null; scan?: number | undefined },
 ): Promise<number[] | null> {
   const scan = o.scan ?? CLAIM_SCAN;
   const { queued, found } = await readHeads(q, o, scan);

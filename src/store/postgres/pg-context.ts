@@ -52,9 +52,17 @@ export const nowOnceSql = (n: number): string => `(SELECT ${nowSql(n)})`;
  * config as from the client's; its types only know the client's.)
  */
 export function backlogQuery(
-  ctx: Pick<PgContext, 'queryTimeoutMs'>, text: string, values: readonly unknown[], events: number, perEventMs: number,
+  ctx: Pick<PgContext, 'queryTimeoutMs'>,
+  text: string,
+  values: readonly unknown[],
+  events: number,
+  perEventMs: number,
 ): pg.QueryConfig {
-  return { text, values: [...values], query_timeout: Math.max(ctx.queryTimeoutMs, events * perEventMs) } as pg.QueryConfig;
+  return {
+    text,
+    values: [...values],
+    query_timeout: Math.max(ctx.queryTimeoutMs, events * perEventMs),
+  } as pg.QueryConfig;
 }
 
 /** A work signal as a NOTIFY payload, and back. The client goes last: an IPv6 address has colons. */
@@ -83,7 +91,9 @@ export function decodeSignal(payload: string): WorkSignal | null {
   if (kind === 'lockout') {
     const second = rest.indexOf(':');
     const lockedUntil = Number(rest.slice(0, second));
-    return second === -1 || !Number.isFinite(lockedUntil) ? null : { kind, lockedUntil, client: rest.slice(second + 1) };
+    return second === -1 || !Number.isFinite(lockedUntil)
+      ? null
+      : { kind, lockedUntil, client: rest.slice(second + 1) };
   }
   return null;
 }
@@ -91,5 +101,8 @@ export function decodeSignal(payload: string): WorkSignal | null {
 /** Sends signals in the transaction of `client` (delivered to every listener when it commits). */
 export async function notify(client: pg.ClientBase, channel: string, signals: readonly WorkSignal[]): Promise<void> {
   if (signals.length === 0) return;
-  await client.query('SELECT pg_notify($1, s) FROM unnest($2::text[]) AS s', [channel, [...new Set(signals.map(encodeSignal))]]);
+  await client.query('SELECT pg_notify($1, s) FROM unnest($2::text[]) AS s', [
+    channel,
+    [...new Set(signals.map(encodeSignal))],
+  ]);
 }

@@ -54,10 +54,17 @@ describe('pgSeqBound', async () => {
   });
 
   it('agrees with a scan on a long table, at every cut-off, rows dated ahead of the clock among them', async () => {
-    await table(Array.from({ length: 1000 }, (_, i) => (i >= 599 && i < 649 ? AHEAD : i * 3)), Array.from({ length: 200 }, (_, i) => 300 + i));
+    await table(
+      Array.from({ length: 1000 }, (_, i) => (i >= 599 && i < 649 ? AHEAD : i * 3)),
+      Array.from({ length: 200 }, (_, i) => 300 + i),
+    );
     for (let cutoff = -1; cutoff <= 3001; cutoff += 97) {
       const { rows } = await client.query('SELECT coalesce(max(seq), 0) AS seq FROM t WHERE created_at < $1', [cutoff]);
-      assert.equal(await pgSeqBound(client, 't', cutoff, NOW), Number((rows[0] as { seq: string }).seq), `cut-off ${cutoff}`);
+      assert.equal(
+        await pgSeqBound(client, 't', cutoff, NOW),
+        Number((rows[0] as { seq: string }).seq),
+        `cut-off ${cutoff}`,
+      );
     }
   });
 });

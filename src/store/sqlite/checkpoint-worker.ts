@@ -4,7 +4,12 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { CheckpointerData, CheckpointerMessage, CheckpointerRequest, CheckpointReport } from './start-checkpointer.js';
+import type {
+  CheckpointerData,
+  CheckpointerMessage,
+  CheckpointerRequest,
+  CheckpointReport,
+} from './start-checkpointer.js';
 
 interface WalCheckpointRow {
   busy: number;

@@ -18,22 +18,37 @@ describe('SQLite digest turns consume their backlog by a mark, stamped afterward
     await store.recordActions({ events, runs: [], idempotency: null });
     return events.map((e) => e.id);
   };
-  const digestTurn = async (store: Store, turnId: string, at: number): Promise<{ claimId: string; recorded: boolean }> => {
+  const digestTurn = async (
+    store: Store,
+    turnId: string,
+    at: number,
+  ): Promise<{ claimId: string; recorded: boolean }> => {
     const d = (await store.digestPending(MAIN, { groups: 3, newest: 3 }))!;
     const c = (await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 60_000 }))!;
     const recorded = await store.recordHeartbeatTurn({
-      claimId: c.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [],
-      consumeThrough: { eventId: d.throughId, count: d.total }, transcript: turn(MAIN, turnId), delivery: null, at,
+      claimId: c.claimId,
+      sessionKey: MAIN,
+      agentId: 'main',
+      consumedEventIds: [],
+      consumeThrough: { eventId: d.throughId, count: d.total },
+      transcript: turn(MAIN, turnId),
+      delivery: null,
+      at,
     });
     await store.releaseHeartbeat(c);
     return { claimId: c.claimId, recorded };
   };
-  const unstamped = (): number => (f.raw.prepare('SELECT count(*) AS n FROM system_events WHERE consumed_at IS NULL').get() as { n: number }).n;
+  const unstamped = (): number =>
+    (f.raw.prepare('SELECT count(*) AS n FROM system_events WHERE consumed_at IS NULL').get() as { n: number }).n;
   const marks = (): number => (f.raw.prepare('SELECT count(*) AS n FROM consumed_marks').get() as { n: number }).n;
-  const stampedBy = (): Record<string, number> => Object.fromEntries(
-    (f.raw.prepare('SELECT consumed_by AS turn, count(*) AS n FROM system_events GROUP BY consumed_by').all() as Array<{ turn: string | null; n: number }>)
-      .map((r) => [String(r.turn), r.n]),
-  );
+  const stampedBy = (): Record<string, number> =>
+    Object.fromEntries(
+      (
+        f.raw
+          .prepare('SELECT consumed_by AS turn, count(*) AS n FROM system_events GROUP BY consumed_by')
+          .all() as Array<{ turn: string | null; n: number }>
+      ).map((r) => [String(r.turn), r.n]),
+    );
   const stamped = async (): Promise<void> => {
     for (let i = 0; i < 500 && marks() > 0; i++) await sleep(10);
     assert.equal(marks(), 0, 'every mark stamped and dropped');
@@ -53,7 +68,10 @@ describe('SQLite digest turns consume their backlog by a mark, stamped afterward
     assert.deepEqual([...new Set((await f.store.listSystemEvents({ limit: 100 })).map((e) => e.consumedAt))], [7]);
     const late = newEvent('arrived after the turn');
     await f.store.addSystemEvent(late);
-    assert.deepEqual((await f.store.listPendingEvents(MAIN)).map((e) => e.id), [late.id]);
+    assert.deepEqual(
+      (await f.store.listPendingEvents(MAIN)).map((e) => e.id),
+      [late.id],
+    );
     assert.equal((await f.store.readQueueStats()).pendingEvents, 1);
     await stamped();
     assert.deepEqual(stampedBy(), { 'digest-1': 100, null: 1 });
@@ -75,11 +93,26 @@ describe('SQLite digest turns consume their backlog by a mark, stamped afterward
     await digestTurn(f.store, 'digest-1', 7);
     const c = (await f.store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 60_000 }))!;
     // The newest event is stamped last: still only under the mark.
-    assert.equal((f.raw.prepare('SELECT consumed_at FROM system_events WHERE id = ?').get(ids.at(-1)) as { consumed_at: number | null }).consumed_at, null);
-    assert.equal(await f.store.recordHeartbeatTurn({
-      claimId: c.claimId, sessionKey: MAIN, agentId: 'main', consumedEventIds: [ids.at(-1)!],
-      transcript: turn(MAIN, 'listed'), delivery: null, at: 9,
-    }), false);
+    assert.equal(
+      (
+        f.raw.prepare('SELECT consumed_at FROM system_events WHERE id = ?').get(ids.at(-1)) as {
+          consumed_at: number | null;
+        }
+      ).consumed_at,
+      null,
+    );
+    assert.equal(
+      await f.store.recordHeartbeatTurn({
+        claimId: c.claimId,
+        sessionKey: MAIN,
+        agentId: 'main',
+        consumedEventIds: [ids.at(-1)!],
+        transcript: turn(MAIN, 'listed'),
+        delivery: null,
+        at: 9,
+      }),
+      false,
+    );
     await stamped();
     assert.deepEqual(stampedBy(), { 'digest-1': 60 });
     assert.equal((await f.store.readTranscript(MAIN)).filter((t) => t.turnId === 'listed').length, 0);

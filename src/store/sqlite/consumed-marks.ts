@@ -51,7 +51,10 @@ interface MarkRow {
   at: number;
 }
 
-export function createConsumedMarker({ db, write }: Pick<SqliteContext, 'db' | 'write'>, batch = STAMP_BATCH): ConsumedMarker {
+export function createConsumedMarker(
+  { db, write }: Pick<SqliteContext, 'db' | 'write'>,
+  batch = STAMP_BATCH,
+): ConsumedMarker {
   const oldest = db.prepare('SELECT session_key, seq, turn_id, at FROM consumed_marks ORDER BY seq LIMIT 1');
   const stamp = db.prepare(
     `UPDATE system_events SET consumed_at = @at, consumed_by = @turn WHERE seq IN (SELECT seq FROM system_events

@@ -14,9 +14,11 @@ export type FloodReads = <R extends ReadRequest>(read: R, here: () => ReadAnswer
 
 export function createFloodReads(db: Database.Database, onThread: ReadOnThread): FloodReads {
   // A look at no more than `ON_THREAD_ABOVE` index entries of each queue.
-  const large = db.prepare(`SELECT max(
+  const large = db
+    .prepare(`SELECT max(
     (SELECT count(*) FROM (SELECT 1 FROM system_events WHERE consumed_at IS NULL LIMIT @n)),
-    (SELECT count(*) FROM (SELECT 1 FROM runs WHERE ${OPEN} AND state = 'queued' LIMIT @n))) AS n`).pluck();
+    (SELECT count(*) FROM (SELECT 1 FROM runs WHERE ${OPEN} AND state = 'queued' LIMIT @n))) AS n`)
+    .pluck();
   const flooded = (): boolean => (large.get({ n: ON_THREAD_ABOVE + 1 }) as number) > ON_THREAD_ABOVE;
   return async (read, here) => (flooded() ? onThread(read) : here());
 }

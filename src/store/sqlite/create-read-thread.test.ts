@@ -28,7 +28,10 @@ describe('the SQLite read thread', () => {
     assert.equal(thread.started, 0, 'no thread before the first read');
     assert.deepEqual(await thread.read({ kind: 'queue' }), createQueueReader(f.raw)());
     await f.store.addSystemEvent(newEvent('one', { mode: 'next-heartbeat', createdAt: 10 }));
-    const [queue, session] = await Promise.all([thread.read({ kind: 'queue' }), thread.read({ kind: 'session', key: MAIN })]);
+    const [queue, session] = await Promise.all([
+      thread.read({ kind: 'queue' }),
+      thread.read({ kind: 'session', key: MAIN }),
+    ]);
     assert.equal(queue.pending_events, 1);
     assert.deepEqual(queue, createQueueReader(f.raw)());
     assert.deepEqual(session, createSessionsReader(f.raw).get(MAIN));
@@ -37,14 +40,19 @@ describe('the SQLite read thread', () => {
 
   it('makes a digest whose grouping outgrows its page cache (and spills) as one made in memory', async () => {
     // About 4 MB of sort keys (hook, shape, seq) against the thread's 2 MB cache.
-    const hooks = ['gmail', 'github', 'stripe'].map((hook) => encodeSource({ hook, external: true, allowUnsafeExternalContent: false }));
+    const hooks = ['gmail', 'github', 'stripe'].map((hook) =>
+      encodeSource({ hook, external: true, allowUnsafeExternalContent: false }),
+    );
     const word = (n: number): string => String.fromCharCode(97 + (n % 26), 97 + (Math.floor(n / 26) % 26));
-    writePendingEvents(f.path, Array.from({ length: 60_000 }, (_, i) => ({
-      id: `ev-${i}`,
-      text: `alert ${word(i % 400)} ${word(i % 7)} on host ${word(i % 11)} number ${i}`,
-      source: hooks[i % 3]!,
-      createdAt: i,
-    })));
+    writePendingEvents(
+      f.path,
+      Array.from({ length: 60_000 }, (_, i) => ({
+        id: `ev-${i}`,
+        text: `alert ${word(i % 400)} ${word(i % 7)} on host ${word(i % 11)} number ${i}`,
+        source: hooks[i % 3]!,
+        createdAt: i,
+      })),
+    );
     thread = createReadThread(f.path);
     const options = { groups: 20, newest: 5 };
     const onThread = await thread.read({ kind: 'digest', sessionKey: MAIN, options });

@@ -13,12 +13,15 @@ export type ReadRequest =
   | { kind: 'requests'; options: ListRequestsOptions };
 
 /** What a read thread answers to `R`. */
-export type ReadAnswer<R extends ReadRequest> =
-  R extends { kind: 'digest' } ? PendingDigest | null
-  : R extends { kind: 'queue' } ? QueueRow
-  : R extends { kind: 'sessions' } ? SessionRow[]
-  : R extends { kind: 'requests' } ? RequestRecord[]
-  : SessionRow;
+export type ReadAnswer<R extends ReadRequest> = R extends { kind: 'digest' }
+  ? PendingDigest | null
+  : R extends { kind: 'queue' }
+    ? QueueRow
+    : R extends { kind: 'sessions' }
+      ? SessionRow[]
+      : R extends { kind: 'requests' }
+        ? RequestRecord[]
+        : SessionRow;
 
 /** Makes one read on the read thread. */
 export type ReadOnThread = <R extends ReadRequest>(read: R) => Promise<ReadAnswer<R>>;
@@ -100,7 +103,9 @@ export function createReadThread(path: string, idleMs = READ_THREAD_IDLE_MS): Re
       clearTimeout(idle);
       failAll(error);
     };
-    t.on('error', (error) => gone(error instanceof Error ? error : new Error(`the read thread failed: ${String(error)}`)));
+    t.on('error', (error) =>
+      gone(error instanceof Error ? error : new Error(`the read thread failed: ${String(error)}`)),
+    );
     t.on('exit', (code) => gone(new Error(`the read thread exited with code ${code} before answering`)));
     return t;
   };

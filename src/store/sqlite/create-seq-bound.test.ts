@@ -29,12 +29,29 @@ describe('createSeqBound', () => {
     { name: 'equal times count as not before', times: [10, 20, 20, 20, 30], cutoff: 20, bound: 1 },
     { name: 'a head pruned away', times: [10, 20, 30, 40, 50, 60], deleted: [1, 2, 3], cutoff: 55, bound: 5 },
     { name: 'gaps around the boundary', times: [10, 20, 30, 40, 50, 60, 70], deleted: [3, 4, 5], cutoff: 65, bound: 6 },
-    { name: 'the boundary right before a gap', times: [10, 20, 30, 40, 50, 60, 70], deleted: [3, 4, 5], cutoff: 25, bound: 2 },
+    {
+      name: 'the boundary right before a gap',
+      times: [10, 20, 30, 40, 50, 60, 70],
+      deleted: [3, 4, 5],
+      cutoff: 25,
+      bound: 2,
+    },
     { name: 'the oldest row dated ahead of the clock', times: [AHEAD, 20, 30, 40, 50], cutoff: 45, bound: 4 },
     { name: 'a row dated ahead where the search looks', times: [10, 20, 30, AHEAD, 50, 60, 70], cutoff: 65, bound: 6 },
-    { name: 'rows dated ahead beside a gap', times: [10, AHEAD, AHEAD, 40, 50, 60, 70], deleted: [4], cutoff: 55, bound: 5 },
+    {
+      name: 'rows dated ahead beside a gap',
+      times: [10, AHEAD, AHEAD, 40, 50, 60, 70],
+      deleted: [4],
+      cutoff: 55,
+      bound: 5,
+    },
     { name: 'only rows dated ahead', times: [AHEAD, AHEAD], cutoff: 100, bound: 0 },
-    { name: 'a row dated within the hour after the clock, in order', times: [10, NOW + OUT_OF_ORDER_AFTER_MS, 30], cutoff: 35, bound: 1 },
+    {
+      name: 'a row dated within the hour after the clock, in order',
+      times: [10, NOW + OUT_OF_ORDER_AFTER_MS, 30],
+      cutoff: 35,
+      bound: 1,
+    },
   ];
   for (const c of cases) {
     it(`finds the last row created before the cut-off: ${c.name}`, async () => {
@@ -50,7 +67,10 @@ describe('createSeqBound', () => {
   it('agrees with a scan on a long table, at every cut-off, rows dated ahead of the clock among them', async () => {
     // Rows 600–649 were written while the clock ran ahead; rows 300–499 are pruned.
     const times = Array.from({ length: 1000 }, (_, i) => (i >= 599 && i < 649 ? AHEAD : i * 3));
-    const db = table(times, Array.from({ length: 200 }, (_, i) => 300 + i));
+    const db = table(
+      times,
+      Array.from({ length: 200 }, (_, i) => 300 + i),
+    );
     try {
       const bound = createSeqBound(db, 't');
       const scan = db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM t WHERE created_at < ?');

@@ -7,7 +7,12 @@ import { encodeSource } from '../action-source.js';
  * single writer, so `state = 'queued' AND claim_id IS NULL` is the fence: a run claimed
  * meanwhile is left to its worker.
  */
-export function createSqliteCancelRun({ db, st, write, emit }: Pick<SqliteContext, 'db' | 'st' | 'write' | 'emit'>): RunControl {
+export function createSqliteCancelRun({
+  db,
+  st,
+  write,
+  emit,
+}: Pick<SqliteContext, 'db' | 'st' | 'write' | 'emit'>): RunControl {
   const cancel = db.prepare(
     `UPDATE runs SET state = 'failed', finished_at = ?, error = ?, held_reason = NULL WHERE id = ? AND state = 'queued' AND claim_id IS NULL`,
   );

@@ -30,15 +30,25 @@ export function createSqliteDeliveryQueue({ st, write, now, emit, newClaimId }: 
       });
     },
     recordDeliveryProgress(p) {
-      return write(() =>
-        st.progressDelivery.run(p.partsSent, p.resolvedChannel, p.resolvedTo, p.at, p.deliveryId, p.claimId).changes === 1);
+      return write(
+        () =>
+          st.progressDelivery.run(p.partsSent, p.resolvedChannel, p.resolvedTo, p.at, p.deliveryId, p.claimId)
+            .changes === 1,
+      );
     },
     async recordDeliveryAttempt(r) {
       const state = r.outcome === 'retry' ? 'pending' : r.outcome;
       const runId = await write(() => {
         const done = st.finishAttempt.run({
-          id: r.deliveryId, claimId: r.claimId, state, error: r.error, at: r.at, resolvedChannel: r.resolvedChannel,
-          resolvedTo: r.resolvedTo, partsSent: r.partsSent, nextAttemptAt: r.nextAttemptAt,
+          id: r.deliveryId,
+          claimId: r.claimId,
+          state,
+          error: r.error,
+          at: r.at,
+          resolvedChannel: r.resolvedChannel,
+          resolvedTo: r.resolvedTo,
+          partsSent: r.partsSent,
+          nextAttemptAt: r.nextAttemptAt,
           sentAt: r.outcome === 'sent' ? r.at : null,
         });
         if (done.changes !== 1) return false;

@@ -3,7 +3,10 @@ import type { HeartbeatQueue } from '../store.js';
 import type { ConsumedMarker } from './consumed-marks.js';
 import { StaleClaim, type SqliteContext } from './sqlite-context.js';
 
-export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }: SqliteContext, marker: ConsumedMarker): HeartbeatQueue {
+export function createSqliteHeartbeats(
+  { db, st, write, now, emit, newClaimId }: SqliteContext,
+  marker: ConsumedMarker,
+): HeartbeatQueue {
   const recordTurn = db.transaction((t: Parameters<HeartbeatQueue['recordHeartbeatTurn']>[0]) => {
     if (st.holdsHeartbeat.get(t.agentId, t.claimId) === undefined) throw new StaleClaim();
     const turnId = t.transcript[0]?.turnId ?? null;
@@ -15,7 +18,10 @@ export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }:
     if (through !== null) {
       // The backlog is consumed by one mark, stamped on its events afterwards (consumed-marks.ts).
       const seq = (st.eventSeq.get(through.eventId) as { seq: number } | undefined)?.seq;
-      if (seq === undefined || (st.countPendingThrough.get({ key: t.sessionKey, seq }) as { n: number }).n !== through.count) {
+      if (
+        seq === undefined ||
+        (st.countPendingThrough.get({ key: t.sessionKey, seq }) as { n: number }).n !== through.count
+      ) {
         throw new StaleClaim();
       }
       st.addConsumedMark.run({ key: t.sessionKey, seq, turnId, at: t.at });
@@ -33,7 +39,8 @@ export function createSqliteHeartbeats({ db, st, write, now, emit, newClaimId }:
     claimHeartbeat({ agentId, owner, leaseMs, minIntervalMs }) {
       return write(() => {
         const t = now();
-        if (minIntervalMs !== undefined && st.recentHeartbeatTurn.get(agentId, t - minIntervalMs) !== undefined) return null;
+        if (minIntervalMs !== undefined && st.recentHeartbeatTurn.get(agentId, t - minIntervalMs) !== undefined)
+          return null;
         const claimId = newClaimId();
         const taken = st.claimHeartbeat.run({ agentId, claimId, owner, until: t + leaseMs, now: t }).changes === 1;
         return taken ? { agentId, claimId } : null;

@@ -8,14 +8,21 @@ export function createSqliteLockouts({ st, write, now, emit }: SqliteContext): L
         const t = now();
         const row = st.selectAuthFailures.get(client) as { failures: string; locked_until: number } | undefined;
         if (row !== undefined && row.locked_until > t) return { until: row.locked_until, fresh: false };
-        const failures = row === undefined ? [] : (JSON.parse(row.failures) as number[]).filter((at) => at > t - windowMs);
+        const failures =
+          row === undefined ? [] : (JSON.parse(row.failures) as number[]).filter((at) => at > t - windowMs);
         failures.push(t);
         const locked = failures.length >= maxFailures ? t + lockoutMs : 0;
-        st.upsertAuthFailures.run({ client, failures: JSON.stringify(locked > 0 ? [] : failures), lockedUntil: locked, now: t });
+        st.upsertAuthFailures.run({
+          client,
+          failures: JSON.stringify(locked > 0 ? [] : failures),
+          lockedUntil: locked,
+          now: t,
+        });
         st.pruneAuthFailures.run({ horizon: t - windowMs });
         return { until: locked > 0 ? locked : null, fresh: locked > 0 };
       });
-      if (lockedUntil.fresh && lockedUntil.until !== null) emit({ kind: 'lockout', client, lockedUntil: lockedUntil.until });
+      if (lockedUntil.fresh && lockedUntil.until !== null)
+        emit({ kind: 'lockout', client, lockedUntil: lockedUntil.until });
       return lockedUntil.until;
     },
     async listLockouts(limit) {

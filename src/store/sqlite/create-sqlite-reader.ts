@@ -1,8 +1,18 @@
 import type { StoreReader } from '../store.js';
 import type { DeliveryWithAttempts } from '../types.js';
 import {
-  DEFAULT_LIMIT, toAttempt, toDelivery, toEvent, toRun, toSession, toTranscript,
-  type AttemptRow, type DeliveryRow, type EventRow, type RunRow, type TranscriptRow,
+  DEFAULT_LIMIT,
+  toAttempt,
+  toDelivery,
+  toEvent,
+  toRun,
+  toSession,
+  toTranscript,
+  type AttemptRow,
+  type DeliveryRow,
+  type EventRow,
+  type RunRow,
+  type TranscriptRow,
 } from '../rows.js';
 import type { Statement } from 'better-sqlite3';
 import { listingSql, type ListedTable } from '../listing-sql.js';
@@ -15,7 +25,9 @@ import type { SqliteContext } from './sqlite-context.js';
 const limitOf = (o: { limit?: number } | undefined): number => o?.limit ?? DEFAULT_LIMIT;
 
 export function createSqliteReader(
-  { st, db }: Pick<SqliteContext, 'st' | 'db'>, onThread: ReadOnThread, floodReads: FloodReads,
+  { st, db }: Pick<SqliteContext, 'st' | 'db'>,
+  onThread: ReadOnThread,
+  floodReads: FloodReads,
 ): StoreReader {
   const sessions = createSessionsReader(db);
   const listings = new Map<string, Statement>();
@@ -69,7 +81,9 @@ export function createSqliteReader(
       return row.agent_id === null ? null : toSession(row);
     },
     async getLastRoute(sessionKey) {
-      const row = st.selectLastRoute.get(sessionKey) as { last_channel: string | null; last_to: string | null } | undefined;
+      const row = st.selectLastRoute.get(sessionKey) as
+        | { last_channel: string | null; last_to: string | null }
+        | undefined;
       return row?.last_channel == null || row.last_to == null ? null : { channel: row.last_channel, to: row.last_to };
     },
     async listDeliveries(o) {

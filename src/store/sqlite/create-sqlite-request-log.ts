@@ -2,8 +2,16 @@ import type { RequestLog } from '../store.js';
 import type { ListRequestsOptions, RequestRecord } from '../request-record.js';
 import { OUT_OF_ORDER_AFTER_MS } from '../seq-bound.js';
 import {
-  batchRow, PACK_FROM_CHARS, packRecords, packRecordsLater, readRequestBatch, recordWindowEnd, RequestBatchBuilder,
-  type EncodedBatch, type NewRequestBatch, type RequestBatchRow,
+  batchRow,
+  PACK_FROM_CHARS,
+  packRecords,
+  packRecordsLater,
+  readRequestBatch,
+  recordWindowEnd,
+  RequestBatchBuilder,
+  type EncodedBatch,
+  type NewRequestBatch,
+  type RequestBatchRow,
 } from './request-batch.js';
 import { createRequestsReader } from './read-requests.js';
 import type { SqliteContext } from './sqlite-context.js';
@@ -74,9 +82,11 @@ export function createSqliteRequestLog(
   );
   const lastUpto = db.prepare('SELECT upto_id FROM request_batches ORDER BY seq DESC LIMIT 1').pluck();
   // Batches that may hold an id: those written from its arrival until its record window closed.
-  const holding = db.prepare(
-    'SELECT records FROM request_batches WHERE max_id >= @id AND max_id < @end AND min_id <= @id ORDER BY seq DESC',
-  ).pluck();
+  const holding = db
+    .prepare(
+      'SELECT records FROM request_batches WHERE max_id >= @id AND max_id < @end AND min_id <= @id ORDER BY seq DESC',
+    )
+    .pluck();
   // A batch whose records are all dated ahead of the clock is passed over: taken as the oldest, it would
   // end the walk, and keep every batch after it, until its own time came.
   const oldestFrom = db.prepare('SELECT * FROM request_batches WHERE seq > ? AND min_at <= ? ORDER BY seq LIMIT 1');
@@ -86,7 +96,9 @@ export function createSqliteRequestLog(
       records = @records, statuses = @statuses, hooks = @hooks WHERE seq = @seq`,
   );
   const countWhole = db.prepare('SELECT coalesce(sum(count), 0) FROM request_batches WHERE max_at < ?').pluck();
-  const straddling = db.prepare('SELECT records FROM request_batches WHERE min_at < @cutoff AND max_at >= @cutoff').pluck();
+  const straddling = db
+    .prepare('SELECT records FROM request_batches WHERE min_at < @cutoff AND max_at >= @cutoff')
+    .pluck();
 
   const newBatch = (): RequestBatchBuilder => new RequestBatchBuilder(packFromChars);
   let pending = newBatch();
@@ -222,7 +234,11 @@ export function createSqliteRequestLog(
     countRecordsBefore(cutoff) {
       let n = countWhole.get(cutoff) as number;
       for (const records of straddling.all({ cutoff }) as (string | Buffer)[]) {
-        n += new Set(readRequestBatch(records).filter((r) => r.at < cutoff).map((r) => r.id)).size;
+        n += new Set(
+          readRequestBatch(records)
+            .filter((r) => r.at < cutoff)
+            .map((r) => r.id),
+        ).size;
       }
       return n;
     },

@@ -26,9 +26,14 @@ const PRUNABLE = {
  * Retention on SQLite. Request records are the request log's to prune (they are kept in batches,
  * create-sqlite-request-log.ts), oldest first.
  */
-export function createSqliteRetention({ db, write, now }: SqliteContext, requests: Pick<SqliteRequestLog, 'pruneRecords' | 'countRecordsBefore'>): RetentionStore {
+export function createSqliteRetention(
+  { db, write, now }: SqliteContext,
+  requests: Pick<SqliteRequestLog, 'pruneRecords' | 'countRecordsBefore'>,
+): RetentionStore {
   const del = (table: string, where: string, bound: string) =>
-    db.prepare(`DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} AND seq <= @${bound} ORDER BY seq LIMIT @limit)`);
+    db.prepare(
+      `DELETE FROM ${table} WHERE seq IN (SELECT seq ${where} AND seq <= @${bound} ORDER BY seq LIMIT @limit)`,
+    );
   const count = (where: string) => db.prepare(`SELECT count(*) AS n ${where}`);
   const st = {
     events: del('system_events', PRUNABLE.events, 'eventsSeq'),
@@ -39,7 +44,9 @@ export function createSqliteRetention({ db, write, now }: SqliteContext, request
     deliveries: del('deliveries', PRUNABLE.deliveries, 'deliveriesSeq'),
     transcript: del('transcript', PRUNABLE.transcript, 'transcriptSeq'),
     sessions: db.prepare(`DELETE FROM sessions WHERE key IN (SELECT key ${PRUNABLE.sessions} LIMIT @limit)`),
-    keys: db.prepare('DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= @now LIMIT @limit)'),
+    keys: db.prepare(
+      'DELETE FROM idempotency_keys WHERE (hook, key) IN (SELECT hook, key FROM idempotency_keys WHERE expires_at <= @now LIMIT @limit)',
+    ),
     countEvents: count(PRUNABLE.events),
     countRuns: count(PRUNABLE.runs),
     countDeliveries: count(PRUNABLE.deliveries),

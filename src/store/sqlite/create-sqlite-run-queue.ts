@@ -11,12 +11,17 @@ import { encodeSource } from '../action-source.js';
 const claimed = (row: RunRow, claimId: string): ClaimedRun => ({ ...toRun(row), claimId });
 type ClaimableRow = RunRow & { seq: number };
 /** Blocked keys as the claim statements take them: a JSON array. */
-const keys = (m: ReadonlyMap<string, string> | undefined): string => JSON.stringify(m === undefined ? [] : [...m.keys()]);
+const keys = (m: ReadonlyMap<string, string> | undefined): string =>
+  JSON.stringify(m === undefined ? [] : [...m.keys()]);
 
 /** Ready runs (see ready-runs.ts) a claim reads in `seq` order before it looks further; and the most sessions it looks at one by one. */
 const CLAIM_SCAN = 1000;
 
-export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: SqliteContext, markBatch?: number, scan = CLAIM_SCAN): RunQueue {
+export function createSqliteRunQueue(
+  { db, st, write, now, emit, newClaimId }: SqliteContext,
+  markBatch?: number,
+  scan = CLAIM_SCAN,
+): RunQueue {
   const budgeting = createSqliteBudgets(db, markBatch);
   return {
     async claimRuns({ owner, limit, leaseMs, budgets }) {
@@ -27,8 +32,20 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
         const claim = (row: RunRow): void => {
           const claimId = newClaimId();
           if (st.claimRun.run({ now: t, owner, until: t + leaseMs, claimId, id: row.id }).changes !== 1) return;
-          runs.push(claimed({ ...row, state: 'running', attempts: row.attempts + 1, started_at: row.started_at ?? t,
-            lease_owner: owner, lease_until: t + leaseMs, held_reason: null }, claimId));
+          runs.push(
+            claimed(
+              {
+                ...row,
+                state: 'running',
+                attempts: row.attempts + 1,
+                started_at: row.started_at ?? t,
+                lease_owner: owner,
+                lease_until: t + leaseMs,
+                held_reason: null,
+              },
+              claimId,
+            ),
+          );
         };
         st.letInDue.run({ now: t, limit: READY_BATCH });
         const plan = hasBudgets(budgets) ? budgeting.plan(budgets, t) : null;
@@ -37,22 +54,27 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
         // without them. Each pass blocks a key or ends the loop (at once without budgets).
         for (;;) {
           const params = {
-            now: t, limit: limit - runs.length,
-            agents: keys(plan?.blocked.agents), hooks: keys(plan?.blocked.hooks),
-            restartAgents: keys(plan?.blockedRestarts.agents), restartHooks: keys(plan?.blockedRestarts.hooks),
+            now: t,
+            limit: limit - runs.length,
+            agents: keys(plan?.blocked.agents),
+            hooks: keys(plan?.blocked.hooks),
+            restartAgents: keys(plan?.blockedRestarts.agents),
+            restartHooks: keys(plan?.blockedRestarts.hooks),
           };
           let first = st.selectClaimable.all({ ...params, scan }) as ClaimableRow[];
           if (first.length < params.limit && st.moreClaimable.get({ scan }) !== undefined) {
             // Few sessions (a flood queued behind one of them): their oldest runs; many: everything,
             // unless held runs are still being marked (see marksBehind).
             const sessions = st.openSessions.all({ max: scan + 1 }) as string[];
-            if (sessions.length <= scan) first = st.selectSessionHeads.all({ ...params, keys: JSON.stringify(sessions) }) as ClaimableRow[];
+            if (sessions.length <= scan)
+              first = st.selectSessionHeads.all({ ...params, keys: JSON.stringify(sessions) }) as ClaimableRow[];
             else if (!marksBehind(held, plan)) first = st.selectClaimableAll.all(params) as ClaimableRow[];
           }
           const lists = [first];
           const reopened = reopenedKeys(held, plan);
           for (const scope of ['agents', 'hooks'] as const) {
-            for (const key of reopened[scope]) lists.push(st.selectReopened[scope].all({ ...params, key }) as ClaimableRow[]);
+            for (const key of reopened[scope])
+              lists.push(st.selectReopened[scope].all({ ...params, key }) as ClaimableRow[]);
           }
           let skipped = false;
           for (const row of mergeCandidates(lists, params.limit)) {
@@ -82,7 +104,11 @@ export function createSqliteRunQueue({ db, st, write, now, emit, newClaimId }: S
     async completeRun(c) {
       const source = encodeSource(c.summary.source);
       const done = await write(() => {
-        if (st.finishRun.run(c.state, c.finishedAt, c.model, c.reply, c.error, c.tokens ?? null, c.runId, c.claimId).changes !== 1) return false;
+        if (
+          st.finishRun.run(c.state, c.finishedAt, c.model, c.reply, c.error, c.tokens ?? null, c.runId, c.claimId)
+            .changes !== 1
+        )
+          return false;
         st.addTranscript(c.summary.agentId, c.transcript, c.finishedAt);
         st.addEvent(c.summary, source);
         if (c.delivery !== null) st.addDelivery(c.delivery);

@@ -21,13 +21,16 @@ describe('SQLite queue depths under a flood', () => {
   it('reads them on a thread of its own past the threshold, the same as on the serving thread below it', async () => {
     const reads: ReadRequest[] = [];
     const stats = createSqliteStats(
-      { db: f.raw, write: () => Promise.reject(new Error('no writes here')), now: () => 0 }, f.path,
+      { db: f.raw, write: () => Promise.reject(new Error('no writes here')), now: () => 0 },
+      f.path,
       createFloodReads(f.raw, (read) => {
         reads.push(read);
         return thread.read(read);
       }),
     );
-    const events = Array.from({ length: ON_THREAD_ABOVE }, (_, i) => newEvent(`e${i}`, { mode: 'next-heartbeat', createdAt: 100 + i }));
+    const events = Array.from({ length: ON_THREAD_ABOVE }, (_, i) =>
+      newEvent(`e${i}`, { mode: 'next-heartbeat', createdAt: 100 + i }),
+    );
     await f.store.recordActions({ events, runs: [newRun('s', { createdAt: 50 })], idempotency: null });
     const below = await stats.readQueueStats();
     assert.equal(below.pendingEvents, ON_THREAD_ABOVE);

@@ -22,11 +22,15 @@ function sizeOf(path: string): number {
  * indexes on open work, so a scrape costs the size of the queues, not of the history.
  */
 export function createSqliteStats(
-  { db, write, now }: Pick<SqliteContext, 'db' | 'write' | 'now'>, path: string, floodReads: FloodReads,
+  { db, write, now }: Pick<SqliteContext, 'db' | 'write' | 'now'>,
+  path: string,
+  floodReads: FloodReads,
 ): StoreStats {
   const readQueue = createQueueReader(db);
   const byState = db.prepare('SELECT state, count(*) AS n FROM runs GROUP BY state');
-  const probe = db.prepare('INSERT INTO write_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at');
+  const probe = db.prepare(
+    'INSERT INTO write_probe (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
+  );
   const budgets = createSqliteBudgets(db);
   return {
     async readQueueStats() {

@@ -17,7 +17,13 @@ import { MIGRATIONS } from './migrations.js';
 const ids = createIds();
 const source = { hook: 'wake', external: true, allowUnsafeExternalContent: false };
 const event = (text: string): NewSystemEvent => ({
-  id: ids.next(), agentId: 'main', sessionKey: 'agent:main:main', text, mode: 'now', source, createdAt: Date.now(),
+  id: ids.next(),
+  agentId: 'main',
+  sessionKey: 'agent:main:main',
+  text,
+  mode: 'now',
+  source,
+  createdAt: Date.now(),
 });
 
 describe('createSqliteStore (what only SQLite has)', () => {
@@ -34,13 +40,14 @@ describe('createSqliteStore (what only SQLite has)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('refuses new ingress writes as unavailable while a commit\'s sync has not ended for stallMs, and takes them again after', async () => {
+  it("refuses new ingress writes as unavailable while a commit's sync has not ended for stallMs, and takes them again after", async () => {
     await store.close();
     const held: Array<() => void> = [];
     let stall = true;
     let clock = 0;
     store = createSqliteStore({
-      path, stallMs: 50,
+      path,
+      stallMs: 50,
       walSyncIo: {
         // A slow disk: each sync on the spot takes 10 ms by this clock, so commits after the first are synced on the thread pool.
         now: () => clock,
@@ -63,9 +70,19 @@ describe('createSqliteStore (what only SQLite has)', () => {
       assert.equal(held.length, 1, 'the sync is under way');
       await new Promise((r) => setTimeout(r, 80));
       // Raced against a short timer: a write that queued instead would wait for the stalled sync.
-      const soon = <T>(p: Promise<T>): Promise<T> => Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('queued, not refused')), 500))]);
-      await assert.rejects(soon(store.addSystemEvent(event('refused'))), (e) => e instanceof StoreStalledError && isStoreUnavailable(e));
-      await assert.rejects(soon(store.recordActions({ events: [event('refused too')], runs: [], idempotency: null })), StoreStalledError);
+      const soon = <T>(p: Promise<T>): Promise<T> =>
+        Promise.race([
+          p,
+          new Promise<T>((_, reject) => setTimeout(() => reject(new Error('queued, not refused')), 500)),
+        ]);
+      await assert.rejects(
+        soon(store.addSystemEvent(event('refused'))),
+        (e) => e instanceof StoreStalledError && isStoreUnavailable(e),
+      );
+      await assert.rejects(
+        soon(store.recordActions({ events: [event('refused too')], runs: [], idempotency: null })),
+        StoreStalledError,
+      );
     } finally {
       stall = false;
       for (const release of held) release();
@@ -74,7 +91,10 @@ describe('createSqliteStore (what only SQLite has)', () => {
     await store.addSystemEvent(event('after'));
     const texts = (await store.listSystemEvents({ limit: 20 })).map((e) => e.text);
     assert.equal(texts.length, 10);
-    assert.ok(texts.includes('after') && texts.includes('measured') && !texts.some((t) => t.startsWith('refused')), JSON.stringify(texts));
+    assert.ok(
+      texts.includes('after') && texts.includes('measured') && !texts.some((t) => t.startsWith('refused')),
+      JSON.stringify(texts),
+    );
   });
 
   it('uses WAL with synchronous FULL by default', () => {
@@ -86,13 +106,19 @@ describe('createSqliteStore (what only SQLite has)', () => {
     }
   });
 
-  it('refuses a second serving store on the same database, naming it and the holder\'s pid', () => {
-    assert.throws(() => createSqliteStore({ path }), (error: unknown) => {
-      assert.ok(error instanceof StoreLockedError);
-      assert.equal(error.holderPid, process.pid);
-      assert.ok(error.message.includes(`${path} is in use by another hookgate process (pid ${process.pid})`), error.message);
-      return true;
-    });
+  it("refuses a second serving store on the same database, naming it and the holder's pid", () => {
+    assert.throws(
+      () => createSqliteStore({ path }),
+      (error: unknown) => {
+        assert.ok(error instanceof StoreLockedError);
+        assert.equal(error.holderPid, process.pid);
+        assert.ok(
+          error.message.includes(`${path} is in use by another hookgate process (pid ${process.pid})`),
+          error.message,
+        );
+        return true;
+      },
+    );
   });
 
   it('lets the next gateway in once the holder closed', async () => {
@@ -223,11 +249,18 @@ describe('createGroupCommit', () => {
       let tries = 0;
       const group = createGroupCommit(db);
       const insert = db.prepare('INSERT INTO t VALUES (?)');
-      const results = await Promise.allSettled([1, 2, 3].map((v) => group.submit(() => {
-        tries++;
-        return insert.run(v);
-      })));
-      assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+      const results = await Promise.allSettled(
+        [1, 2, 3].map((v) =>
+          group.submit(() => {
+            tries++;
+            return insert.run(v);
+          }),
+        ),
+      );
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['rejected', 'rejected', 'rejected'],
+      );
       assert.match(String((results[0] as PromiseRejectedResult).reason.code), /^SQLITE_BUSY/);
       assert.ok(tries <= 1, `the batch met the lock once and no write was retried alone (${tries} tries)`);
     });
@@ -239,15 +272,20 @@ describe('createGroupCommit', () => {
       let tries = 0;
       const group = createGroupCommit(db, { now: () => t });
       const insert = db.prepare('INSERT INTO t VALUES (?)');
-      const submit = (v: number): Promise<unknown> => group.submit(() => {
-        tries++;
-        return insert.run(v);
-      });
+      const submit = (v: number): Promise<unknown> =>
+        group.submit(() => {
+          tries++;
+          return insert.run(v);
+        });
       const busy = /^SQLITE_BUSY/;
       await assert.rejects(submit(1), (e: { code?: string }) => busy.test(String(e.code)));
       assert.equal(tries, 1);
       t = 200;
-      await assert.rejects(submit(2), (e: { code?: string }) => busy.test(String(e.code)), 'within the first pause (250 ms)');
+      await assert.rejects(
+        submit(2),
+        (e: { code?: string }) => busy.test(String(e.code)),
+        'within the first pause (250 ms)',
+      );
       assert.equal(tries, 1, 'the database was not tried during the pause');
       t = 260;
       await assert.rejects(submit(3));
@@ -271,7 +309,8 @@ describe('createGroupCommit', () => {
 
   it('fills in the hook of open and recent runs when it migrates a database from before budgets', async () => {
     const { dir, path, db } = databaseBefore('ADD COLUMN hook TEXT');
-    const insert = db.prepare(`INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel,
+    const insert =
+      db.prepare(`INSERT INTO runs (id, state, agent_id, session_key, message, name, wake_mode, deliver, channel,
       timeout_seconds, source, created_at, started_at) VALUES (?, ?, 'main', ?, 'm', 'n', 'now', 0, 'last', 30, ?, 1, ?)`);
     const src = (hook: string) => JSON.stringify({ hook, external: true, allowUnsafeExternalContent: false });
     insert.run('queued-run', 'queued', 's1', src('github'), null);
@@ -284,7 +323,11 @@ describe('createGroupCommit', () => {
       const check = new Database(path, { readonly: true });
       const hooks = check.prepare('SELECT id, hook FROM runs ORDER BY id').all();
       check.close();
-      assert.deepEqual(hooks, [{ id: 'old-run', hook: null }, { id: 'queued-run', hook: 'github' }, { id: 'recent-run', hook: 'stripe' }]);
+      assert.deepEqual(hooks, [
+        { id: 'old-run', hook: null },
+        { id: 'queued-run', hook: 'github' },
+        { id: 'recent-run', hook: 'stripe' },
+      ]);
     } finally {
       await migrated.close();
       rmSync(dir, { recursive: true, force: true });
@@ -293,7 +336,8 @@ describe('createGroupCommit', () => {
 
   it('moves the request records of a database from before request batches into batches, readable as before', async () => {
     const { dir, path, db } = databaseBefore('CREATE TABLE request_batches');
-    const insert = db.prepare(`INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms,
+    const insert =
+      db.prepare(`INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms,
       event_ids, run_ids, payload) VALUES (?, ?, 'POST', '/hooks/wake', ?, '127.0.0.1', ?, ?, NULL, 1.5, ?, '[]', ?)`);
     const ids = createIds(() => 1_700_000_000_000);
     // Older records first: 1,100 of them, more than two batches' worth.
@@ -306,21 +350,49 @@ describe('createGroupCommit', () => {
     db.close();
     const migrated = createSqliteStore({ path });
     try {
-      assert.deepEqual((await migrated.listRequests({ limit: 4 })).map((r) => r.id), [...[...made].reverse(), older.at(-1)]);
+      assert.deepEqual(
+        (await migrated.listRequests({ limit: 4 })).map((r) => r.id),
+        [...[...made].reverse(), older.at(-1)],
+      );
       assert.deepEqual(await migrated.getRequest(made[0]!), {
-        id: made[0], at: 1_000, method: 'POST', path: '/hooks/wake', hook: 'wake', client: '127.0.0.1', status: 200,
-        code: null, reason: null, durationMs: 1.5, eventIds: ['e1'], runIds: [], payload: '{"text":"a"}',
+        id: made[0],
+        at: 1_000,
+        method: 'POST',
+        path: '/hooks/wake',
+        hook: 'wake',
+        client: '127.0.0.1',
+        status: 200,
+        code: null,
+        reason: null,
+        durationMs: 1.5,
+        eventIds: ['e1'],
+        runIds: [],
+        payload: '{"text":"a"}',
       });
       assert.deepEqual((await migrated.getRequest(made[2]!))?.eventIds, ['e2', 'e3']);
-      assert.deepEqual((await migrated.listRequests({ status: 401 })).map((r) => r.code), ['unauthorized']);
+      assert.deepEqual(
+        (await migrated.listRequests({ status: 401 })).map((r) => r.code),
+        ['unauthorized'],
+      );
       const check = new Database(path, { readonly: true });
       const batches = check.prepare('SELECT count, upto_id FROM request_batches ORDER BY seq').all();
       const tables = check.prepare("SELECT name FROM sqlite_master WHERE name = 'requests'").all();
       check.close();
-      assert.deepEqual(batches, [
-        { count: 512, upto_id: older[511] }, { count: 512, upto_id: older[1023] }, { count: 79, upto_id: made[2] },
-      ], 'batches of 512 in id order');
-      assert.equal(await migrated.countPrunable({ events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 1_001 }).then((c) => c.requests), 1_101);
+      assert.deepEqual(
+        batches,
+        [
+          { count: 512, upto_id: older[511] },
+          { count: 512, upto_id: older[1023] },
+          { count: 79, upto_id: made[2] },
+        ],
+        'batches of 512 in id order',
+      );
+      assert.equal(
+        await migrated
+          .countPrunable({ events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 1_001 })
+          .then((c) => c.requests),
+        1_101,
+      );
       assert.deepEqual(tables, []);
     } finally {
       await migrated.close();

@@ -94,7 +94,9 @@ function migrate(db: Database.Database): void {
 function checkVersion(db: Database.Database, path: string): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version !== MIGRATIONS.length) {
-    throw new Error(`${path} has schema version ${version}, this hookgate expects ${MIGRATIONS.length}: start the gateway once to migrate it`);
+    throw new Error(
+      `${path} has schema version ${version}, this hookgate expects ${MIGRATIONS.length}: start the gateway once to migrate it`,
+    );
   }
 }
 
@@ -106,8 +108,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   if (mode === 'serve') {
     mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
     lock = lockDatabase(options.path);
-  }
-  else if (!existsSync(options.path)) throw new StoreMissingError(options.path);
+  } else if (!existsSync(options.path)) throw new StoreMissingError(options.path);
   let db: Database.Database;
   let walSync: WalSync | undefined;
   try {
@@ -144,23 +145,30 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   // A sync that does not end (a disk that stopped answering) turns new ingress writes away at once
   // instead of queueing them behind it; the writes already taken are answered when it ends.
   const stalls = createStallWatch(options.stallMs);
-  const group = createGroupCommit(db, { observer: options.observer, afterCommit: walSync?.afterCommit, stallWatch: stalls });
+  const group = createGroupCommit(db, {
+    observer: options.observer,
+    afterCommit: walSync?.afterCommit,
+    stallWatch: stalls,
+  });
   // Checkpoints are the checkpoint thread's, off the request path (start-checkpointer.ts).
   let checkpointer: Checkpointer | undefined;
   const autocheckpoint = (frames: number): void => {
     if (!closed) db.pragma(`wal_autocheckpoint = ${frames}`);
   };
-  const checkpointStart = mode !== 'serve' ? undefined : setTimeout(() => {
-    checkpointer = startCheckpointer({
-      path: options.path,
-      sync: options.sync === 'normal' ? 'NORMAL' : 'FULL',
-      restartFrames: WAL_RESTART_FRAMES,
-      hold: group.hold,
-      release: group.release,
-      onReady: () => autocheckpoint(BACKSTOP_AUTOCHECKPOINT_FRAMES),
-      onFailed: () => autocheckpoint(DEFAULT_AUTOCHECKPOINT_FRAMES),
-    });
-  }, options.checkpointDelayMs ?? 1000);
+  const checkpointStart =
+    mode !== 'serve'
+      ? undefined
+      : setTimeout(() => {
+          checkpointer = startCheckpointer({
+            path: options.path,
+            sync: options.sync === 'normal' ? 'NORMAL' : 'FULL',
+            restartFrames: WAL_RESTART_FRAMES,
+            hold: group.hold,
+            release: group.release,
+            onReady: () => autocheckpoint(BACKSTOP_AUTOCHECKPOINT_FRAMES),
+            onFailed: () => autocheckpoint(DEFAULT_AUTOCHECKPOINT_FRAMES),
+          });
+        }, options.checkpointDelayMs ?? 1000);
   checkpointStart?.unref();
   // A savepoint inside the group's transaction: a duplicate key undoes this request alone.
   const recordAll = db.transaction((a: RecordedActions): { skipped: number[]; coalesced: Record<string, string> } => {
@@ -168,7 +176,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     const claim = (k: IdempotencyRecord | null): boolean => {
       if (k === null) return true;
       const { hook, key, status, body, createdAt, expiresAt } = k;
-      if (st.claimIdempotencyKey.run({ hook, key, status, body, createdAt, expiresAt, now: clock.now() }).changes !== 1) return false;
+      if (st.claimIdempotencyKey.run({ hook, key, status, body, createdAt, expiresAt, now: clock.now() }).changes !== 1)
+        return false;
       claimed.push(k);
       return true;
     };
@@ -177,10 +186,17 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       for (const e of g.events) st.addEvent(e, encodeSource(e.source));
       for (const r of g.runs) {
         const c = r.coalesce;
-        const joined = c === undefined ? undefined
-          : st.joinCoalesced.get({
-            key: c.key, now: clock.now(), message: r.message, separator: COALESCE_SEPARATOR, growth: coalescedGrowth(r.message), max: MAX_COALESCED_CHARS,
-          }) as { id: string } | undefined;
+        const joined =
+          c === undefined
+            ? undefined
+            : (st.joinCoalesced.get({
+                key: c.key,
+                now: clock.now(),
+                message: r.message,
+                separator: COALESCE_SEPARATOR,
+                growth: coalescedGrowth(r.message),
+                max: MAX_COALESCED_CHARS,
+              }) as { id: string } | undefined);
         if (joined !== undefined) coalesced[r.id] = joined.id;
         else st.addRun(r, encodeSource(r.source));
       }
@@ -243,7 +259,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       if (outcome instanceof DuplicateRequestError) throw outcome;
       const written = [a, ...(a.items ?? []).filter((_, i) => !outcome.skipped.includes(i))];
       if (written.some((g) => g.runs.length > 0)) ctx.emit({ kind: 'runs' });
-      for (const agentId of new Set(written.flatMap((g) => g.events).filter((e) => e.mode === 'now').map((e) => e.agentId))) {
+      for (const agentId of new Set(
+        written
+          .flatMap((g) => g.events)
+          .filter((e) => e.mode === 'now')
+          .map((e) => e.agentId),
+      )) {
         ctx.emit({ kind: 'heartbeat', agentId });
       }
       return { skippedItems: outcome.skipped, coalesced: outcome.coalesced };

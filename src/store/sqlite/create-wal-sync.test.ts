@@ -144,7 +144,11 @@ describe('createWalSync', () => {
     }
     // The average of the syncs on the spot falls from 10 ms by a fifth of the gap at each probe (8.02, 6.44, …): under 1 ms at the 11th.
     const expected = [...Array.from({ length: 11 }, (_, i) => (i + 1) * 100), 1_101];
-    assert.deepEqual(probes, expected, 'every 100th commit is synced on the spot; once the disk measures fast, the next stays there');
+    assert.deepEqual(
+      probes,
+      expected,
+      'every 100th commit is synced on the spot; once the disk measures fast, the next stays there',
+    );
     for (let i = 0; i < 10; i++) w.afterCommit(noop);
     assert.equal(syncs.length, 0);
     await end();
@@ -213,7 +217,11 @@ describe('createGroupCommit with a WAL sync', () => {
     db.exec('CREATE TABLE t (v INTEGER)');
     const scheduled: Array<() => void> = [];
     const seen: CommitObservation[] = [];
-    const group = createGroupCommit(db, { schedule: (fn) => scheduled.push(fn), afterCommit: w.afterCommit, observer: { onCommit: (c) => seen.push(c) } });
+    const group = createGroupCommit(db, {
+      schedule: (fn) => scheduled.push(fn),
+      afterCommit: w.afterCommit,
+      observer: { onCommit: (c) => seen.push(c) },
+    });
     const insert = db.prepare('INSERT INTO t VALUES (?)');
     let answered = 0;
     const first = [1, 2, 3, 4, 5, 6, 7, 8].map((v) => group.submit(() => insert.run(v)).then(() => answered++));
@@ -231,18 +239,31 @@ describe('createGroupCommit with a WAL sync', () => {
     syncs.shift()!(null);
     await Promise.all(first);
     assert.equal(answered, 8);
-    assert.deepEqual(seen.map((c) => [c.writes, c.ok]), [[8, true]]);
+    assert.deepEqual(
+      seen.map((c) => [c.writes, c.ok]),
+      [[8, true]],
+    );
     assert.deepEqual(commits, [9, 10], 'the end of the sync commits what queued, in one batch');
     assert.equal(syncs.length, 1, 'and starts its sync');
     syncs.shift()!(null);
     await Promise.all(second);
-    assert.deepEqual(seen.map((c) => [c.writes, c.ok]), [[8, true], [2, true]]);
+    assert.deepEqual(
+      seen.map((c) => [c.writes, c.ok]),
+      [
+        [8, true],
+        [2, true],
+      ],
+    );
 
     const third = group.submit(() => insert.run(11));
     scheduled.shift()!();
     syncs.shift()!(EIO());
     await assert.rejects(third, (e: unknown) => e instanceof WalSyncError && isStoreUnavailable(e));
-    assert.deepEqual(seen.map((c) => c.ok), [true, true, false], 'a commit whose sync failed is reported failed');
+    assert.deepEqual(
+      seen.map((c) => c.ok),
+      [true, true, false],
+      'a commit whose sync failed is reported failed',
+    );
     assert.equal(inline.count, 1, 'no commit after the first was synced on the spot');
     await w.close();
     db.close();

@@ -3,9 +3,14 @@ import Database from 'better-sqlite3';
 /** The gateway process holding a database. */
 export class StoreLockedError extends Error {
   readonly code = 'store_locked';
-  constructor(readonly path: string, readonly holderPid: number | null) {
-    super(`${path} is in use by another hookgate process${holderPid === null ? '' : ` (pid ${holderPid})`}: ` +
-      'a SQLite database belongs to one gateway; stop that one, or give this config its own store.path');
+  constructor(
+    readonly path: string,
+    readonly holderPid: number | null,
+  ) {
+    super(
+      `${path} is in use by another hookgate process${holderPid === null ? '' : ` (pid ${holderPid})`}: ` +
+        'a SQLite database belongs to one gateway; stop that one, or give this config its own store.path',
+    );
     this.name = 'StoreLockedError';
   }
 }
@@ -27,7 +32,9 @@ export function lockDatabase(path: string, pid = process.pid): DatabaseLock {
   try {
     db.pragma('journal_mode = DELETE');
     db.pragma('busy_timeout = 0');
-    db.exec('CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since INTEGER NOT NULL)');
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS holder (id INTEGER PRIMARY KEY CHECK (id = 1), pid INTEGER NOT NULL, since INTEGER NOT NULL)',
+    );
     const take = (): boolean => {
       try {
         db.exec('BEGIN IMMEDIATE');
@@ -42,8 +49,9 @@ export function lockDatabase(path: string, pid = process.pid): DatabaseLock {
       throw new StoreLockedError(path, row?.pid ?? null);
     };
     if (!take()) refuse();
-    db.prepare('INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since')
-      .run(pid, Date.now());
+    db.prepare(
+      'INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since',
+    ).run(pid, Date.now());
     db.exec('COMMIT');
     // Between the commit and this second take another process may win: then it is the holder.
     if (!take()) refuse();

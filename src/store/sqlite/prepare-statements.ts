@@ -18,10 +18,11 @@ function claimableStatements(db: Database) {
     AND (r.hook IS NULL OR r.hook NOT IN (SELECT value FROM json_each(CASE WHEN r.started_at IS NULL THEN @hooks ELSE @restartHooks END)))
     AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
       AND (o.state = 'running' OR o.seq < r.seq))`;
-  const reopened = (column: string) => db.prepare(
-    `SELECT r.* FROM runs r WHERE r.state = 'queued' AND r.${column} = @key AND r.held_reason IS NOT NULL AND ${filters}
+  const reopened = (column: string) =>
+    db.prepare(
+      `SELECT r.* FROM runs r WHERE r.state = 'queued' AND r.${column} = @key AND r.held_reason IS NOT NULL AND ${filters}
       ORDER BY r.seq LIMIT @limit`,
-  );
+    );
   return {
     /** Lets in a batch of the runs whose coalescing window ended (see ready-runs.ts). */
     letInDue: db.prepare(letInDue('@now', '@limit')),
@@ -37,14 +38,16 @@ function claimableStatements(db: Database) {
     /** Whether more than `@scan` ready runs are queued. */
     moreClaimable: db.prepare(`SELECT 1 FROM runs WHERE ${ready()} ORDER BY seq LIMIT 1 OFFSET @scan`).pluck(),
     /** The sessions with open runs, at most `@max`, skipping along the session index (a lookup a session). */
-    openSessions: db.prepare(
-      `WITH RECURSIVE s (key) AS (
+    openSessions: db
+      .prepare(
+        `WITH RECURSIVE s (key) AS (
           SELECT (SELECT min(session_key) FROM runs INDEXED BY runs_open_session WHERE state IN ('queued', 'running'))
           UNION ALL
           SELECT (SELECT min(session_key) FROM runs INDEXED BY runs_open_session WHERE state IN ('queued', 'running') AND session_key > s.key)
             FROM s WHERE s.key IS NOT NULL)
         SELECT key FROM s WHERE key IS NOT NULL LIMIT @max`,
-    ).pluck(),
+      )
+      .pluck(),
     /** The claimable among the oldest open runs of the sessions `@keys` (a JSON array). */
     selectSessionHeads: db.prepare(
       `SELECT r.* FROM json_each(@keys) AS k
@@ -52,7 +55,9 @@ function claimableStatements(db: Database) {
         WHERE r.state = 'queued' AND r.held_reason IS NULL AND ${filters} ORDER BY r.seq LIMIT @limit`,
     ),
     /** Every ready run, read in `seq` order until enough are found. */
-    selectClaimableAll: db.prepare(`SELECT r.* FROM runs r WHERE ${ready('r')} AND ${filters} ORDER BY r.seq LIMIT @limit`),
+    selectClaimableAll: db.prepare(
+      `SELECT r.* FROM runs r WHERE ${ready('r')} AND ${filters} ORDER BY r.seq LIMIT @limit`,
+    ),
     selectReopened: { agents: reopened('agent_id'), hooks: reopened('hook') },
   };
 }
@@ -110,8 +115,12 @@ export function prepareStatements(db: Database) {
     reclaimRun: db.prepare(
       "UPDATE runs SET lease_owner = @owner, lease_until = @until, claim_id = @claimId WHERE id = @id AND state = 'running'",
     ),
-    expireRunLeases: db.prepare("UPDATE runs SET lease_until = 0 WHERE state IN ('queued', 'running') AND state = 'running'"),
-    selectPending: db.prepare(`SELECT * FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} ORDER BY e.seq LIMIT @limit`),
+    expireRunLeases: db.prepare(
+      "UPDATE runs SET lease_until = 0 WHERE state IN ('queued', 'running') AND state = 'running'",
+    ),
+    selectPending: db.prepare(
+      `SELECT * FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} ORDER BY e.seq LIMIT @limit`,
+    ),
     selectPendingNow: db.prepare(
       `SELECT 1 FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} AND e.mode = 'now' LIMIT 1`,
     ),
@@ -119,8 +128,12 @@ export function prepareStatements(db: Database) {
     countPendingThrough: db.prepare(
       `SELECT count(*) AS n FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} AND e.seq <= @seq`,
     ),
-    addConsumedMark: db.prepare('INSERT INTO consumed_marks (session_key, seq, turn_id, at) VALUES (@key, @seq, @turnId, @at)'),
-    consumeEvent: db.prepare(`UPDATE system_events AS e SET consumed_at = ?, consumed_by = ? WHERE e.id = ? AND ${PENDING('e')}`),
+    addConsumedMark: db.prepare(
+      'INSERT INTO consumed_marks (session_key, seq, turn_id, at) VALUES (@key, @seq, @turnId, @at)',
+    ),
+    consumeEvent: db.prepare(
+      `UPDATE system_events AS e SET consumed_at = ?, consumed_by = ? WHERE e.id = ? AND ${PENDING('e')}`,
+    ),
     claimHeartbeat: db.prepare(
       `INSERT INTO heartbeat_leases (agent_id, claim_id, owner, lease_until) VALUES (@agentId, @claimId, @owner, @until)
         ON CONFLICT (agent_id) DO UPDATE SET claim_id = excluded.claim_id, owner = excluded.owner,
@@ -137,7 +150,9 @@ export function prepareStatements(db: Database) {
     renewHeartbeat: db.prepare('UPDATE heartbeat_leases SET lease_until = ? WHERE agent_id = ? AND claim_id = ?'),
     releaseHeartbeat: db.prepare('DELETE FROM heartbeat_leases WHERE agent_id = ? AND claim_id = ?'),
     holdsHeartbeat: db.prepare('SELECT 1 FROM heartbeat_leases WHERE agent_id = ? AND claim_id = ?'),
-    selectExpiredHeartbeats: db.prepare('SELECT agent_id FROM heartbeat_leases WHERE lease_until < ? ORDER BY agent_id'),
+    selectExpiredHeartbeats: db.prepare(
+      'SELECT agent_id FROM heartbeat_leases WHERE lease_until < ? ORDER BY agent_id',
+    ),
     deleteHeartbeat: db.prepare('DELETE FROM heartbeat_leases WHERE agent_id = ? AND lease_until < ?'),
     expireHeartbeatLeases: db.prepare('UPDATE heartbeat_leases SET lease_until = 0'),
     selectAuthFailures: db.prepare('SELECT failures, locked_until FROM auth_failures WHERE client = ?'),
@@ -147,7 +162,9 @@ export function prepareStatements(db: Database) {
         updated_at = excluded.updated_at`,
     ),
     // `locked_until > 0` names the partial index of locked clients, which a bare comparison does not.
-    selectLockouts: db.prepare('SELECT client, locked_until FROM auth_failures WHERE locked_until > 0 AND locked_until > ? ORDER BY locked_until DESC LIMIT ?'),
+    selectLockouts: db.prepare(
+      'SELECT client, locked_until FROM auth_failures WHERE locked_until > 0 AND locked_until > ? ORDER BY locked_until DESC LIMIT ?',
+    ),
     // A few of the oldest stale rows a failure, by `auth_failures_expiry` (see create-pg-lockouts.ts).
     pruneAuthFailures: db.prepare(
       `DELETE FROM auth_failures WHERE client IN (SELECT client FROM auth_failures
@@ -191,7 +208,9 @@ export function prepareStatements(db: Database) {
       `UPDATE deliveries SET lease_owner = @owner, lease_until = @until, claim_id = @claimId WHERE id = @id AND state = 'pending'
         AND (lease_until IS NULL OR lease_until < @now)`,
     ),
-    renewDelivery: db.prepare("UPDATE deliveries SET lease_until = ? WHERE id = ? AND claim_id = ? AND state = 'pending'"),
+    renewDelivery: db.prepare(
+      "UPDATE deliveries SET lease_until = ? WHERE id = ? AND claim_id = ? AND state = 'pending'",
+    ),
     progressDelivery: db.prepare(
       `UPDATE deliveries SET parts_sent = ?, resolved_channel = ?, resolved_to = ?, updated_at = ?
         WHERE id = ? AND claim_id = ? AND state = 'pending'`,
@@ -209,7 +228,9 @@ export function prepareStatements(db: Database) {
       `UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?, error = NULL, updated_at = ?,
         lease_owner = NULL, lease_until = NULL, claim_id = NULL WHERE id = ? AND state IN ('failed', 'skipped')`,
     ),
-    expireDeliveryLeases: db.prepare("UPDATE deliveries SET lease_until = 0 WHERE state = 'pending' AND lease_until IS NOT NULL"),
+    expireDeliveryLeases: db.prepare(
+      "UPDATE deliveries SET lease_until = 0 WHERE state = 'pending' AND lease_until IS NOT NULL",
+    ),
   };
 
   return {
@@ -218,9 +239,25 @@ export function prepareStatements(db: Database) {
       s.insertEvent.run(e.id, e.agentId, e.sessionKey, e.text, e.mode, source, e.createdAt);
     },
     addRun(r: NewRun, source: string): void {
-      s.insertRun.run(r.id, r.agentId, r.sessionKey, r.message, r.name, r.wakeMode, r.deliver ? 1 : 0, r.channel,
-        r.to, r.model, r.thinking, r.timeoutSeconds, source, r.createdAt, r.coalesce?.key ?? null,
-        r.coalesce === undefined ? null : r.createdAt + r.coalesce.windowMs, r.source.hook);
+      s.insertRun.run(
+        r.id,
+        r.agentId,
+        r.sessionKey,
+        r.message,
+        r.name,
+        r.wakeMode,
+        r.deliver ? 1 : 0,
+        r.channel,
+        r.to,
+        r.model,
+        r.thinking,
+        r.timeoutSeconds,
+        source,
+        r.createdAt,
+        r.coalesce?.key ?? null,
+        r.coalesce === undefined ? null : r.createdAt + r.coalesce.windowMs,
+        r.source.hook,
+      );
     },
     addTranscript(agentId: string, entries: readonly TranscriptEntry[], at: number): void {
       for (const t of entries) s.insertTranscript.run(t.sessionKey, t.role, t.content, t.turnId, t.createdAt);

@@ -12,7 +12,10 @@ interface Row {
 }
 
 /** The digest's counts worked out from every row, the slow way: the shape is the text without digits, 40 characters (code points). */
-function expected(rows: readonly Row[], groups: number): { total: number; byHook: Array<{ hook: string | null; count: number }>; groups: Array<[number, number]> } {
+function expected(
+  rows: readonly Row[],
+  groups: number,
+): { total: number; byHook: Array<{ hook: string | null; count: number }>; groups: Array<[number, number]> } {
   const byHook = new Map<string | null, number>();
   const byShape = new Map<string, { seq: number; n: number }>();
   for (const r of rows) {
@@ -27,7 +30,10 @@ function expected(rows: readonly Row[], groups: number): { total: number; byHook
     byHook: [...byHook]
       .sort(([ha, a], [hb, b]) => b - a || (ha === null ? -1 : hb === null ? 1 : Buffer.compare(bytes(ha), bytes(hb))))
       .map(([hook, count]) => ({ hook, count })),
-    groups: [...byShape.values()].sort((a, b) => b.n - a.n || b.seq - a.seq).slice(0, groups).map((g) => [g.seq, g.n]),
+    groups: [...byShape.values()]
+      .sort((a, b) => b.n - a.n || b.seq - a.seq)
+      .slice(0, groups)
+      .map((g) => [g.seq, g.n]),
   };
 }
 
@@ -40,23 +46,31 @@ describe('the SQLite digest reader', () => {
 
   /** Writes `rows` as pending events of the main session beside the open store; returns them with their `seq`. */
   const write = (rows: ReadonlyArray<Omit<Row, 'seq'>>): Row[] => {
-    const seqs = writePendingEvents(f.path, rows.map((r, i) => ({
-      id: `ev-${i}`,
-      text: r.text,
-      source: JSON.stringify(r.hook === null ? { external: true } : { hook: r.hook, external: true }),
-      createdAt: i,
-    })));
+    const seqs = writePendingEvents(
+      f.path,
+      rows.map((r, i) => ({
+        id: `ev-${i}`,
+        text: r.text,
+        source: JSON.stringify(r.hook === null ? { external: true } : { hook: r.hook, external: true }),
+        createdAt: i,
+      })),
+    );
     return rows.map((r, i) => ({ ...r, seq: seqs[i]! }));
   };
 
   it('counts by hook and groups alike events in one pass, as a count over every row does', () => {
     const hooks = ['gmail', 'github', 'ci', null, 'zürich', '\u{1F600}-alerts', '\uFF21-alerts'];
-    const rows = write(Array.from({ length: 3_000 }, (_, i) => ({
-      // Hooks with equal counts (ordered by name, NULL first, by UTF-8 bytes: U+FF21 before U+1F600,
-      // which UTF-16 units order the other way), and groups of equal size (the newest first).
-      hook: hooks[i % 7]!,
-      text: i % 5 === 0 ? `Build ${i} failed on main` : `Mail ${i % 13} from ${'abcdefghij'[i % 10]}: ${'é'.repeat(i % 4)} ${'x'.repeat(45)}`,
-    })));
+    const rows = write(
+      Array.from({ length: 3_000 }, (_, i) => ({
+        // Hooks with equal counts (ordered by name, NULL first, by UTF-8 bytes: U+FF21 before U+1F600,
+        // which UTF-16 units order the other way), and groups of equal size (the newest first).
+        hook: hooks[i % 7]!,
+        text:
+          i % 5 === 0
+            ? `Build ${i} failed on main`
+            : `Mail ${i % 13} from ${'abcdefghij'[i % 10]}: ${'é'.repeat(i % 4)} ${'x'.repeat(45)}`,
+      })),
+    );
     const seqOf = new Map(rows.map((r, i) => [`ev-${i}`, r.seq]));
     const read = createDigestReader(f.raw);
     for (const groups of [0, 1, 15, 5_000]) {
@@ -64,8 +78,15 @@ describe('the SQLite digest reader', () => {
       const want = expected(rows, groups);
       assert.equal(digest.total, want.total);
       assert.deepEqual(digest.byHook, want.byHook);
-      assert.deepEqual(digest.groups.map((g) => [seqOf.get(g.sample.id), g.count]), want.groups, `groups: ${groups}`);
-      assert.deepEqual(digest.newest.map((e) => e.text), [rows.at(-1)!.text, rows.at(-2)!.text]);
+      assert.deepEqual(
+        digest.groups.map((g) => [seqOf.get(g.sample.id), g.count]),
+        want.groups,
+        `groups: ${groups}`,
+      );
+      assert.deepEqual(
+        digest.newest.map((e) => e.text),
+        [rows.at(-1)!.text, rows.at(-2)!.text],
+      );
     }
   });
 

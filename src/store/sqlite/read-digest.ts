@@ -45,12 +45,18 @@ function compareHooks(a: string | null, b: string | null): number {
  * The backlog is read once, grouped by hook and shape: the total and the counts by hook are the
  * groups' sums, which saves two more passes over it.
  */
-export function createDigestReader(db: Database.Database): (sessionKey: string, o: DigestOptions) => PendingDigest | null {
+export function createDigestReader(
+  db: Database.Database,
+): (sessionKey: string, o: DigestOptions) => PendingDigest | null {
   const pending = `FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} AND e.seq <= @through`;
   const st = {
-    last: db.prepare(`SELECT max(e.seq) AS seq FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')}`),
+    last: db.prepare(
+      `SELECT max(e.seq) AS seq FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')}`,
+    ),
     idOf: db.prepare('SELECT id FROM system_events WHERE seq = ?'),
-    groups: db.prepare(`SELECT json_extract(e.source, '$.hook') AS hook, max(e.seq) AS seq, count(*) AS n ${pending} GROUP BY 1, ${SHAPE}`),
+    groups: db.prepare(
+      `SELECT json_extract(e.source, '$.hook') AS hook, max(e.seq) AS seq, count(*) AS n ${pending} GROUP BY 1, ${SHAPE}`,
+    ),
     bySeq: db.prepare('SELECT * FROM system_events WHERE seq = ?'),
     newest: db.prepare(`SELECT e.* ${pending} ORDER BY e.seq DESC LIMIT @limit`),
   };

@@ -23,9 +23,11 @@ export function createRequestsReader(db: Database.Database): (o?: ListRequestsOp
       FROM request_batches ORDER BY seq DESC`,
   );
   // Whether a batch's text holds a string: searched in place, or, when the batch is packed, its records to unpack.
-  const mentionsOrPacked = db.prepare(
-    `SELECT CASE WHEN typeof(records) = 'blob' THEN records ELSE instr(records, ?) > 0 END FROM request_batches WHERE seq = ?`,
-  ).pluck();
+  const mentionsOrPacked = db
+    .prepare(
+      `SELECT CASE WHEN typeof(records) = 'blob' THEN records ELSE instr(records, ?) > 0 END FROM request_batches WHERE seq = ?`,
+    )
+    .pluck();
   return (o) => {
     const limit = o?.limit ?? DEFAULT_LIMIT;
     const seen = new Set<string>();
@@ -61,7 +63,11 @@ export function createRequestsReader(db: Database.Database): (o?: ListRequestsOp
         const r = records[i]!;
         if (seen.has(r.id)) continue;
         seen.add(r.id);
-        if ((o?.hook === undefined || r.hook === o.hook) && (o?.status === undefined || r.status === o.status) && !revisedIn(r.id)) {
+        if (
+          (o?.hook === undefined || r.hook === o.hook) &&
+          (o?.status === undefined || r.status === o.status) &&
+          !revisedIn(r.id)
+        ) {
           found.push(r);
         }
       }

@@ -20,7 +20,14 @@ describe('SQLite session listings', () => {
     await s.recordActions({ events, runs: [], idempotency: null });
     const here = createSessionsReader(f.raw);
     const listed = await s.listSessions({ limit: 10 });
-    assert.deepEqual(listed.map((x) => [x.key, x.pendingEvents]), [['hook:new', 0], ['agent:main:main', ON_THREAD_ABOVE + 1], ['hook:run', 0]]);
+    assert.deepEqual(
+      listed.map((x) => [x.key, x.pendingEvents]),
+      [
+        ['hook:new', 0],
+        ['agent:main:main', ON_THREAD_ABOVE + 1],
+        ['hook:run', 0],
+      ],
+    );
     assert.equal(here.list(10).length, 3);
     assert.equal((await s.getSession('agent:main:main'))?.pendingEvents, here.get('agent:main:main').pending);
   });

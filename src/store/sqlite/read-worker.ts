@@ -49,11 +49,16 @@ parentPort!.on('message', (message: { id: number; read: ReadRequest } | 'close')
 
 function answer(read: ReadRequest): unknown {
   switch (read.kind) {
-    case 'digest': return digest()(read.sessionKey, read.options);
-    case 'queue': return queue()();
-    case 'sessions': return sessions().list(read.limit);
-    case 'session': return sessions().get(read.key);
-    case 'requests': return requests()(read.options);
+    case 'digest':
+      return digest()(read.sessionKey, read.options);
+    case 'queue':
+      return queue()();
+    case 'sessions':
+      return sessions().list(read.limit);
+    case 'session':
+      return sessions().get(read.key);
+    case 'requests':
+      return requests()(read.options);
   }
 }
 

@@ -63,7 +63,8 @@ describe('startCheckpointer', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const insert = (): Promise<unknown> => group.submit(() => db.prepare('INSERT INTO t (v) VALUES (randomblob(3000))').run());
+  const insert = (): Promise<unknown> =>
+    group.submit(() => db.prepare('INSERT INTO t (v) VALUES (randomblob(3000))').run());
   const walBytes = (): number => statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
 
   it('keeps the WAL bounded while the writer keeps committing, holding it once the WAL is past its bound', async () => {
@@ -80,10 +81,20 @@ describe('startCheckpointer', () => {
     }
     const written = rounds * perRound * FRAME;
     assert.equal(ready, 1, 'the thread said once that it checkpoints from now on');
-    assert.ok(reports.some((r) => r.held), 'the writer was held for a full checkpoint at least once');
+    assert.ok(
+      reports.some((r) => r.held),
+      'the writer was held for a full checkpoint at least once',
+    );
     assert.equal(holds, releases, 'every hold was released');
-    assert.ok(maxWal <= 4 * RESTART_FRAMES * FRAME, `the WAL stayed within its bound: ${maxWal} bytes, ${written} written`);
-    assert.equal((db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n, rounds * perRound, 'no write was lost to a hold');
+    assert.ok(
+      maxWal <= 4 * RESTART_FRAMES * FRAME,
+      `the WAL stayed within its bound: ${maxWal} bytes, ${written} written`,
+    );
+    assert.equal(
+      (db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n,
+      rounds * perRound,
+      'no write was lost to a hold',
+    );
     assert.deepEqual(failures, []);
   });
 
