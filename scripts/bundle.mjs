@@ -18,7 +18,8 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  // Native addon and the loader-thread compiler stay regular dependencies.
+  // The native addon and the loader-thread compiler stay outside, as the package's only runtime
+  // dependencies; every other library is bundled and so only a devDependency.
   external: ['better-sqlite3', 'amaro'],
   logLevel: 'warning',
   // CommonJS dependencies bundled into ESM (pino) call require() for Node built-ins.
