@@ -308,6 +308,9 @@ export const HooksSchema = z.strictObject({
   ),
 });
 
+/** A number of open connections; the default is resolved at startup from the open-file limit. */
+const connectionCount = z.number().int().min(1).max(1_000_000).optional();
+
 export const GatewaySchema = z.strictObject({
   bind: nonEmpty
     .default('127.0.0.1')
@@ -344,26 +347,14 @@ export const GatewaySchema = z.strictObject({
     .max(3_600_000)
     .default(30_000)
     .describe('Time allowed to receive a request body before 408 `body_timeout`.'),
-  maxConnections: z
-    .number()
-    .int()
-    .min(1)
-    .max(1_000_000)
-    .optional()
-    .describe(
-      'Open client connections; the excess is answered 503 `over_capacity` and closed. ' +
-        '@default 1000, or the open-file limit minus 96 when that is lower',
-    ),
-  maxConnectionsPerClient: z
-    .number()
-    .int()
-    .min(1)
-    .max(1_000_000)
-    .optional()
-    .describe(
-      'Open connections from one client address (an IPv6 /64), loopback peers and trusted proxies aside; the ' +
-        'excess is answered 429 `too_many_connections` and closed. @default a quarter of `maxConnections`',
-    ),
+  maxConnections: connectionCount.describe(
+    'Open client connections; the excess is answered 503 `over_capacity` and closed. ' +
+      '@default 1000, or the open-file limit minus 96 when that is lower',
+  ),
+  maxConnectionsPerClient: connectionCount.describe(
+    'Open connections from one client address (an IPv6 /64), loopback peers and trusted proxies aside; the ' +
+      'excess is answered 429 `too_many_connections` and closed. @default a quarter of `maxConnections`',
+  ),
   logLevel: z
     .enum(['debug', 'info', 'warn', 'error', 'silent'])
     .default('info')
