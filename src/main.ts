@@ -248,6 +248,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     maxConnectionsPerClient: config.gateway.maxConnectionsPerClient,
     peerGroup: createPeerGrouper(config.gateway.trustedProxies),
     onTurnedAway: (reason) => metrics.connectionTurnedAway(reason),
+    onClosedForNewer: () => metrics.connectionClosedForNewer(),
+    firstByteTimeoutMs: config.gateway.firstByteTimeoutMs,
     log,
     now: clock.now,
   });

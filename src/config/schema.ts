@@ -167,16 +167,27 @@ export const GatewaySchema = z.strictObject({
   /** Time allowed to receive a request body before 408. */
   bodyTimeoutMs: z.number().int().min(1).max(3_600_000).default(30_000),
   /**
-   * Open client connections; the excess is answered 503 `over_capacity` and closed. Default: 1000,
-   * or the open-file limit minus 96 when that is lower (resolved at startup).
+   * Open client connections. At the limit a new connection takes the place of the oldest that has
+   * not sent a complete request yet (else of the one idle longest between requests), which is
+   * closed; only when every connection has a request in flight is the newcomer answered 503
+   * `over_capacity` and closed. Default: 1000, or the open-file limit minus 96 when that is lower
+   * (resolved at startup).
    */
   maxConnections: z.number().int().min(1).max(1_000_000).optional(),
   /**
    * Open connections from one client address (an IPv6 /64), loopback peers and trusted proxies
-   * aside; the excess is answered 429 `too_many_connections` and closed. Default: a quarter of
-   * `maxConnections`.
+   * aside, at most; the excess is answered 429 `too_many_connections` and closed. Whether set or
+   * not, a client may hold at most half of the connections the other clients leave free (at least
+   * one), so a few addresses cannot take them all.
    */
   maxConnectionsPerClient: z.number().int().min(1).max(1_000_000).optional(),
+  /**
+   * How long a new connection may send nothing (from its opening, and between the bytes of its
+   * first request's headers) before it is closed, unanswered: a connection that asks nothing must
+   * not hold a place under `maxConnections`. Complete headers are then due within 20 s of their
+   * first byte (408 `headers_timeout`).
+   */
+  firstByteTimeoutMs: z.number().int().min(100).max(600_000).default(5_000),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Keep each hook request's body in its request record (for the admin API's replay). */
   recordPayloads: z.boolean().default(false),
