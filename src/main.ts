@@ -248,6 +248,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     maxConnectionsPerClient: config.gateway.maxConnectionsPerClient,
     peerGroup: createPeerGrouper(config.gateway.trustedProxies),
     onTurnedAway: (reason) => metrics.connectionTurnedAway(reason),
+    onClosedForNewer: () => metrics.connectionClosedForNewer(),
+    firstByteTimeoutMs: config.gateway.firstByteTimeoutMs,
     log,
     now: clock.now,
   });
@@ -307,10 +309,15 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         ready = false;
         unsubscribe();
         sharedLimiter?.stop();
+        // No delivery is claimed from here on: one claimed now, while requests and runs finish,
+        // might still be in flight at exit and go out again after the restart. The sends in flight
+        // finish (each within its channel's timeout) and are recorded before the store closes;
+        // deliveries the last runs make wait, pending, for the next start.
+        const deliveriesStopped = deliveryWorker?.stop();
         await pruner.stop();
         await http.close();
         await runtime.stop();
-        await deliveryWorker?.stop();
+        await deliveriesStopped;
         await runTransform.close();
         await store.close();
         log.info('gateway stopped');

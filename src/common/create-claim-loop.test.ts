@@ -25,6 +25,7 @@ function harness(overrides: Partial<ClaimLoopOptions<Item>> = {}) {
     execute: (item, signal) =>
       new Promise<void>((resolve) => {
         running.set(item.id, { finish: resolve, signal });
+        if (signal.aborted) resolve();
         signal.addEventListener('abort', () => resolve(), { once: true });
       }).finally(() => running.delete(item.id)),
     renew: async (items) => {
@@ -149,5 +150,44 @@ describe('createClaimLoop', () => {
     await stopping;
     assert.equal(slow.signal.aborted, true);
     assert.equal(h.queue.length, 1, 'nothing claimed after stop');
+  });
+
+  it('on stop waits for a claim still being answered, and for the items it returns to finish', async () => {
+    let answer: (items: Item[]) => void = () => undefined;
+    const h = harness({ claim: () => new Promise<Item[]>((resolve) => (answer = resolve)) });
+    h.loop.start();
+    await settle();
+    let stopped = false;
+    const stopping = h.loop.stop().then(() => {
+      stopped = true;
+    });
+    // The claim was sent before the stop: the store has leased this item to the loop.
+    answer([{ id: 'claimed-late' }]);
+    await settle();
+    const late = h.running.get('claimed-late');
+    assert.ok(late !== undefined, 'the item claimed is worked on');
+    assert.equal(stopped, false, 'stop waits for it');
+    late.finish();
+    await stopping;
+    assert.equal(late.signal.aborted, false);
+  });
+
+  it('aborts an item claimed after the stop grace ended at once', async () => {
+    let answer: (items: Item[]) => void = () => undefined;
+    const signals: AbortSignal[] = [];
+    const h = harness({
+      claim: () => new Promise<Item[]>((resolve) => (answer = resolve)),
+      execute: async (_item, signal) => {
+        signals.push(signal);
+      },
+    });
+    h.loop.start();
+    await settle();
+    const stopping = h.loop.stop();
+    await h.clock.advance(5000);
+    answer([{ id: 'too-late' }]);
+    await stopping;
+    assert.equal(signals.length, 1);
+    assert.equal(signals[0]!.aborted, true, 'its signal was aborted before it started');
   });
 });

@@ -348,13 +348,27 @@ export const GatewaySchema = z.strictObject({
     .default(30_000)
     .describe('Time allowed to receive a request body before 408 `body_timeout`.'),
   maxConnections: connectionCount.describe(
-    'Open client connections; the excess is answered 503 `over_capacity` and closed. ' +
+    'Open client connections. At the limit a new connection takes the place of the oldest that has not sent a ' +
+      'complete request yet (else of the one idle longest between requests); only when every connection has a ' +
+      'request in flight is the newcomer answered 503 `over_capacity` and closed. ' +
       '@default 1000, or the open-file limit minus 96 when that is lower',
   ),
   maxConnectionsPerClient: connectionCount.describe(
-    'Open connections from one client address (an IPv6 /64), loopback peers and trusted proxies aside; the ' +
-      'excess is answered 429 `too_many_connections` and closed. @default a quarter of `maxConnections`',
+    'Open connections from one client address (an IPv6 /64), loopback peers and trusted proxies aside, at most; ' +
+      'the excess is answered 429 `too_many_connections` and closed. Set or not, a client may hold at most half ' +
+      'of the connections the other clients leave free (at least one). @default no cap beyond that share',
   ),
+  firstByteTimeoutMs: z
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(5_000)
+    .describe(
+      'How long a new connection may send nothing (from its opening, and between the bytes of its first ' +
+        "request's headers) before it is closed unanswered; complete headers are then due within 20 s of their " +
+        'first byte (408 `headers_timeout`).',
+    ),
   logLevel: z
     .enum(['debug', 'info', 'warn', 'error', 'silent'])
     .default('info')

@@ -20,6 +20,8 @@ export interface GatewayMetrics {
   lockout(): void;
   /** A connection turned away: past `gateway.maxConnections`, or past its client's share of them. */
   connectionTurnedAway(reason: 'over_capacity' | 'too_many_connections'): void;
+  /** A connection closed at `gateway.maxConnections` to let a newer one in. */
+  connectionClosedForNewer(): void;
   /** Sees the store's group commits. */
   readonly store: StoreObserver;
   /** Sees the background pruner's batches and passes. */
@@ -113,6 +115,11 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     name: 'hookgate_connections_refused_total',
     help: 'Connections turned away: over_capacity (gateway.maxConnections) or too_many_connections (gateway.maxConnectionsPerClient).',
     labelNames: ['reason'],
+    registers,
+  });
+  const closedForNewer = new Counter({
+    name: 'hookgate_connections_closed_for_newer_total',
+    help: 'Connections closed at gateway.maxConnections to let a newer one in: the oldest that had not sent a complete request, else the one idle longest between requests.',
     registers,
   });
   const openConnections = deps.openConnections;
@@ -247,6 +254,7 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     requestRecordDropped: () => recordsDropped.inc(),
     lockout: () => lockouts.inc(),
     connectionTurnedAway: (reason) => turnedAway.inc({ reason }),
+    connectionClosedForNewer: () => closedForNewer.inc(),
     store: {
       onCommit(c) {
         commitSize.observe(c.writes);

@@ -1,10 +1,18 @@
+import { retryWhile } from '../common/retry-while.js';
 import { keepText } from '../common/scrub-secrets.js';
 import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
-import type { ClaimedRun, NewSystemEvent, RunOutcomeState, RunRecord } from '../store/index.js';
+import {
+  isStoreUnavailable,
+  type ClaimedRun,
+  type RunCompletion,
+  type NewSystemEvent,
+  type RunOutcomeState,
+  type RunRecord,
+} from '../store/index.js';
 import { buildRunMessage, buildRunSummary } from './build-prompts.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
-import { callModelTurn, TurnTimeoutError } from './call-model-turn.js';
+import { callModelTurn, HistoryUnreadableError, TurnTimeoutError } from './call-model-turn.js';
 import { classifyRunError, type RunErrorCategory } from './classify-run-error.js';
 import { resolveAgentProfile } from './resolve-agent-profile.js';
 import type { RuntimeDeps } from './runtime-deps.js';
@@ -32,7 +40,7 @@ export function createRunSummary(
 
 export interface RunResult {
   state: RunOutcomeState;
-  /** False when nothing was written: the claim went stale, or shutdown handed the run back. */
+  /** False when nothing was written: the claim went stale, or the run was handed back (shutdown, the store failing). */
   recorded: boolean;
 }
 
@@ -76,6 +84,13 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
     if (turn.usage !== undefined) tokens = turn.usage.inputTokens + turn.usage.outputTokens;
     state = 'succeeded';
   } catch (err) {
+    if (err instanceof HistoryUnreadableError) {
+      // The store failed (a database connection lost, say), not the run: it goes back to the queue
+      // as it was, instead of failing for a cause of the gateway's. Should the hand-back fail too,
+      // the lease runs out and the run is requeued all the same.
+      if (await deps.store.releaseRun(run)) log.warn('run handed back', { runId: run.id, reason: err.message });
+      return { state: 'failed', recorded: false };
+    }
     state = err instanceof TurnTimeoutError ? 'timed_out' : 'failed';
     category = classifyRunError(err);
     const scrub = deps.scrub ?? keepText;
@@ -124,7 +139,7 @@ export async function finishRun(
         at,
       )
     : null;
-  const recorded = await deps.store.completeRun({
+  const outcomeRecord: RunCompletion = {
     runId: run.id,
     claimId: run.claimId,
     state,
@@ -142,6 +157,13 @@ export async function finishRun(
           ],
     summary: createRunSummary(deps, run, state, reply ?? error ?? '', at),
     delivery,
+  };
+  // The outcome was paid for: a store that cannot write for a moment is waited for, not left to run
+  // the model again once the lease runs out (a claim that is no longer current is refused all the same).
+  const recorded = await retryWhile(() => deps.store.completeRun(outcomeRecord), {
+    clock,
+    retryable: isStoreUnavailable,
+    forMs: deps.config.store.leaseSeconds * 1000,
   });
   if (!recorded) {
     log.warn('run finished on a stale claim; outcome discarded', { runId: run.id });
