@@ -49,7 +49,8 @@ export const MappingBudgetSchema = BudgetSchema.extend({
 export const MappingSchema = z.strictObject({
   id: nonEmpty.optional(),
   match: z.strictObject({ path: z.string().optional(), source: z.string().optional() }).optional(),
-  action: z.enum(['wake', 'agent']).optional(),
+  /** `event` records and publishes the hook only (MCP Events), with no wake or run here. */
+  action: z.enum(['wake', 'agent', 'event']).optional(),
   wakeMode: z.enum(WAKE_MODES).optional(),
   name: z.string().optional(),
   agentId: nonEmpty.optional(),
@@ -63,6 +64,8 @@ export const MappingSchema = z.strictObject({
   thinking: z.string().optional(),
   timeoutSeconds: timeoutSeconds.optional(),
   allowUnsafeExternalContent: z.boolean().optional(),
+  /** Published occurrences of this mapping (MCP Events) carry the raw payload as `data.payload`. @default false */
+  publishPayload: z.boolean().optional(),
   verify: VerifySchema.optional(),
   /** One action per item of an array in the payload (`item` in templates and transforms). */
   forEach: z
@@ -263,6 +266,20 @@ export const ChannelsSchema = z.strictObject({
     .optional(),
 });
 
+/** The MCP Events endpoint: subscribers receive what the gateway accepted, from its durable log. */
+export const McpSchema = z.strictObject({
+  /** Serve MCP at `path` and publish every accepted hook (and finished run) to the event log. @default false */
+  enabled: z.boolean().default(false),
+  /** Exact path of the Streamable HTTP endpoint. @default '/mcp' */
+  path: z.string().default('/mcp'),
+  /** Bearer token of MCP clients; must differ from `hooks.token` and `gateway.auth.token`. */
+  token: nonEmpty.optional(),
+  /** Callback URLs may be `http://` to a literal loopback address, and resolve to loopback (development only). @default false */
+  allowLoopbackCallbacks: z.boolean().default(false),
+  /** Webhook subscriptions held at once (not counting ended ones); more get `ResourceExhausted`. @default 100 */
+  maxSubscriptions: z.number().int().min(1).max(10_000).default(100),
+});
+
 export const ConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   gateway: GatewaySchema.prefault({}),
@@ -271,6 +288,7 @@ export const ConfigSchema = z.strictObject({
   models: ModelsSchema.prefault({}),
   channels: ChannelsSchema.prefault({}),
   store: StoreSchema.prefault({ driver: 'sqlite' }),
+  mcp: McpSchema.prefault({}),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -284,3 +302,4 @@ export type RetentionConfig = z.infer<typeof RetentionSchema>;
 export type BudgetConfig = z.infer<typeof MappingBudgetSchema>;
 export type ChannelsConfig = z.infer<typeof ChannelsSchema>;
 export type AuthRateLimitConfig = z.infer<typeof AuthRateLimitSchema>;
+export type McpConfig = z.infer<typeof McpSchema>;

@@ -31,6 +31,8 @@ export const RetentionSchema = z.strictObject({
   transcript: retentionAge.default('30d'),
   /** Records of received requests. */
   requests: retentionAge.default('7d'),
+  /** Published occurrences (the event log MCP subscribers read; written only with `mcp.enabled`). */
+  eventLog: retentionAge.default('7d'),
 });
 const retention = RetentionSchema.prefault({});
 
