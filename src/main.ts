@@ -158,6 +158,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       ids,
       retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
       scrub,
+      publishRuns: config.mcp.enabled,
     },
     { leaseMs: config.store.leaseSeconds * 1000, budgets: readRunBudgets(() => current.config), ...deps.runtime },
   );
@@ -186,6 +187,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       runTransform,
       idempotencyWindowSeconds: l.config.hooks.idempotencyWindowSeconds,
       maxWaitSeconds: l.config.hooks.maxWaitSeconds,
+      // MCP is restart-only: the log is written from the start's config on.
+      ...(config.mcp.enabled ? { publish: { ids } } : {}),
     }),
   });
   let ingress = buildIngress(loaded);

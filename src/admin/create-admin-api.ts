@@ -2,7 +2,7 @@ import { RequestError } from '../common/errors.js';
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
 import type { HookHandler, HookOutcome } from '../hooks/index.js';
-import { createRunSummary } from '../runtime/index.js';
+import { createRunFinished, createRunSummary } from '../runtime/index.js';
 import type { DeliveryQueue, RequestLog, RunControl, StoreReader } from '../store/index.js';
 import { parseDeliveryState, parseFlag, parseLimit, parseRunState, parseStatus } from './parse-admin-query.js';
 import { replayRequest } from './replay-request.js';
@@ -26,6 +26,8 @@ export interface AdminApiDeps {
   hooksPath: () => string;
   clock: Clock;
   ids: Ids;
+  /** A cancelled run publishes `run.finished` (`mcp.enabled`). @default false */
+  publishRuns?: boolean;
 }
 
 type Route = {
@@ -45,6 +47,8 @@ function describeOutcome(o: HookOutcome): Record<string, unknown> {
       return { kind: 'wake', event: o.event };
     case 'agent':
       return { kind: 'agent', run: o.run };
+    case 'event':
+      return { kind: 'event', action: o.action, ...(o.published === undefined ? {} : { published: o.published }) };
     case 'skip':
       return { kind: 'skip' };
     case 'duplicate':
@@ -123,7 +127,11 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
         const run = found(await store.getRun(id!));
         const at = deps.clock.now();
         const summary = createRunSummary(deps, run, 'failed', 'cancelled', at);
-        if (!(await store.cancelRun({ runId: run.id, finishedAt: at, error: 'cancelled', summary }))) {
+        const published =
+          deps.publishRuns === true
+            ? { published: createRunFinished(deps, run, { state: 'failed', reply: null, error: 'cancelled', at }) }
+            : {};
+        if (!(await store.cancelRun({ runId: run.id, finishedAt: at, error: 'cancelled', summary, ...published }))) {
           const now = await store.getRun(run.id);
           throw new RequestError('run_not_cancellable', {
             message: `Only a queued run can be cancelled; this one is ${now?.state ?? run.state}.`,

@@ -1,7 +1,8 @@
 import { keepText } from '../common/scrub-secrets.js';
 import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
-import type { ClaimedRun, NewSystemEvent, RunOutcomeState, RunRecord } from '../store/index.js';
+import { isUntrusted, RUN_FINISHED } from '../common/published-events.js';
+import type { ClaimedRun, NewLogEvent, NewSystemEvent, RunOutcomeState, RunRecord } from '../store/index.js';
 import { buildRunMessage, buildRunSummary } from './build-prompts.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
 import { callModelTurn, TurnTimeoutError } from './call-model-turn.js';
@@ -27,6 +28,38 @@ export function createRunSummary(
     // The summary carries model output shaped by hook content: it stays external content.
     source: run.source,
     createdAt: at,
+  };
+}
+
+/**
+ * A run's `run.finished` occurrence: its state and reply (or error), written with its end. The reply
+ * is model output shaped by the hook's content, so it is as trusted as that content was.
+ */
+export function createRunFinished(
+  deps: Pick<RuntimeDeps, 'ids'>,
+  run: RunRecord,
+  end: { state: RunOutcomeState; reply: string | null; error: string | null; at: number },
+): NewLogEvent {
+  const untrusted = isUntrusted(run.source);
+  return {
+    id: deps.ids.next(),
+    name: RUN_FINISHED,
+    agentId: run.agentId,
+    requestId: null,
+    createdAt: end.at,
+    data: {
+      runId: run.id,
+      hook: run.source.hook,
+      name: run.name,
+      agentId: run.agentId,
+      sessionKey: run.sessionKey,
+      state: end.state,
+      reply: end.reply,
+      error: end.error,
+      finishedAt: new Date(end.at).toISOString(),
+      untrusted,
+    },
+    untrusted,
   };
 }
 
@@ -142,6 +175,7 @@ export async function finishRun(
           ],
     summary: createRunSummary(deps, run, state, reply ?? error ?? '', at),
     delivery,
+    ...(deps.publishRuns === true ? { published: createRunFinished(deps, run, { state, reply, error, at }) } : {}),
   });
   if (!recorded) {
     log.warn('run finished on a stale claim; outcome discarded', { runId: run.id });
