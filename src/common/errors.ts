@@ -68,6 +68,10 @@ export const ERROR_CATALOG = {
   },
   worker_stalled: { status: 503, message: 'A background worker (runs or deliveries) has stopped making progress.' },
   metrics_unauthorized: { status: 401, message: 'Missing or invalid gateway token (gateway.auth.token) for /metrics.' },
+  mcp_unauthorized: {
+    status: 401,
+    message: 'Missing or invalid MCP token (mcp.token); send it as "Authorization: Bearer <token>".',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -46,6 +46,7 @@ describe('safeParseConfig', () => {
       enabled: false,
       path: '/mcp',
       allowLoopbackCallbacks: false,
+      allowPrivateCallbacks: false,
       maxSubscriptions: 100,
     });
     assert.equal(r.loaded.transformsDir, '/etc/hookgate/hooks/transforms');

@@ -276,6 +276,8 @@ export const McpSchema = z.strictObject({
   token: nonEmpty.optional(),
   /** Callback URLs may be `http://` to a literal loopback address, and resolve to loopback (development only). @default false */
   allowLoopbackCallbacks: z.boolean().default(false),
+  /** Callbacks may resolve to private ranges (RFC 1918, CGNAT, IPv6 ULA): a subscriber on the same network. Never link-local or metadata. @default false */
+  allowPrivateCallbacks: z.boolean().default(false),
   /** Webhook subscriptions held at once (not counting ended ones); more get `ResourceExhausted`. @default 100 */
   maxSubscriptions: z.number().int().min(1).max(10_000).default(100),
 });

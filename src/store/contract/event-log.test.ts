@@ -173,6 +173,16 @@ describeEachDriver('store contract: event log', (driver) => {
     );
   });
 
+  it('never numbers an occurrence again after retention emptied the log', async () => {
+    await store.addSystemEvent(newEvent('x', { published: newLogEvent('hook.wake', { createdAt: 10 }) }));
+    const [first] = await read('hook.wake');
+    await store.prune({ ...NONE, eventLog: 1_000 }, 10);
+    assert.deepEqual(await read('hook.wake'), []);
+    await store.addSystemEvent(newEvent('y', { published: newLogEvent('hook.wake', { createdAt: 2_000 }) }));
+    const [next] = await read('hook.wake', { after: first!.seq });
+    assert.ok(next !== undefined && next.seq > first!.seq, 'numbered after every occurrence handed out before');
+  });
+
   it('finds the last occurrence created before a time', async () => {
     for (const at of [10, 20, 30]) {
       await store.addSystemEvent(newEvent('x', { published: newLogEvent('hook.wake', { createdAt: at }) }));

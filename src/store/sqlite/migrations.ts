@@ -286,8 +286,10 @@ export const MIGRATIONS: readonly string[] = [
   -- The event log (see event-log-types.ts): one row per published occurrence, written in the
   -- transaction of the action it describes and only while mcp.enabled; its seq is each consumer's
   -- position. Marks hold the store's own positions (how far retention pruned the log).
+  -- AUTOINCREMENT: a plain rowid is max + 1, so once retention emptied the table (or took its
+  -- newest rows) numbers would be handed out again, below positions subscribers already hold.
   CREATE TABLE event_log (
-    seq INTEGER PRIMARY KEY,
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
     name TEXT NOT NULL,
     agent_id TEXT,
