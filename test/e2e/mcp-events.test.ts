@@ -397,3 +397,47 @@ describe('MCP Events: refusals', () => {
     assert.equal(ok.status, 200);
   });
 });
+
+describe('MCP Events: across a restart', () => {
+  it('keeps its subscriptions and their positions, and delivers what was missed once the gateway is back', async () => {
+    const temp = createTempConfig(
+      baseConfig({ mcp: { enabled: true, token: MCP_TOKEN, allowLoopbackCallbacks: true } }),
+    );
+    const sub = await startMcpSubscriber();
+    const open = () =>
+      startGateway(readConfig(temp.path, {}), {
+        port: 0,
+        log: createLog({ level: 'silent' }),
+        mcp: { send: { idleMs: 200 } },
+      });
+    let gateway = await open();
+    try {
+      const client = await connectMcpClient(`http://127.0.0.1:${gateway.port}/mcp`, MCP_TOKEN, sub.store);
+      const r = await client.experimental_events.subscribe({
+        name: 'hook.wake',
+        delivery: { mode: 'webhook', url: sub.url, allowInsecureLocalhost: true },
+      });
+      await client.close();
+      await wake(gateway.port, 'before');
+      await sub.waitFor(() => sub.events.length === 1);
+      sub.down(503);
+      const missed = [];
+      for (let i = 0; i < 5; i++)
+        missed.push(((await wake(gateway.port, `while down ${i}`)).json as { eventId: string }).eventId);
+      await sub.waitFor(() => (sub.answered.get(503) ?? 0) >= 1);
+      await gateway.close();
+      gateway = await open();
+      assert.equal((await gateway.store.getSubscription(r.id))?.state, 'active');
+      sub.up();
+      await sub.waitFor(() => sub.events.length === 6, 30_000);
+      assert.deepEqual(
+        sub.events.slice(1).map((e) => e.event.data['eventId']),
+        missed,
+      );
+    } finally {
+      await gateway.close();
+      await sub.close();
+      temp.cleanup();
+    }
+  });
+});
