@@ -3,7 +3,14 @@ import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
 import type { HookHandler, HookOutcome } from '../hooks/index.js';
 import { createRunFinished, createRunSummary } from '../runtime/index.js';
-import type { DeliveryQueue, RequestLog, RunControl, StoreReader } from '../store/index.js';
+import {
+  viewSubscription,
+  type DeliveryQueue,
+  type RequestLog,
+  type RunControl,
+  type StoreReader,
+  type SubscriptionStore,
+} from '../store/index.js';
 import { parseDeliveryState, parseFlag, parseLimit, parseRunState, parseStatus } from './parse-admin-query.js';
 import { replayRequest } from './replay-request.js';
 
@@ -20,7 +27,11 @@ export interface AdminAnswer {
 }
 
 export interface AdminApiDeps {
-  store: StoreReader & RequestLog & RunControl & Pick<DeliveryQueue, 'requeueDelivery'>;
+  store: StoreReader &
+    RequestLog &
+    RunControl &
+    Pick<DeliveryQueue, 'requeueDelivery'> &
+    Pick<SubscriptionStore, 'listSubscriptions' | 'getSubscription' | 'terminateSubscription' | 'deleteSubscription'>;
   handleHook: HookHandler;
   /** `hooks.path` now (a reload may change it). */
   hooksPath: () => string;
@@ -62,8 +73,9 @@ function describeOutcome(o: HookOutcome): Record<string, unknown> {
 }
 
 /**
- * The admin API over plain values: `/requests`, `/runs`, `/deliveries`, `/sessions`, `/events`
- * to read; retry a delivery, cancel a queued run, replay a recorded request (or dry-run it).
+ * The admin API over plain values: `/requests`, `/runs`, `/deliveries`, `/sessions`, `/events`,
+ * `/subscriptions` (never their secrets) to read; retry a delivery, cancel a queued run, replay a
+ * recorded request (or dry-run it), remove a subscription.
  * Errors are `RequestError`s; the HTTP adapter turns them into answers.
  */
 export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise<AdminAnswer> {
@@ -190,6 +202,25 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
       method: 'GET',
       pattern: /^\/events$/,
       run: async (_, q) => ok({ events: await store.listSystemEvents({ limit: parseLimit(q) }) }),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/subscriptions$/,
+      run: async () => ok({ subscriptions: (await store.listSubscriptions()).map(viewSubscription) }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/subscriptions\/([^/]+)\/remove$/,
+      run: async ([id]) => {
+        const s = found(await store.getSubscription(id!));
+        // One that never activated has no callback to tell; the rest get their `terminated` notice first.
+        const done =
+          s.state === 'activating'
+            ? await store.deleteSubscription(s.id)
+            : await store.terminateSubscription(s.id, 'removed', deps.clock.now());
+        if (!done) throw new RequestError('subscription_ending');
+        return ok({ subscription: viewSubscription((await store.getSubscription(s.id)) ?? s) });
+      },
     },
   ];
 

@@ -62,6 +62,7 @@ export const ERROR_CATALOG = {
   invalid_query: { status: 400, message: 'A query parameter is invalid.' },
   run_not_cancellable: { status: 409, message: 'Only a queued run can be cancelled.' },
   delivery_not_retryable: { status: 409, message: 'Only a failed or skipped delivery can be retried.' },
+  subscription_ending: { status: 409, message: 'This subscription is already ending.' },
   payload_not_recorded: {
     status: 409,
     message: 'This request has no recorded payload to replay (gateway.recordPayloads was off).',

@@ -91,6 +91,11 @@ export interface SubscriptionRecord extends NewSubscription {
 
 export type ClaimedSubscription = SubscriptionRecord & Claimed;
 
+/** A subscription as operators see it (CLI, admin API, dashboard): never its secret. */
+export type SubscriptionView = Omit<SubscriptionRecord, 'secret' | 'argumentsJson'> & {
+  arguments: Record<string, unknown>;
+};
+
 /** A sender's progress on a claimed subscription, written under its claim. */
 export interface SubscriptionProgress {
   id: string;

@@ -15,7 +15,7 @@ export type {
   SubscriptionStore,
   WorkSignals,
 } from './store.js';
-export { TooManySubscriptionsError } from './log-rows.js';
+export { TooManySubscriptionsError, viewSubscription } from './log-rows.js';
 export { RUN_STATES } from './store-stats.js';
 export type { CommitObservation, QueueStats, RunCounts, StoreObserver, StoreSize } from './store-stats.js';
 export type * from './types.js';

@@ -1,4 +1,10 @@
-import type { LogEventRecord, NewLogEvent, SubscriptionRecord, SubscriptionState } from './event-log-types.js';
+import type {
+  LogEventRecord,
+  NewLogEvent,
+  SubscriptionRecord,
+  SubscriptionState,
+  SubscriptionView,
+} from './event-log-types.js';
 import type { NewRun } from './types.js';
 
 /** The mark naming how far retention has deleted the event log. */
@@ -91,6 +97,12 @@ export function toSubscription(r: SubscriptionRow): SubscriptionRecord {
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
+}
+
+/** A subscription for operators: its arguments parsed, its secret left out. */
+export function viewSubscription(s: SubscriptionRecord): SubscriptionView {
+  const { secret: _secret, argumentsJson, ...rest } = s;
+  return { ...rest, arguments: JSON.parse(argumentsJson) as Record<string, unknown> };
 }
 
 /** Refused by `saveSubscription`: the store already holds `max` subscriptions that have not ended. */
