@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { parseRetryAfterMs } from '../../common/retry.js';
@@ -32,6 +32,9 @@ type Lookup = (
   options: { all: true },
   callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
 ) => void;
+
+/** Parsed callback URLs kept; past it the cache starts over (bounded by mcp.maxSubscriptions in practice). */
+const MAX_TARGETS = 10_000;
 
 /** The most of an answer read: a challenge's echo is small, and an answer's body is otherwise dropped. */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -90,13 +93,35 @@ export function createWebhookClient(options: {
   const agentOptions = { keepAlive: true, maxSockets: 8, lookup: checkedLookup as never };
   const http = new HttpAgent(agentOptions);
   const https = new HttpsAgent(agentOptions);
+  /** Callback URLs as request options, parsed once each (a subscription posts to one URL again and again). */
+  const targets = new Map<string, { secure: boolean; host: string; options: RequestOptions }>();
+  const targetOf = (url: string) => {
+    let t = targets.get(url);
+    if (t === undefined) {
+      const u = new URL(url);
+      const secure = u.protocol === 'https:';
+      t = {
+        secure,
+        host: u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname,
+        options: {
+          protocol: u.protocol,
+          hostname: u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname,
+          port: u.port === '' ? (secure ? 443 : 80) : Number(u.port),
+          path: `${u.pathname}${u.search}`,
+          method: 'POST',
+          agent: secure ? https : http,
+        },
+      };
+      if (targets.size >= MAX_TARGETS) targets.clear();
+      targets.set(url, t);
+    }
+    return t;
+  };
   return {
     post(p) {
       return new Promise((resolvePost) => {
-        const target = new URL(p.url);
-        const secure = target.protocol === 'https:';
+        const { secure, host, options: base } = targetOf(p.url);
         const fail = (error: Error): void => resolvePost({ kind: 'failed', reason: categorize(error), error });
-        const host = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
         if (isIP(host) !== 0) {
           const cls = refusedClass(host, options.allow);
           if (cls !== null) return fail(new AddressRefusedError(host, cls));
@@ -111,8 +136,7 @@ export function createWebhookClient(options: {
           f();
         };
         const req = (secure ? httpsRequest : httpRequest)(
-          target,
-          { method: 'POST', headers, agent: secure ? https : http, signal: p.signal },
+          { ...base, headers, signal: p.signal },
           (res: IncomingMessage) => {
             const chunks: Buffer[] = [];
             let size = 0;

@@ -10,6 +10,7 @@ import type { EventLog, SubscriptionStore, WorkSignals } from '../../store/index
 import { createMcpMethods } from './create-mcp-methods.js';
 import { createSender, type Sender } from './create-sender.js';
 import { createWebhookClient } from './create-webhook-client.js';
+import { createThreadedWebhookClient } from './create-threaded-webhook-client.js';
 import { createMcpHttpHandler, type McpHttpAnswer, type McpHttpCall } from './handle-mcp-http.js';
 import type { SenderObserver } from './send-subscription.js';
 
@@ -62,7 +63,11 @@ export interface McpEvents {
  */
 export function createMcpEvents(deps: McpEventsDeps): McpEvents {
   const allow = { loopback: deps.config.allowLoopbackCallbacks, private: deps.config.allowPrivateCallbacks };
-  const client = createWebhookClient({ allow, ...(deps.lookup === undefined ? {} : { lookup: deps.lookup }) });
+  // Callback HTTP runs on a thread of its own unless a test resolves names in this one.
+  const client =
+    deps.lookup === undefined
+      ? createThreadedWebhookClient({ allow })
+      : createWebhookClient({ allow, lookup: deps.lookup });
   const sender = createSender({
     store: deps.store,
     client,

@@ -120,9 +120,15 @@ export async function sendSubscription(claim: ClaimedSubscription, signal: Abort
     held = await store.recordSubscriptionProgress(progress);
     return held;
   };
+  /** The signing key, decoded once per secret (a refresh may replace it). */
+  let keyOf: { secret: string; key: Buffer } | null = null;
   const post = (sub: SubscriptionRecord, messageId: string, body: string): Promise<WebhookResult> => {
-    const key = decodeWebhookSecret(sub.secret);
-    if (key === null) throw new Error(`subscription ${sub.id} holds no usable secret`);
+    if (keyOf?.secret !== sub.secret) {
+      const decoded = decodeWebhookSecret(sub.secret);
+      if (decoded === null) throw new Error(`subscription ${sub.id} holds no usable secret`);
+      keyOf = { secret: sub.secret, key: decoded };
+    }
+    const key = keyOf.key;
     return deps.client.post({
       url: sub.url,
       headers: signWebhook({ key, messageId, subscriptionId: sub.id, body, nowMs: clock.now() }),
