@@ -1,9 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthLimiter } from '../auth/index.js';
 import { createTokenVerifier } from '../auth/index.js';
-import type { Clock } from '../common/clock.js';
 import { RequestError } from '../common/errors.js';
-import type { Log } from '../common/log.js';
+import { admitBearer, type BearerGuard } from './admit-bearer.js';
 import type { RequestHandler } from './create-request-handler.js';
 import { ClientGoneError, readBody } from './read-body.js';
 import { sendError } from './send-response.js';
@@ -21,23 +19,14 @@ export interface McpRouteAnswer {
   body: string;
 }
 
-export interface McpRouteDeps {
+export interface McpRouteDeps extends BearerGuard {
   /** The JSON-RPC core (outputs/mcp-events). */
   handle: (call: McpRouteCall) => Promise<McpRouteAnswer>;
   /** `mcp.token`: the only credential the endpoint takes. */
   token: string;
-  /** The hooks' limiter: guessing the MCP token locks a client out like guessing the hook token. */
-  limiter: AuthLimiter;
-  clientAddress: (socketAddress: string | undefined, forwardedFor: string | string[] | undefined) => string;
-  clock: Clock;
-  log: Log;
   bodyTimeoutMs: number;
   /** Largest request body read. @default 262144 */
   maxBodyBytes?: number;
-}
-
-function bearer(req: IncomingMessage): string | undefined {
-  return /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 }
 
 function plainHeaders(req: IncomingMessage): Record<string, string | undefined> {
@@ -73,22 +62,12 @@ export function createMcpRoute(deps: McpRouteDeps): RequestHandler {
       sendError(req, res, new RequestError('internal_error'));
     }
   };
+  const refuse = new RequestError('mcp_unauthorized');
   return (req, res) => {
-    const client = deps.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
-    const now = deps.clock.now();
-    const lock = deps.limiter.check(client, now);
-    if (lock.locked) {
-      sendError(req, res, new RequestError('rate_limited', { retryAfterSeconds: lock.retryAfterSeconds }));
-      return;
+    res.setHeader('www-authenticate', 'Bearer');
+    if (admitBearer(deps, req, res, { verify, refuse, surface: 'mcp' })) {
+      res.removeHeader('www-authenticate');
+      void serve(req, res);
     }
-    if (!verify(bearer(req))) {
-      const after = deps.limiter.recordFailure(client, now);
-      if (after.locked)
-        deps.log.warn('auth lockout started', { client, retryAfterSeconds: after.retryAfterSeconds, surface: 'mcp' });
-      res.setHeader('www-authenticate', 'Bearer');
-      sendError(req, res, new RequestError('mcp_unauthorized'));
-      return;
-    }
-    void serve(req, res);
   };
 }

@@ -76,10 +76,18 @@ describe('MCP Events: the endpoint with the AI SDK client', () => {
     await sub.close();
     await gw.stop();
   });
-
-  it('lists one event per source, each with its schemas and both deliveries, over pages, by discover', async () => {
+  /** The AI SDK's client on the endpoint, with the subscriber's store, closed after `use`. */
+  const withClient = async (use: (client: Awaited<ReturnType<typeof connectMcpClient>>) => Promise<void>) => {
     const client = await connectMcpClient(gw.url, MCP_TOKEN, sub.store);
     try {
+      await use(client);
+    } finally {
+      await client.close();
+    }
+  };
+
+  it('lists one event per source, each with its schemas and both deliveries, over pages, by discover', async () => {
+    await withClient(async (client) => {
       assert.equal(client.initializeResult.protocolVersion, '2026-07-28');
       const names: string[] = [];
       let cursor: string | undefined;
@@ -100,9 +108,7 @@ describe('MCP Events: the endpoint with the AI SDK client', () => {
       } while (cursor !== undefined);
       assert.deepEqual(names, ['hook.wake', 'hook.agent', 'hook.github', 'hook.stripe', 'run.finished']);
       assert.equal(pages, 3);
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   it('serves the older initialize handshake, with the events capability', async () => {
@@ -121,8 +127,7 @@ describe('MCP Events: the endpoint with the AI SDK client', () => {
   });
 
   it('verifies the callback, then delivers 1,000 hooks once each, in order, every one verified by the SDK', async () => {
-    const client = await connectMcpClient(gw.url, MCP_TOKEN, sub.store);
-    try {
+    await withClient(async (client) => {
       const r = await client.experimental_events.subscribe({
         name: 'hook.wake',
         delivery: { mode: 'webhook', url: sub.url, allowInsecureLocalhost: true },
@@ -148,14 +153,11 @@ describe('MCP Events: the endpoint with the AI SDK client', () => {
       );
       assert.ok(sub.events.every((e) => e.subscriptionId === r.id && e.event.name === 'hook.wake'));
       assert.equal(sub.answered.get(401) ?? 0, 0, 'every delivery verified');
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   it('delivers an event mapping by its name and the arguments filter by agent', async () => {
-    const client = await connectMcpClient(gw.url, MCP_TOKEN, sub.store);
-    try {
+    await withClient(async (client) => {
       await client.experimental_events.subscribe({
         name: 'hook.github',
         delivery: { mode: 'webhook', url: sub.url, allowInsecureLocalhost: true },
@@ -174,14 +176,11 @@ describe('MCP Events: the endpoint with the AI SDK client', () => {
       assert.equal(sub.events[0]!.event.eventId, eventId);
       assert.equal(sub.events[0]!.event.data['text'], 'PR 42');
       assert.equal(sub.events[0]!.event.data['action'], 'event');
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   it('delivers every event missed while the subscriber was down, in order, once it is back', async () => {
-    const client = await connectMcpClient(gw.url, MCP_TOKEN, sub.store);
-    try {
+    await withClient(async (client) => {
       await client.experimental_events.subscribe({
         name: 'hook.wake',
         delivery: { mode: 'webhook', url: sub.url, allowInsecureLocalhost: true },
@@ -199,14 +198,11 @@ describe('MCP Events: the endpoint with the AI SDK client', () => {
         sent,
         'every one, in order',
       );
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   it('resubscribes from a saved cursor and gets exactly what it missed', async () => {
-    const client = await connectMcpClient(gw.url, MCP_TOKEN, sub.store);
-    try {
+    await withClient(async (client) => {
       const delivery = { mode: 'webhook' as const, url: sub.url, allowInsecureLocalhost: true };
       const first = await client.experimental_events.subscribe({ name: 'hook.wake', delivery });
       await wake(gw.port, 'seen');
@@ -224,14 +220,11 @@ describe('MCP Events: the endpoint with the AI SDK client', () => {
         sub.events.slice(1).map((e) => e.event.data['eventId']),
         missed,
       );
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   it('sends a gap when retention pruned past a subscription, then goes on from there', async () => {
-    const client = await connectMcpClient(gw.url, MCP_TOKEN, sub.store);
-    try {
+    await withClient(async (client) => {
       await client.experimental_events.subscribe({
         name: 'hook.wake',
         delivery: { mode: 'webhook', url: sub.url, allowInsecureLocalhost: true },
@@ -246,14 +239,11 @@ describe('MCP Events: the endpoint with the AI SDK client', () => {
       await sub.waitFor(() => sub.events.length === 1, 30_000);
       assert.equal(sub.gaps.length, 1, 'one gap for what was pruned');
       assert.equal(sub.events[0]!.event.data['eventId'], kept);
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   it('terminates a subscription whose TTL lapsed without a refresh', async () => {
-    const client = await connectMcpClient(gw.url, MCP_TOKEN, sub.store);
-    try {
+    await withClient(async (client) => {
       const r = await client.experimental_events.subscribe({
         name: 'hook.wake',
         delivery: { mode: 'webhook', url: sub.url, allowInsecureLocalhost: true },
@@ -264,14 +254,11 @@ describe('MCP Events: the endpoint with the AI SDK client', () => {
       await sub.waitFor(() => sub.store.all().length === 0);
       for (let i = 0; i < 50 && (await gw.gateway.store.getSubscription(r.id)) !== null; i++) await sleep(20);
       assert.equal(await gw.gateway.store.getSubscription(r.id), null, 'gone from the gateway too');
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   it('terminates a subscription an operator removed, and drops one whose callback answered 410', async () => {
-    const client = await connectMcpClient(gw.url, MCP_TOKEN, sub.store);
-    try {
+    await withClient(async (client) => {
       const delivery = { mode: 'webhook' as const, url: sub.url, allowInsecureLocalhost: true };
       const removed = await client.experimental_events.subscribe({ name: 'hook.wake', delivery });
       const dropped = await client.experimental_events.subscribe({ name: 'hook.agent', delivery });
@@ -282,9 +269,7 @@ describe('MCP Events: the endpoint with the AI SDK client', () => {
       await send(gw.port, '/hooks/agent', { body: { message: 'hi' } });
       for (let i = 0; i < 250 && (await gw.gateway.store.getSubscription(dropped.id)) !== null; i++) await sleep(20);
       assert.equal(await gw.gateway.store.getSubscription(dropped.id), null);
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   it('polls from a cursor: nothing for "now", then what came after, with the cursor at the head', async () => {
