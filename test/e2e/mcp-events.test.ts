@@ -426,3 +426,47 @@ describe('MCP Events: across a restart', () => {
     }
   });
 });
+
+describe('MCP Events: log hygiene', () => {
+  it("never logs a subscriber's secret, the MCP token or what a hook carried, at debug level", async () => {
+    const lines: string[] = [];
+    const temp = createTempConfig(
+      baseConfig({
+        gateway: { logLevel: 'debug' },
+        mcp: { enabled: true, token: MCP_TOKEN, allowLoopbackCallbacks: true },
+      }),
+    );
+    const gateway = await startGateway(readConfig(temp.path, {}), {
+      port: 0,
+      log: createLog({ level: 'debug', write: (l) => lines.push(l) }),
+      mcp: { minTtlMs: 50, send: { idleMs: 100 } },
+    });
+    const sub = await startMcpSubscriber();
+    const client = await connectMcpClient(`http://127.0.0.1:${gateway.port}/mcp`, MCP_TOKEN, sub.store);
+    try {
+      await client.experimental_events.subscribe({
+        name: 'hook.wake',
+        delivery: { mode: 'webhook', url: sub.url, allowInsecureLocalhost: true },
+        ttlMs: 1_500,
+      });
+      const secret = sub.store.all()[0]!.delivery.secret;
+      await wake(gateway.port, 'MARKER-payload-4e1c');
+      await sub.waitFor(() => sub.events.length === 1);
+      sub.down(503);
+      await wake(gateway.port, 'MARKER-payload-4e1c again');
+      await sub.waitFor(() => (sub.answered.get(503) ?? 0) >= 2);
+      sub.up();
+      await sub.waitFor(() => sub.terminations.length === 1, 10_000);
+      await rpc(gateway.port, { jsonrpc: '2.0', id: 1, method: 'ping' }, { auth: 'not-the-token' });
+      const text = lines.join('\n');
+      assert.ok(text.includes('subscription delivery failed'), 'the failure is logged');
+      for (const s of [secret, secret.slice(6), MCP_TOKEN, 'MARKER-payload-4e1c'])
+        assert.ok(!text.includes(s), `no ${s.slice(0, 8)}… in the logs`);
+    } finally {
+      await client.close();
+      await gateway.close();
+      await sub.close();
+      temp.cleanup();
+    }
+  });
+});
