@@ -35,9 +35,9 @@ export function mcpSettings() {
 }
 export type McpSettings = ReturnType<typeof mcpSettings>;
 
-/** Three loads and their drains, with room to spare. */
+/** Three loads, the open loop's drain (its backlog, when the subscribers fall behind), and room to spare. */
 export function mcpBudgetS(s: McpSettings): number {
-  return 3 * s.seconds + 180;
+  return 3 * s.seconds + 300;
 }
 
 interface Report {
@@ -97,31 +97,38 @@ export async function runMcpBench(ctx: BenchContext, s: McpSettings): Promise<bo
       `without subscribers: ${alone.rps.toFixed(0)} wakes/s (p99 ${alone.p99.toFixed(2)} ms, ${alone.non2xx} non-2xx)`,
     );
 
-    for (const [i, cb] of ready.callbacks.entries()) {
+    const call = async (method: string, id: number, params: Record<string, unknown>): Promise<void> => {
       const res = await fetch(`http://127.0.0.1:${gw.port}/mcp`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${mcpToken}` },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: i,
-          method: 'events/subscribe',
-          params: {
-            name: 'hook.wake',
-            delivery: { mode: 'webhook', url: `http://127.0.0.1:${cb.port}/hook`, secret: cb.secret },
-            cursor: null,
-          },
-        }),
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
       });
       const answer = (await res.json()) as { error?: unknown };
-      if (answer.error !== undefined) throw new Error(`subscribe failed: ${JSON.stringify(answer.error)}`);
-    }
+      if (answer.error !== undefined) throw new Error(`${method} failed: ${JSON.stringify(answer.error)}`);
+    };
+    /** Every subscriber subscribed to hook.wake from now (a backlog left before is dropped). */
+    const subscribeAll = async (): Promise<void> => {
+      for (const [i, cb] of ready.callbacks.entries()) {
+        await call('events/subscribe', i, {
+          name: 'hook.wake',
+          delivery: { mode: 'webhook', url: `http://127.0.0.1:${cb.port}/hook`, secret: cb.secret },
+          cursor: null,
+        });
+      }
+    };
+    await subscribeAll();
 
     const fanned = await closed('mcp10');
-    const afterClosed = await drained(fanned.ok2xx);
+    const afterClosed = await report();
     log(
       `with ${s.subscribers} subscribers: ${fanned.rps.toFixed(0)} wakes/s (p99 ${fanned.p99.toFixed(2)} ms), ` +
-        `${afterClosed.delivered} deliveries, all in: ${afterClosed.perCallback.every((c) => c >= fanned.ok2xx)}`,
+        `${afterClosed.delivered} of ${s.subscribers * fanned.ok2xx} deliveries made by the end of the load`,
     );
+    // The closed loop's backlog is not the open loop's lag: the subscriptions start over from now.
+    for (const [i, cb] of ready.callbacks.entries())
+      await call('events/unsubscribe', i, { name: 'hook.wake', delivery: { url: `http://127.0.0.1:${cb.port}/hook` } });
+    await sleep(1000);
+    await subscribeAll();
     await fetch(`${control}/reset`, { method: 'POST' });
 
     const open = await runOpenLoopLoad({
@@ -137,13 +144,7 @@ export async function runMcpBench(ctx: BenchContext, s: McpSettings): Promise<bo
     const lag = await drained(open.ok2xx);
     const ratio = fanned.rps / alone.rps;
     const all = lag.perCallback.every((c) => c === open.ok2xx);
-    ok =
-      alone.non2xx === 0 &&
-      fanned.non2xx === 0 &&
-      open.ok2xx === open.scheduled &&
-      all &&
-      lag.badSignatures === 0 &&
-      afterClosed.badSignatures === 0;
+    ok = alone.non2xx === 0 && fanned.non2xx === 0 && open.ok2xx === open.scheduled && all && lag.badSignatures === 0;
     log('');
     log(
       `MCP Events fan-out: ${s.subscribers} webhook subscribers on loopback (one process), hook.wake, SQLite sync=${ctx.sync}, ` +
