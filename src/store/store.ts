@@ -251,7 +251,7 @@ export interface SubscriptionStore {
   /**
    * Creates a subscription (`activating`), or refreshes the one with this id: its secret, expiry
    * and `maxAgeMs` replaced, its position and state kept. An ended one being notified is replaced
-   * by a new one. Rejects with `TooManySubscriptionsError` when a new one would exceed the limit
+   * by a new one, which no claim holds. Rejects with `TooManySubscriptionsError` when a new one would exceed the limit
    * (ended ones not counted).
    */
   saveSubscription(

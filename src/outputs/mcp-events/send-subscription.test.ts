@@ -211,6 +211,17 @@ describe('webhook sender, on a manual clock', () => {
     assert.equal(fake.posts.length, 5);
   });
 
+  it('stops when its subscription was replaced by a new one with the same key', async () => {
+    const claim = await subscribe();
+    await store.deleteSubscription('sub_t');
+    await f.clock.advance(1);
+    await subscribe({ cursor: 0 });
+    await publish('for the new one');
+    start(claim);
+    await running;
+    assert.equal(fake.posts.length, 0, 'the old sender sends nothing to the new subscription');
+  });
+
   it('stops, writing nothing more, once its claim was taken by another sender', async () => {
     await publish('a');
     const claim = await subscribe();

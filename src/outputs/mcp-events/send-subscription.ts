@@ -177,7 +177,7 @@ export async function sendSubscription(claim: ClaimedSubscription, signal: Abort
       const generation = deps.wakeup.generation();
       const sub = await store.getSubscription(claim.id);
       // Deleted (unsubscribed, removed, gone), or replaced by a new subscription with the same key.
-      if (sub === null || sub.state === 'activating') {
+      if (sub === null || sub.state === 'activating' || sub.createdAt !== claim.createdAt) {
         held = false;
         return;
       }

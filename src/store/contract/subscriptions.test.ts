@@ -55,14 +55,18 @@ describeEachDriver('store contract: webhook subscriptions', (driver) => {
     );
   });
 
-  it('lets a subscription ending be replaced by a new one with the same id', async () => {
+  it('lets a subscription ending be replaced by a new one with the same id, which no claim holds', async () => {
     await active('sub_a', { cursor: 3 });
+    await store.claimSubscriptions({ owner: 'w1', limit: 1, leaseMs: 30_000 });
     await store.terminateSubscription('sub_a', 'expired', 5);
     const renewed = await store.saveSubscription(newSubscription('sub_a', { cursor: 9 }), limits);
     assert.equal(renewed.created, true);
     assert.equal(renewed.subscription.state, 'activating');
     assert.equal(renewed.subscription.cursor, 9);
     assert.equal(renewed.subscription.endReason, null);
+    assert.equal(renewed.subscription.leaseOwner, null);
+    await store.activateSubscription('sub_a', 6);
+    assert.equal((await store.claimSubscriptions({ owner: 'w2', limit: 1, leaseMs: 30_000 })).length, 1);
   });
 
   it('claims active and ending subscriptions once, never an activating one, until the lease is given up', async () => {

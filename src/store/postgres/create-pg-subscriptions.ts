@@ -52,6 +52,7 @@ export function createPgSubscriptions(ctx: PgContext): SubscriptionStore {
               ON CONFLICT (id) DO UPDATE SET secret = excluded.secret, cursor = excluded.cursor, state = 'activating',
                 end_reason = NULL, expires_at = excluded.expires_at, max_age_ms = excluded.max_age_ms, attempts = 0,
                 next_attempt_at = excluded.next_attempt_at, last_error = NULL, delivered = 0,
+                lease_owner = NULL, claim_id = NULL, lease_until = NULL,
                 created_at = excluded.created_at, updated_at = excluded.updated_at
               RETURNING *`,
             [s.id, s.name, s.argumentsJson, s.url, s.secret, s.cursor, s.expiresAt, s.maxAgeMs, s.createdAt],

@@ -26,7 +26,8 @@ export function createSqliteSubscriptions({
   const renewAnew = db.prepare(
     `UPDATE mcp_subscriptions SET secret = @secret, cursor = @cursor, state = 'activating', end_reason = NULL,
       expires_at = @expiresAt, max_age_ms = @maxAgeMs, attempts = 0, next_attempt_at = @createdAt, last_error = NULL,
-      delivered = 0, created_at = @createdAt, updated_at = @createdAt WHERE id = @id`,
+      delivered = 0, lease_owner = NULL, claim_id = NULL, lease_until = NULL, created_at = @createdAt,
+      updated_at = @createdAt WHERE id = @id`,
   );
   const refresh = db.prepare(
     `UPDATE mcp_subscriptions SET secret = @secret, expires_at = @expiresAt, max_age_ms = @maxAgeMs, updated_at = @createdAt
