@@ -38,6 +38,7 @@ describe('MCP JSON-RPC layer', () => {
   const refusals: Array<[string, unknown, number, number, RegExp]> = [
     ['a body that is not JSON', '{"jsonrpc"', 400, -32700, /not valid JSON/],
     ['a batch', [{ jsonrpc: '2.0', id: 1, method: 'ping' }], 400, -32600, /batches/],
+    ['a body nested 10,000 deep', `${'['.repeat(10_000)}${']'.repeat(10_000)}`, 400, -32600, /levels deep/],
     ['a body that is not an object', '"ping"', 400, -32600, /JSON object/],
     ['a wrong jsonrpc version', { jsonrpc: '1.0', id: 1, method: 'ping' }, 400, -32600, /jsonrpc must be "2.0"/],
     ['a method that is not a string', { jsonrpc: '2.0', id: 1, method: 7 }, 400, -32600, /method/],

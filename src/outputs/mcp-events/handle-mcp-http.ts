@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH, textExceedsJsonDepth } from '../../common/json-depth.js';
 import { McpError, RPC } from './mcp-error.js';
 
 /** The protocol versions served: 2026-07-28's stateless `server/discover`, and the `initialize` ones before it. */
@@ -89,6 +90,14 @@ export function createMcpHttpHandler(
     if (type !== 'application/json') {
       return httpError(415, 'unsupported_media_type', 'The MCP endpoint takes Content-Type: application/json.');
     }
+    // Checked on the bytes first, as the hooks' bodies are: a deeply nested body is refused, not parsed.
+    if (textExceedsJsonDepth(call.body))
+      return rpcError(
+        400,
+        null,
+        RPC.invalidRequest,
+        `Invalid Request: the body nests more than ${MAX_JSON_DEPTH} levels deep.`,
+      );
     let message: unknown;
     try {
       message = JSON.parse(call.body.toString('utf8'));
