@@ -2,10 +2,11 @@
  * `npm run bench`: the ingress part (gateway vs bare `node:http` on `POST /hooks/wake`), then the
  * runtime part (agent runs end to end, and the ingress while runs execute), the fleet and
  * retention parts, the latency part (an open-loop rate on a database holding a million rows), and
- * the scale part (the store's claims and listings beside backlogs of that size).
+ * the scale part (the store's claims and listings beside backlogs of that size), and the MCP Events
+ * part (occurrences fanned out to webhook subscribers: lag and the ingress rate beside them).
  * Children are loopback child processes; the load comes from this process.
  *
- * Env: BENCH_PART (all | ingress | runtime | fleet | retention | latency | scale), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
+ * Env: BENCH_PART (all | ingress | runtime | fleet | retention | latency | scale | mcp), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
  * the shipped `dist/bundle/main.js`, when built | src: `dist/src/main.js`), BENCH_SYNC (full;
  * `normal` to see what the per-commit fsync costs), BENCH_TMPDIR (os.tmpdir(); the SQLite files
  * live there, so put it on the disk you care about); each part reads its own (see ingress-bench.ts,
@@ -21,11 +22,12 @@ import { fleetBudgetS, fleetSettings, runFleetBench } from './fleet-bench.js';
 import { retentionBudgetS, retentionSettings, runRetentionBench } from './retention-bench.js';
 import { latencyBudgetS, latencySettings, runLatencyBench } from './latency-bench.js';
 import { runScaleBench, scaleBudgetS, scaleSettings } from './scale-bench.js';
+import { mcpBudgetS, mcpSettings, runMcpBench } from './mcp-bench.js';
 
 async function main(): Promise<number> {
   const part = envChoice(
     'BENCH_PART',
-    ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency', 'scale'] as const,
+    ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency', 'scale', 'mcp'] as const,
     'all',
   );
   const ingress = part === 'all' || part === 'ingress' ? ingressSettings() : null;
@@ -34,6 +36,7 @@ async function main(): Promise<number> {
   const retention = part === 'all' || part === 'retention' ? retentionSettings() : null;
   const latency = part === 'all' || part === 'latency' ? latencySettings() : null;
   const scale = part === 'all' || part === 'scale' ? scaleSettings() : null;
+  const mcp = part === 'all' || part === 'mcp' ? mcpSettings() : null;
   const entry = gatewayEntry();
   const ctx: BenchContext = {
     entry: entry.kind,
@@ -49,7 +52,8 @@ async function main(): Promise<number> {
       (fleet === null ? 0 : fleetBudgetS(fleet)) +
       (retention === null ? 0 : retentionBudgetS(retention)) +
       (latency === null ? 0 : latencyBudgetS(latency)) +
-      (scale === null ? 0 : scaleBudgetS(scale)),
+      (scale === null ? 0 : scaleBudgetS(scale)) +
+      (mcp === null ? 0 : mcpBudgetS(mcp)),
   );
   log(
     `hookgate bench: part=${part} loader=${ctx.loader} sync=${ctx.sync} gateway=${entry.kind} (${entry.path}), state under ${ctx.root}`,
@@ -75,6 +79,10 @@ async function main(): Promise<number> {
   if (scale !== null) {
     log('');
     ok = (await runScaleBench(ctx, scale)) && ok;
+  }
+  if (mcp !== null) {
+    log('');
+    ok = (await runMcpBench(ctx, mcp)) && ok;
   }
   return ok ? 0 : 1;
 }

@@ -340,7 +340,7 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
       await clone(p, 'postgres', 'system_events', s.rows, { id: `'e' || g`, consumed_at: String(Date.now()) });
       await p.sql(`ANALYZE system_events`);
       const cutoffs = pruneCutoffs(
-        { events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d' },
+        { events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d', eventLog: '7d' },
         Date.now(),
       );
       const batches: Timed<unknown>[] = [];

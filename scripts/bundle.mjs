@@ -1,5 +1,5 @@
 // Bundles the compiled gateway into one module (plus the transform worker, the SQLite checkpoint
-// and read workers and the TypeScript loader hooks, which are loaded by URL),
+// and read workers, the MCP Events webhook worker and the TypeScript loader hooks, which are loaded by URL),
 // so starting it reads two files instead of a few hundred: about half the startup time.
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
@@ -12,6 +12,7 @@ await build({
     'transform-worker': 'dist/src/hooks/transforms/transform-worker.js',
     'checkpoint-worker': 'dist/src/store/sqlite/checkpoint-worker.js',
     'read-worker': 'dist/src/store/sqlite/read-worker.js',
+    'webhook-worker': 'dist/src/outputs/mcp-events/webhook-worker.js',
   },
   outdir: 'dist/bundle',
   bundle: true,

@@ -32,6 +32,7 @@ import {
   createClientAddressResolver,
   createHttpServer,
   createPeerGrouper,
+  createMcpRoute,
   createMetricsRoute,
   createReadinessRoute,
   createRequestHandler,
@@ -62,6 +63,8 @@ import {
   type RuntimeOptions,
 } from './runtime/index.js';
 import { createPruner, createStore, type Store, type StoreMode, type StoreObserver } from './store/index.js';
+import { createMcpEvents, type McpEvents } from './outputs/mcp-events/index.js';
+import { readVersion } from './cli/read-version.js';
 
 /** The dashboard's files, copied beside the compiled code and the bundle by the build. */
 const ADMIN_ASSETS_DIR = fileURLToPath(new URL('./admin/static/', import.meta.url));
@@ -97,6 +100,8 @@ export interface GatewayDeps {
   runtime?: RuntimeOptions;
   /** Readiness probe tuning (tests turn the cache off). */
   readiness?: Pick<ReadinessDeps, 'cacheMs' | 'timeoutMs'>;
+  /** MCP Events tuning (tests resolve callback names, shorten the sender's waits). */
+  mcp?: Pick<Parameters<typeof createMcpEvents>[0], 'lookup' | 'send' | 'pollMs' | 'pageSize' | 'minTtlMs'>;
 }
 
 /** Opens the store for a config: `serve` for the gateway, `read`/`write` for CLI commands beside it. */
@@ -158,6 +163,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       ids,
       retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
       scrub,
+      publishRuns: config.mcp.enabled,
     },
     { leaseMs: config.store.leaseSeconds * 1000, budgets: readRunBudgets(() => current.config), ...deps.runtime },
   );
@@ -170,36 +176,59 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const sharedLimiter: SharedAuthLimiter | undefined = store.shared
     ? createSharedAuthLimiter({ local: localLimiter, store, options: config.hooks.authRateLimit, clock, log })
     : undefined;
-  const buildIngress = (l: LoadedConfig): IngressSettings => ({
-    hooks: l.config.hooks,
-    bodyTimeoutMs: config.gateway.bodyTimeoutMs,
-    verifyToken: createTokenVerifier(l.config.hooks.token ?? ''),
-    signatures: createSignatureGate(l.config.hooks.mappings),
-    waitForRun: (runId, timeoutMs, signal) => waitForRun({ store, clock }, runId, timeoutMs, signal),
-    handleHook: createHookHandler({
-      // Agents and models as the runtime has them (read at startup): a reload that adds a model or
-      // an agent must not let the ingress accept runs the runtime cannot make until a restart.
-      policy: createPolicy({ config: { ...l.config, agents: config.agents, models: config.models }, ids, clock }),
-      store,
-      clock,
-      mappings: compileMappings(l.config.hooks, loaded.transformsDir),
-      runTransform,
-      idempotencyWindowSeconds: l.config.hooks.idempotencyWindowSeconds,
-      maxWaitSeconds: l.config.hooks.maxWaitSeconds,
-    }),
-  });
+  /** The ids of the mappings in force, for `events/list`. */
+  let mappingIds: readonly string[] = [];
+  const buildIngress = (l: LoadedConfig): IngressSettings => {
+    const mappings = compileMappings(l.config.hooks, loaded.transformsDir);
+    mappingIds = mappings.map((m) => m.id);
+    return {
+      hooks: l.config.hooks,
+      bodyTimeoutMs: config.gateway.bodyTimeoutMs,
+      verifyToken: createTokenVerifier(l.config.hooks.token ?? ''),
+      signatures: createSignatureGate(l.config.hooks.mappings),
+      waitForRun: (runId, timeoutMs, signal) => waitForRun({ store, clock }, runId, timeoutMs, signal),
+      handleHook: createHookHandler({
+        // Agents and models as the runtime has them (read at startup): a reload that adds a model or
+        // an agent must not let the ingress accept runs the runtime cannot make until a restart.
+        policy: createPolicy({ config: { ...l.config, agents: config.agents, models: config.models }, ids, clock }),
+        store,
+        clock,
+        mappings,
+        runTransform,
+        idempotencyWindowSeconds: l.config.hooks.idempotencyWindowSeconds,
+        maxWaitSeconds: l.config.hooks.maxWaitSeconds,
+        // MCP is restart-only: the log is written from the start's config on.
+        ...(config.mcp.enabled ? { publish: { ids } } : {}),
+      }),
+    };
+  };
   let ingress = buildIngress(loaded);
   let current = loaded;
   // Failures and lockouts count by address group: an IPv6 sender's whole /64 is one client.
   const limiter = observeAuthLimiter(groupAuthLimiter(sharedLimiter ?? localLimiter, addressGroup), metrics);
   const clientAddress = createClientAddressResolver(config.gateway.trustedProxies);
   const hookLabel = createHookLabeler(() => ingress.hooks);
+  const mcp: McpEvents | undefined = config.mcp.enabled
+    ? createMcpEvents({
+        config: config.mcp,
+        store,
+        mappingIds: () => mappingIds,
+        clock,
+        log,
+        owner: `${process.pid}:${ids.next()}`,
+        leaseMs: config.store.leaseSeconds * 1000,
+        version: readVersion(),
+        observer: metrics.mcpSender,
+        ...deps.mcp,
+      })
+    : undefined;
   const readiness = createReadiness({
     probeWrite: () => store.probeWrite(),
     isStarted: () => ready,
     loops: [
       { name: 'runs', isAlive: () => runtime.isAlive() },
       ...(deliveryWorker === undefined ? [] : [{ name: 'deliveries', isAlive: () => deliveryWorker.isAlive() }]),
+      ...(mcp === undefined ? [] : [{ name: 'subscriptions', isAlive: () => mcp.sender.isAlive() }]),
     ],
     clock,
     ...deps.readiness,
@@ -225,6 +254,22 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       hooksPath: () => ingress.hooks.path,
     }),
     routes: new Map([
+      ...(mcp === undefined
+        ? []
+        : [
+            [
+              config.mcp.path,
+              createMcpRoute({
+                handle: (call) => mcp.handle(call),
+                token: config.mcp.token ?? '',
+                limiter,
+                clientAddress,
+                clock,
+                log,
+                bodyTimeoutMs: config.gateway.bodyTimeoutMs,
+              }),
+            ] as const,
+          ]),
       ['/readyz', createReadinessRoute(readiness)],
       [
         '/metrics',
@@ -262,6 +307,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     await sharedLimiter?.start();
     await runtime.start();
     pruner.start();
+    mcp?.sender.start();
     if (deliveryWorker !== undefined) {
       unsubscribe = store.subscribe((signal) => {
         if (signal.kind === 'deliveries') deliveryWorker.notify();
@@ -271,6 +317,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   } catch (error) {
     unsubscribe();
     sharedLimiter?.stop();
+    await mcp?.sender.stop();
+    mcp?.close();
     await pruner.stop();
     await http.close();
     await deliveryWorker?.stop();
@@ -282,6 +330,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   log.info('gateway listening', {
     url: `http://${config.gateway.bind.includes(':') ? `[${config.gateway.bind}]` : config.gateway.bind}:${port}`,
     hooksPath: config.hooks.enabled ? config.hooks.path : null,
+    mcpPath: config.mcp.enabled ? config.mcp.path : null,
     store: config.store.driver,
   });
 
@@ -316,6 +365,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         const deliveriesStopped = deliveryWorker?.stop();
         await pruner.stop();
         await http.close();
+        await mcp?.sender.stop();
+        mcp?.close();
         await runtime.stop();
         await deliveriesStopped;
         await runTransform.close();

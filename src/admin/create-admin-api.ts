@@ -2,8 +2,15 @@ import { RequestError } from '../common/errors.js';
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
 import type { HookHandler, HookOutcome } from '../hooks/index.js';
-import { createRunSummary } from '../runtime/index.js';
-import type { DeliveryQueue, RequestLog, RunControl, StoreReader } from '../store/index.js';
+import { createRunFinished, createRunSummary } from '../runtime/index.js';
+import {
+  viewSubscription,
+  type DeliveryQueue,
+  type RequestLog,
+  type RunControl,
+  type StoreReader,
+  type SubscriptionStore,
+} from '../store/index.js';
 import { parseDeliveryState, parseFlag, parseLimit, parseRunState, parseStatus } from './parse-admin-query.js';
 import { replayRequest } from './replay-request.js';
 
@@ -20,12 +27,18 @@ export interface AdminAnswer {
 }
 
 export interface AdminApiDeps {
-  store: StoreReader & RequestLog & RunControl & Pick<DeliveryQueue, 'requeueDelivery'>;
+  store: StoreReader &
+    RequestLog &
+    RunControl &
+    Pick<DeliveryQueue, 'requeueDelivery'> &
+    Pick<SubscriptionStore, 'listSubscriptions' | 'getSubscription' | 'terminateSubscription' | 'deleteSubscription'>;
   handleHook: HookHandler;
   /** `hooks.path` now (a reload may change it). */
   hooksPath: () => string;
   clock: Clock;
   ids: Ids;
+  /** A cancelled run publishes `run.finished` (`mcp.enabled`). @default false */
+  publishRuns?: boolean;
 }
 
 type Route = {
@@ -45,6 +58,8 @@ function describeOutcome(o: HookOutcome): Record<string, unknown> {
       return { kind: 'wake', event: o.event };
     case 'agent':
       return { kind: 'agent', run: o.run };
+    case 'event':
+      return { kind: 'event', action: o.action, ...(o.published === undefined ? {} : { published: o.published }) };
     case 'skip':
       return { kind: 'skip' };
     case 'duplicate':
@@ -58,8 +73,9 @@ function describeOutcome(o: HookOutcome): Record<string, unknown> {
 }
 
 /**
- * The admin API over plain values: `/requests`, `/runs`, `/deliveries`, `/sessions`, `/events`
- * to read; retry a delivery, cancel a queued run, replay a recorded request (or dry-run it).
+ * The admin API over plain values: `/requests`, `/runs`, `/deliveries`, `/sessions`, `/events`,
+ * `/subscriptions` (never their secrets) to read; retry a delivery, cancel a queued run, replay a
+ * recorded request (or dry-run it), remove a subscription.
  * Errors are `RequestError`s; the HTTP adapter turns them into answers.
  */
 export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise<AdminAnswer> {
@@ -123,7 +139,11 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
         const run = found(await store.getRun(id!));
         const at = deps.clock.now();
         const summary = createRunSummary(deps, run, 'failed', 'cancelled', at);
-        if (!(await store.cancelRun({ runId: run.id, finishedAt: at, error: 'cancelled', summary }))) {
+        const published =
+          deps.publishRuns === true
+            ? { published: createRunFinished(deps, run, { state: 'failed', reply: null, error: 'cancelled', at }) }
+            : {};
+        if (!(await store.cancelRun({ runId: run.id, finishedAt: at, error: 'cancelled', summary, ...published }))) {
           const now = await store.getRun(run.id);
           throw new RequestError('run_not_cancellable', {
             message: `Only a queued run can be cancelled; this one is ${now?.state ?? run.state}.`,
@@ -182,6 +202,25 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
       method: 'GET',
       pattern: /^\/events$/,
       run: async (_, q) => ok({ events: await store.listSystemEvents({ limit: parseLimit(q) }) }),
+    },
+    {
+      method: 'GET',
+      pattern: /^\/subscriptions$/,
+      run: async () => ok({ subscriptions: (await store.listSubscriptions()).map(viewSubscription) }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/subscriptions\/([^/]+)\/remove$/,
+      run: async ([id]) => {
+        const s = found(await store.getSubscription(id!));
+        // One that never activated has no callback to tell; the rest get their `terminated` notice first.
+        const done =
+          s.state === 'activating'
+            ? await store.deleteSubscription(s.id)
+            : await store.terminateSubscription(s.id, 'removed', deps.clock.now());
+        if (!done) throw new RequestError('subscription_ending');
+        return ok({ subscription: viewSubscription((await store.getSubscription(s.id)) ?? s) });
+      },
     },
   ];
 

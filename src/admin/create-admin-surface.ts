@@ -63,6 +63,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     hooksPath: deps.hooksPath,
     clock,
     ids: deps.ids,
+    publishRuns: config.mcp.enabled,
   });
   const admin = createAdminHandler({
     api,

@@ -107,7 +107,7 @@ class Trace implements ObservedRequest, IngressStore {
     const ids = (skipped: readonly number[] = [], coalesced: Readonly<Record<string, string>> = {}) => {
       const kept = all.filter((_, i) => i === 0 || !skipped.includes(i - 1));
       return {
-        eventIds: kept.flatMap((a) => a.events.map((e) => e.id)),
+        eventIds: kept.flatMap((a) => [...a.events.map((e) => e.id), ...(a.published ?? []).map((e) => e.id)]),
         runIds: [...new Set(kept.flatMap((a) => a.runs.map((r) => coalesced[r.id] ?? r.id)))],
       };
     };

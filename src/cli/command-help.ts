@@ -14,6 +14,7 @@ Commands:
   session KEY        show a session's transcript and pending events
   deliveries         list deliveries, newest first (--failed: only failed ones)
   retry ID           requeue a failed or skipped delivery
+  subscriptions      list MCP Events webhook subscriptions (remove ID: end one)
   prune              delete finished work past store.retention (--dry-run: only count it)
   token              print a fresh random token
 
@@ -122,10 +123,20 @@ Requeues a failed or skipped delivery.
 
 Options:
 ${CONFIG}`,
+  subscriptions: `Usage: hookgate subscriptions [--json] [--config FILE]
+       hookgate subscriptions remove ID [--config FILE]
+
+Lists the MCP Events webhook subscriptions, oldest first: their event, arguments, callback URL,
+state, position, deliveries and last error (never their secrets). "remove ID" ends one: the
+running gateway sends its callback a signed "terminated" notice (reason "removed") and deletes it.
+
+Options:
+${CONFIG}  --json             print JSON
+`,
   prune: `Usage: hookgate prune [--dry-run] [--config FILE]
 
 Deletes what store.retention lets go (consumed events, finished runs, ended deliveries,
-transcript entries, request records, expired idempotency keys, idle sessions), in small
+transcript entries, request records, published occurrences, expired idempotency keys, idle sessions), in small
 batches, beside a running gateway or without one. The gateway also does this in the
 background every minute.
 
@@ -134,6 +145,6 @@ ${CONFIG}  --dry-run          count what would be deleted, delete nothing
 `,
   token: `Usage: hookgate token
 
-Prints a fresh random token (for hooks.token or gateway.auth.token).
+Prints a fresh random token (for hooks.token, gateway.auth.token or mcp.token).
 `,
 };

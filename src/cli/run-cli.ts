@@ -14,6 +14,7 @@ import { serveCommand } from './serve-command.js';
 import { statusCommand } from './status-command.js';
 import { RUN_STATES } from '../store/index.js';
 import { sessionCommand, sessionsCommand } from './sessions-command.js';
+import { removeSubscriptionCommand, subscriptionsCommand } from './subscriptions-command.js';
 
 export { USAGE } from './command-help.js';
 
@@ -74,12 +75,17 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
     deps.stderr(`hookgate: unknown command "${command}"\n\n${USAGE}`);
     return EXIT_USAGE;
   }
-  const wanted = POSITIONALS[command]?.count ?? 0;
+  // `subscriptions` lists; `subscriptions remove ID` removes one.
+  const wanted = command === 'subscriptions' && rest.length > 0 ? 2 : (POSITIONALS[command]?.count ?? 0);
+  if (command === 'subscriptions' && rest.length > 0 && rest[0] !== 'remove') {
+    deps.stderr(`hookgate: unknown subscriptions command "${rest[0]}"\n\n${COMMAND_HELP['subscriptions']}`);
+    return EXIT_USAGE;
+  }
   if (rest.length !== wanted) {
     deps.stderr(
       rest.length > wanted
         ? `hookgate: unexpected argument "${rest[wanted]}"\n\n${COMMAND_HELP[command]}`
-        : `hookgate: ${command} needs ${POSITIONALS[command]!.missing}\n\n${COMMAND_HELP[command]}`,
+        : `hookgate: ${command} needs ${POSITIONALS[command]?.missing ?? 'remove and a subscription id'}\n\n${COMMAND_HELP[command]}`,
     );
     return EXIT_USAGE;
   }
@@ -149,6 +155,10 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
       return deliveriesCommand(configPath, { json: values.json, limit, failed: values.failed }, deps);
     case 'retry':
       return retryCommand(configPath, rest[0]!, deps);
+    case 'subscriptions':
+      return rest[0] === 'remove'
+        ? removeSubscriptionCommand(configPath, rest[1]!, deps)
+        : subscriptionsCommand(configPath, { json: values.json }, deps);
     case 'prune':
       return pruneCommand(configPath, { dryRun: values['dry-run'] }, deps);
     case 'token':

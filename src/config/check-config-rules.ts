@@ -45,6 +45,46 @@ function isAddressOrCidr(value: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
+/** Paths the gateway serves itself, which `mcp.path` may not take. */
+const FIXED_PATHS = ['/healthz', '/readyz', '/metrics', '/admin'];
+
+/** `mcp`: a token of its own when enabled, and a path no other route serves. */
+function checkMcpRules(config: Config, hooksBase: string | null): Issue[] {
+  const { mcp, hooks, gateway } = config;
+  const issues: Issue[] = [];
+  if (mcp.enabled && mcp.token === undefined) {
+    issues.push({ path: 'mcp.token', message: 'is required when mcp.enabled is true' });
+  }
+  if (mcp.token !== undefined && mcp.token === hooks.token) {
+    issues.push({ path: 'mcp.token', message: 'must differ from hooks.token (the MCP token is dedicated)' });
+  }
+  if (mcp.token !== undefined && mcp.token === gateway.auth.token) {
+    issues.push({ path: 'mcp.token', message: 'must differ from gateway.auth.token (the MCP token is dedicated)' });
+  }
+  const path = normalizeHooksPath(mcp.path);
+  if (path === null || path === '') {
+    issues.push({
+      path: 'mcp.path',
+      message: 'must start with "/", not be "/", and contain no "?", "#", "\\", "//" or spaces',
+    });
+  } else if (FIXED_PATHS.some((p) => path === p || path.startsWith(`${p}/`))) {
+    issues.push({
+      path: 'mcp.path',
+      message: `must not be one of the gateway's own paths (${FIXED_PATHS.join(', ')})`,
+    });
+  } else if (hooksBase !== null && hooksBase !== '' && (path === hooksBase || path.startsWith(`${hooksBase}/`))) {
+    issues.push({ path: 'mcp.path', message: 'must not lie under hooks.path' });
+  }
+  config.hooks.mappings.forEach((m, i) => {
+    if (m.action === 'event' && !mcp.enabled)
+      issues.push({
+        path: `hooks.mappings[${i}].action`,
+        message: '"event" publishes to MCP subscribers only, and mcp.enabled is false (nothing would happen)',
+      });
+  });
+  return issues;
+}
+
 /**
  * The rules no single-field schema can express. Every broken rule is returned, none thrown, so
  * `hookgate check` can print them all at once.
@@ -64,6 +104,7 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
   } else if (base === '') {
     issues.push({ path: 'hooks.path', message: 'must not be "/" (hooks need their own prefix, such as "/hooks")' });
   }
+  issues.push(...checkMcpRules(config, base));
   const prefixes = hooks.allowedSessionKeyPrefixes;
   if (prefixes !== undefined) {
     if (hooks.defaultSessionKey === undefined && !prefixes.some((p) => GENERATED_SESSION_PREFIX.startsWith(p))) {

@@ -40,7 +40,14 @@ describe('safeParseConfig', () => {
       path: '/etc/hookgate/state/hookgate.db',
       sync: 'full',
       leaseSeconds: 30,
-      retention: { events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d' },
+      retention: { events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d', eventLog: '7d' },
+    });
+    assert.deepEqual(config.mcp, {
+      enabled: false,
+      path: '/mcp',
+      allowLoopbackCallbacks: false,
+      allowPrivateCallbacks: false,
+      maxSubscriptions: 100,
     });
     assert.equal(r.loaded.transformsDir, '/etc/hookgate/hooks/transforms');
   });
@@ -51,8 +58,21 @@ describe('safeParseConfig', () => {
     assert.equal(r.loaded.config.hooks.path, '/in');
   });
 
+  const mcp = { enabled: true, token: 'mcp-secret' };
   const refusals: Array<[string, unknown, string]> = [
     ['hooks.enabled without a token', { hooks: { enabled: true } }, 'hooks.token'],
+    ['mcp.enabled without a token', { ...valid, mcp: { enabled: true } }, 'mcp.token'],
+    ['an MCP token equal to the hook token', { ...valid, mcp: { ...mcp, token: 'hook-secret' } }, 'mcp.token'],
+    ['an MCP token equal to the gateway token', { ...valid, mcp: { ...mcp, token: 'gw-secret' } }, 'mcp.token'],
+    ['mcp.path "/"', { ...valid, mcp: { ...mcp, path: '/' } }, 'mcp.path'],
+    ['mcp.path on the admin surface', { ...valid, mcp: { ...mcp, path: '/admin/mcp' } }, 'mcp.path'],
+    ['mcp.path under hooks.path', { ...valid, mcp: { ...mcp, path: '/hooks/mcp' } }, 'mcp.path'],
+    ['maxSubscriptions of 0', { ...valid, mcp: { ...mcp, maxSubscriptions: 0 } }, 'mcp.maxSubscriptions'],
+    [
+      'an event mapping while MCP is off',
+      { ...valid, hooks: { ...valid.hooks, mappings: [{ match: { path: 'feed' }, action: 'event' }] } },
+      'hooks.mappings[0].action',
+    ],
     [
       'a hook token equal to the gateway token',
       { hooks: { enabled: true, token: 'x' }, gateway: { auth: { token: 'x' } } },
@@ -279,6 +299,18 @@ describe('safeParseConfig', () => {
   for (const [name, raw, where] of refusals) {
     it(`refuses ${name} at ${where}`, () => assert.ok(paths(raw).includes(where), JSON.stringify(issuesOf(raw))));
   }
+
+  it('accepts an MCP endpoint with a token of its own and an event mapping', () => {
+    const raw = {
+      ...valid,
+      mcp: { enabled: true, token: 'mcp-secret', path: '/events/mcp' },
+      hooks: {
+        ...valid.hooks,
+        mappings: [{ id: 'feed', match: { path: 'feed' }, action: 'event', publishPayload: true }],
+      },
+    };
+    assert.deepEqual(issuesOf(raw), []);
+  });
 
   it('accepts retention windows of up to 100 years, and says so of a longer one', () => {
     const store = (events: string) => ({ ...valid, store: { driver: 'sqlite', retention: { events } } });

@@ -79,7 +79,13 @@ export const MappingSchema = z
       })
       .optional()
       .describe('Which requests the mapping serves: with both keys, both must hold; with neither, every name matches.'),
-    action: z.enum(['wake', 'agent']).optional().describe('What the mapping builds. @default `agent`'),
+    action: z
+      .enum(['wake', 'agent', 'event'])
+      .optional()
+      .describe(
+        'What the mapping builds; `event` records and publishes the hook only (MCP Events), with no wake or run. ' +
+          '@default `agent`',
+      ),
     wakeMode: z.enum(WAKE_MODES).optional().describe("The wake's `mode`, or the run's `wakeMode`. @default `now`"),
     name: z.string().optional().describe("Hook name in the run's summary (`Hook <name>: ...`); a template."),
     agentId: nonEmpty
@@ -115,6 +121,12 @@ export const MappingSchema = z
       .boolean()
       .optional()
       .describe('`true` turns the untrusted-content wrapper off for this mapping (`hookgate check` warns).'),
+    publishPayload: z
+      .boolean()
+      .optional()
+      .describe(
+        'Published occurrences of this mapping (MCP Events) carry the raw payload as `data.payload`. @default `false`',
+      ),
     verify: VerifySchema.optional().describe(
       "The sender's signature scheme, checked over the raw body instead of the hook token.",
     ),
@@ -575,6 +587,38 @@ export const ChannelsSchema = z.strictObject({
     .describe('Microsoft Teams through the Bot Framework; `to` is a conversation id.'),
 });
 
+/** The MCP Events endpoint: subscribers receive what the gateway accepted, from its durable log. */
+export const McpSchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe('Serve MCP at `path` and publish every accepted hook (and finished run) to the event log.'),
+  path: z.string().default('/mcp').describe('Exact path of the Streamable HTTP endpoint.'),
+  token: nonEmpty
+    .optional()
+    .describe('Bearer token of MCP clients; must differ from `hooks.token` and `gateway.auth.token`.'),
+  allowLoopbackCallbacks: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Callback URLs may be `http://` to a literal loopback address, and resolve to loopback (development only).',
+    ),
+  allowPrivateCallbacks: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Callbacks may resolve to private ranges (RFC 1918, CGNAT, IPv6 ULA): a subscriber on the same network. ' +
+        'Never link-local or metadata addresses.',
+    ),
+  maxSubscriptions: z
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(100)
+    .describe('Webhook subscriptions held at once (not counting ended ones); more are refused.'),
+});
+
 export const ConfigSchema = z.strictObject({
   $schema: z.string().optional().describe('A JSON Schema for editors; not read.'),
   gateway: GatewaySchema.prefault({}).describe("The listener, its limits and the gateway's own token."),
@@ -585,6 +629,7 @@ export const ConfigSchema = z.strictObject({
     "Chat services replies are delivered to; each block is one service's credentials.",
   ),
   store: StoreSchema.prefault({ driver: 'sqlite' }).describe('Where accepted work is kept.'),
+  mcp: McpSchema.prefault({}).describe('The MCP endpoint: subscribers receive or poll the published occurrences.'),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -598,3 +643,4 @@ export type RetentionConfig = z.infer<typeof RetentionSchema>;
 export type BudgetConfig = z.infer<typeof MappingBudgetSchema>;
 export type ChannelsConfig = z.infer<typeof ChannelsSchema>;
 export type AuthRateLimitConfig = z.infer<typeof AuthRateLimitSchema>;
+export type McpConfig = z.infer<typeof McpSchema>;

@@ -35,6 +35,9 @@ export const RetentionSchema = z.strictObject({
         'long goes too, unless it is a main session or keeps a last route.',
     ),
   requests: retentionAge.default('7d').describe('Records of received requests.'),
+  eventLog: retentionAge
+    .default('7d')
+    .describe('Published occurrences (the event log MCP subscribers read; written only with `mcp.enabled`).'),
 });
 const retention = RetentionSchema.prefault({}).describe(
   'How long finished work is kept (durations such as `30d`, `12h`, at most `36500d`); pending work is never pruned.',

@@ -5,6 +5,7 @@ import type { Clock } from '../common/clock.js';
 import { RequestError } from '../common/errors.js';
 import type { Log } from '../common/log.js';
 import type { RequestHandler } from './create-request-handler.js';
+import { admitBearer } from './admit-bearer.js';
 import { errorJson, sendError } from './send-response.js';
 
 export interface MetricsRouteDeps {
@@ -20,12 +21,6 @@ export interface MetricsRouteDeps {
   clientAddress: (socketAddress: string | undefined, forwardedFor: string | string[] | undefined) => string;
   clock: Clock;
   log: Log;
-}
-
-/** The bearer token of `Authorization`, the one carrier a Prometheus scrape config sets. */
-function bearer(req: IncomingMessage): string | undefined {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  return m?.[1];
 }
 
 function sendMethodNotAllowed(res: ServerResponse): void {
@@ -68,26 +63,7 @@ export function createMetricsRoute(deps: MetricsRouteDeps): RequestHandler {
       sendMethodNotAllowed(res);
       return;
     }
-    if (!deps.public) {
-      const client = deps.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
-      const now = deps.clock.now();
-      const lock = deps.limiter.check(client, now);
-      if (lock.locked) {
-        sendError(req, res, new RequestError('rate_limited', { retryAfterSeconds: lock.retryAfterSeconds }));
-        return;
-      }
-      if (verify === null || !verify(bearer(req))) {
-        const after = deps.limiter.recordFailure(client, now);
-        if (after.locked)
-          deps.log.warn('auth lockout started', {
-            client,
-            retryAfterSeconds: after.retryAfterSeconds,
-            surface: 'metrics',
-          });
-        sendError(req, res, refuse);
-        return;
-      }
-    }
+    if (!deps.public && !admitBearer(deps, req, res, { verify, refuse, surface: 'metrics' })) return;
     void serve(req, res);
   };
 }

@@ -234,10 +234,12 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
           ...(signedBy === undefined ? {} : { signedBy: { mappingIds: signedBy.mappingIds } }),
           ...(signedBy?.deliveryId === undefined ? {} : { deliveryId: signedBy.deliveryId }),
           ...(signedBy?.retryNum === undefined ? {} : { retryNum: signedBy.retryNum }),
+          ...(entry.observed === undefined ? {} : { requestId: entry.observed.id }),
         },
         entry.observed?.ingress(),
       );
       if (outcome.kind === 'wake') entry.eventId = outcome.event.id;
+      else if (outcome.kind === 'event') entry.eventId = outcome.action.id;
       else if (outcome.kind === 'agent') entry.runId = outcome.run.id;
       const { status, body } =
         outcome.kind === 'agent' && outcome.wait !== undefined

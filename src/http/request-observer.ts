@@ -5,6 +5,8 @@ import type { IngressStore } from '../store/index.js';
  * beside the request's other state and hands it what it learns.
  */
 export interface ObservedRequest {
+  /** The request record's id. */
+  readonly id: string;
   /** The body as read, once it is complete. */
   noteBody(raw: Buffer): void;
   /** The error the request is being refused with. */

@@ -30,6 +30,8 @@ export interface GatewayMetrics {
   runFinished(state: RunOutcomeState, seconds: number | null): void;
   modelCall(provider: string, model: string, outcome: 'ok' | 'error', usage: TokenCounts | undefined): void;
   deliveryAttempt(channel: string, outcome: DeliveryOutcome): void;
+  /** Sees the MCP Events webhook sender: occurrences delivered (with their lag) and failed tries. */
+  readonly mcpSender: { delivered(lagMs: number): void; failed(reason: string): void };
   /** The Prometheus text exposition, with queue depths sampled now (or from the short cache). */
   render(): Promise<string>;
   readonly contentType: string;
@@ -196,6 +198,23 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     help: 'Records of refused requests not kept: refusals came faster than the request log keeps them.',
     registers,
   });
+  const mcpDelivered = new Counter({
+    name: 'hookgate_mcp_deliveries_total',
+    help: 'Occurrences delivered to MCP Events webhook subscribers (answered 2xx).',
+    registers,
+  });
+  const mcpFailed = new Counter({
+    name: 'hookgate_mcp_delivery_failures_total',
+    help: 'Failed tries at MCP Events webhook deliveries, by category (http_5xx, timeout, connection_refused, …).',
+    labelNames: ['reason'],
+    registers,
+  });
+  const mcpLag = new Histogram({
+    name: 'hookgate_mcp_delivery_lag_seconds',
+    help: "Time from a hook's receipt to its subscriber's 2xx.",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30, 300],
+    registers,
+  });
   const pruned = new Counter({
     name: 'hookgate_pruned_rows_total',
     help: 'Rows deleted past their retention, by kind.',
@@ -283,6 +302,13 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
       modelTokens.inc({ provider, model: m, direction: 'output' }, usage.outputTokens);
     },
     deliveryAttempt: (channel, outcome) => deliveries.inc({ channel, outcome }),
+    mcpSender: {
+      delivered(lagMs) {
+        mcpDelivered.inc();
+        mcpLag.observe(lagMs / 1000);
+      },
+      failed: (reason) => mcpFailed.inc({ reason }),
+    },
     async render() {
       await refresh();
       return registry.metrics();

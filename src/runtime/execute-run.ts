@@ -2,11 +2,13 @@ import { retryWhile } from '../common/retry-while.js';
 import { keepText } from '../common/scrub-secrets.js';
 import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
+import { isUntrusted, RUN_FINISHED } from '../common/published-events.js';
 import {
   isStoreUnavailable,
   type ClaimedRun,
-  type RunCompletion,
+  type NewLogEvent,
   type NewSystemEvent,
+  type RunCompletion,
   type RunOutcomeState,
   type RunRecord,
 } from '../store/index.js';
@@ -35,6 +37,38 @@ export function createRunSummary(
     // The summary carries model output shaped by hook content: it stays external content.
     source: run.source,
     createdAt: at,
+  };
+}
+
+/**
+ * A run's `run.finished` occurrence: its state and reply (or error), written with its end. The reply
+ * is model output shaped by the hook's content, so it is as trusted as that content was.
+ */
+export function createRunFinished(
+  deps: Pick<RuntimeDeps, 'ids'>,
+  run: RunRecord,
+  end: { state: RunOutcomeState; reply: string | null; error: string | null; at: number },
+): NewLogEvent {
+  const untrusted = isUntrusted(run.source);
+  return {
+    id: deps.ids.next(),
+    name: RUN_FINISHED,
+    agentId: run.agentId,
+    requestId: null,
+    createdAt: end.at,
+    data: {
+      runId: run.id,
+      hook: run.source.hook,
+      name: run.name,
+      agentId: run.agentId,
+      sessionKey: run.sessionKey,
+      state: end.state,
+      reply: end.reply,
+      error: end.error,
+      finishedAt: new Date(end.at).toISOString(),
+      untrusted,
+    },
+    untrusted,
   };
 }
 
@@ -157,6 +191,7 @@ export async function finishRun(
           ],
     summary: createRunSummary(deps, run, state, reply ?? error ?? '', at),
     delivery,
+    ...(deps.publishRuns === true ? { published: createRunFinished(deps, run, { state, reply, error, at }) } : {}),
   };
   // The outcome was paid for: a store that cannot write for a moment is waited for, not left to run
   // the model again once the lease runs out (a claim that is no longer current is refused all the same).

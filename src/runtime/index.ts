@@ -1,6 +1,6 @@
 /** Runtime: executes recorded actions: agent runs through the claim loop, heartbeat turns per agent under their leases. */
 export { createRuntime } from './create-runtime.js';
-export { createRunSummary } from './execute-run.js';
+export { createRunFinished, createRunSummary } from './execute-run.js';
 export type { Runtime, RuntimeOptions } from './create-runtime.js';
 export type { RuntimeDeps } from './runtime-deps.js';
 export { createModelRegistry } from './create-model-registry.js';

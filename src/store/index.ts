@@ -1,6 +1,7 @@
 /** Durable state: the store's roles, its record types, and the factory for its implementations. */
 export type {
   DeliveryQueue,
+  EventLog,
   HeartbeatQueue,
   IngressStore,
   LockoutStore,
@@ -11,8 +12,10 @@ export type {
   Store,
   StoreReader,
   StoreStats,
+  SubscriptionStore,
   WorkSignals,
 } from './store.js';
+export { TooManySubscriptionsError, viewSubscription } from './log-rows.js';
 export { RUN_STATES } from './store-stats.js';
 export type { CommitObservation, QueueStats, RunCounts, StoreObserver, StoreSize } from './store-stats.js';
 export type * from './types.js';

@@ -22,6 +22,8 @@ export interface PruneCutoffs {
   deliveries: number;
   transcript: number;
   requests: number;
+  /** Published occurrences (the event log). */
+  eventLog: number;
 }
 
 /** Rows deleted (or, for a dry run, deletable) per kind. */
@@ -31,6 +33,7 @@ export interface PruneCounts {
   deliveries: number;
   transcript: number;
   requests: number;
+  eventLog: number;
   idempotencyKeys: number;
   /** Sessions other than the agents' main sessions, idle past the transcript's window, with no route kept. */
   sessions: number;

@@ -1,3 +1,4 @@
+import type { NewLogEvent } from './event-log-types.js';
 import type { NewSystemEvent } from './types.js';
 
 /** One hook request as the gateway answered it, accepted or rejected. */
@@ -45,4 +46,6 @@ export interface RunCancellation {
   error: string;
   /** The summary posted to the agent's main session. */
   summary: NewSystemEvent;
+  /** The run's `run.finished` occurrence, written with it (MCP Events on). */
+  published?: NewLogEvent;
 }

@@ -1,4 +1,5 @@
 import type { ChannelValue, ThinkingLevel, WakeMode } from '../config/index.js';
+import type { NewLogEvent } from './event-log-types.js';
 
 /** Where an action came from; decides whether its content is wrapped as untrusted. */
 export interface ActionSource {
@@ -20,6 +21,8 @@ export interface NewSystemEvent {
   mode: WakeMode;
   source: ActionSource;
   createdAt: number;
+  /** The occurrence this wake publishes, written in its transaction (MCP Events on). */
+  published?: NewLogEvent;
 }
 
 export interface SystemEventRecord extends NewSystemEvent {
@@ -52,6 +55,11 @@ export interface NewRun {
    * takes this run's message instead, so one run sees the whole burst.
    */
   coalesce?: { key: string; windowMs: number };
+  /**
+   * The occurrence this run's request publishes, written in its transaction (MCP Events on). When
+   * the run joins a queued run instead, its `data.runId` becomes that run's id.
+   */
+  published?: NewLogEvent;
 }
 
 export interface RunRecord extends NewRun {
@@ -181,6 +189,8 @@ export interface RunCompletion {
   /** The summary posted to the agent's main session. */
   summary: NewSystemEvent;
   delivery: NewDelivery | null;
+  /** The run's `run.finished` occurrence (MCP Events on). */
+  published?: NewLogEvent;
 }
 
 /** What a heartbeat turn writes, all in one transaction. */
@@ -245,7 +255,11 @@ export type WorkSignal =
   | { kind: 'finished'; runId: string }
   | { kind: 'deliveries' }
   | { kind: 'heartbeat'; agentId: string }
-  | { kind: 'lockout'; client: string; lockedUntil: number };
+  | { kind: 'lockout'; client: string; lockedUntil: number }
+  /** Occurrences were appended to the event log. */
+  | { kind: 'published' }
+  /** A subscription became active or was ended (a sender should look at it). */
+  | { kind: 'subscriptions' };
 
 /** A sliding-window failure count with a lockout, as the store keeps it for every replica. */
 export interface AuthFailure {
@@ -277,6 +291,8 @@ export interface IdempotencyRecord {
 export interface RecordedGroup {
   events: readonly NewSystemEvent[];
   runs: readonly NewRun[];
+  /** Occurrences recorded on their own (`action: "event"` mappings). */
+  published?: readonly NewLogEvent[];
   idempotency: IdempotencyRecord | null;
 }
 
@@ -289,3 +305,4 @@ export interface RecordedActions extends RecordedGroup {
 }
 
 export type * from './maintenance-types.js';
+export type * from './event-log-types.js';

@@ -2,7 +2,9 @@ import { createIds } from '../../src/common/ids.js';
 import type {
   ClaimedRun,
   NewDelivery,
+  NewLogEvent,
   NewRun,
+  NewSubscription,
   NewSystemEvent,
   RunCompletion,
   TranscriptEntry,
@@ -69,5 +71,29 @@ export const completion = (r: ClaimedRun, o: Partial<RunCompletion> = {}): RunCo
   transcript: turn(r.sessionKey, r.id),
   summary: newEvent('Hook agent: done', { mode: r.wakeMode }),
   delivery: newDelivery({ runId: r.id, text: 'done' }),
+  ...o,
+});
+
+export const newLogEvent = (name: string, o: Partial<NewLogEvent> = {}): NewLogEvent => ({
+  id: ids.next(),
+  name,
+  agentId: 'main',
+  requestId: null,
+  createdAt: 5,
+  data: { hook: name.replace(/^hook\./, ''), text: 'hello' },
+  untrusted: true,
+  ...o,
+});
+
+export const newSubscription = (id: string, o: Partial<NewSubscription> = {}): NewSubscription => ({
+  id,
+  name: 'hook.wake',
+  argumentsJson: '{}',
+  url: 'https://subscriber.example/hook',
+  secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+  cursor: 0,
+  expiresAt: null,
+  maxAgeMs: null,
+  createdAt: 1,
   ...o,
 });

@@ -125,7 +125,7 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
     const old = [request({ at: 10 }), request({ at: 20 }), request({ at: 30 })];
     const recent = request({ at: 100 });
     for (const r of [...old, recent]) await store.recordRequest(r);
-    const cutoffs = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 100 };
+    const cutoffs = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 100, eventLog: 0 };
     assert.equal((await store.countPrunable(cutoffs)).requests, 3);
     assert.equal((await store.prune(cutoffs, 2)).requests, 2);
     assert.deepEqual(

@@ -101,6 +101,7 @@ describeEachDriver('store contract: retention', (driver) => {
       deliveries: 0,
       transcript: 0,
       requests: 0,
+      eventLog: 0,
       idempotencyKeys: 0,
       sessions: 0,
     });
@@ -116,6 +117,7 @@ describeEachDriver('store contract: retention', (driver) => {
       deliveries: 1,
       transcript: 2,
       requests: 0,
+      eventLog: 0,
       idempotencyKeys: 1,
       sessions: 0,
     });
@@ -125,6 +127,7 @@ describeEachDriver('store contract: retention', (driver) => {
       deliveries: 1,
       transcript: 2,
       requests: 0,
+      eventLog: 0,
       idempotencyKeys: 1,
       sessions: 0,
     });
@@ -141,6 +144,7 @@ describeEachDriver('store contract: retention', (driver) => {
       deliveries: 0,
       transcript: 0,
       requests: 0,
+      eventLog: 0,
       idempotencyKeys: 0,
       sessions: 0,
     });
@@ -276,6 +280,7 @@ describeEachDriver('store contract: retention', (driver) => {
       deliveries: 4,
       transcript: 10,
       requests: 5,
+      eventLog: 0,
       idempotencyKeys: 0,
       sessions: 6,
     });

@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
+import { waitForWriters } from './wait-for-writers.js';
 import { toEvent, type EventRow } from '../rows.js';
 import type { StoreReader } from '../store.js';
 import { backlogQuery, type PgContext } from './pg-context.js';
@@ -9,7 +9,6 @@ const SHAPE_CHARS = 40;
 const PENDING = 'FROM system_events WHERE session_key = $1 AND consumed_at IS NULL AND seq <= $2';
 /** How long a digest waits for the writes in flight when it was taken (see `settle`). */
 const SETTLE_MS = 2000;
-const SETTLE_POLL_MS = 5;
 /** The wait one grouping read of a digest may take beside the pool's query timeout: three times what it took here under load. */
 const GROUP_TIMEOUT_MS_PER_EVENT = 0.01;
 
@@ -30,14 +29,7 @@ export function createPgDigest({
    */
   const settle = async (): Promise<void> => {
     const [snapshot] = await q<{ xmax: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax', []);
-    const deadline = Date.now() + SETTLE_MS;
-    for (;;) {
-      const [ended] = await q<{ done: boolean }>('SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS done', [
-        snapshot!.xmax,
-      ]);
-      if (ended!.done || Date.now() >= deadline) return;
-      await sleep(SETTLE_POLL_MS);
-    }
+    await waitForWriters(pool, snapshot!.xmax, SETTLE_MS);
   };
   return {
     async digestPending(sessionKey, o) {

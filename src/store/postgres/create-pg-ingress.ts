@@ -4,6 +4,7 @@ import type { StallWatch } from '../create-stall-watch.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import { joinedAnswers } from '../joined-answers.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
+import { publishedOfRun } from '../log-rows.js';
 import type { IngressStore } from '../store.js';
 import type { IdempotencyRecord, NewRun, RecordedGroup } from '../types.js';
 import { batchStatement, type IngressWrite, type PgGroupCommit } from './create-pg-group-commit.js';
@@ -113,6 +114,13 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit, stalls: St
             ...g.runs
               .filter((run) => coalesced[run.id] === undefined)
               .map((run): IngressWrite => ({ kind: 'run', run: toWrite(run) })),
+            // A run that joined a queued run still publishes its request, naming the run it joined.
+            ...g.runs.flatMap((run): IngressWrite[] => {
+              const joined = coalesced[run.id];
+              const event = joined === undefined ? undefined : publishedOfRun(run, joined);
+              return event === undefined ? [] : [{ kind: 'published', event }];
+            }),
+            ...(g.published ?? []).map((event): IngressWrite => ({ kind: 'published', event })),
           ]);
           if (writes.length > 0) {
             const { text, values } = batchStatement(writes, ctx.channel);

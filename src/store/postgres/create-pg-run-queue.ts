@@ -7,6 +7,7 @@ import type { RunQueue } from '../store.js';
 import type { ClaimedRun, WorkSignal } from '../types.js';
 import { claimCandidates, firstCandidates } from './pg-claim-candidates.js';
 import { ready } from '../ready-runs.js';
+import { insertLogEvents } from './create-pg-event-log.js';
 import { notify, nowSql, type PgContext } from './pg-context.js';
 import { encodeSource } from '../action-source.js';
 
@@ -218,6 +219,10 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
           signals.push({ kind: 'deliveries' });
         }
         if (s.mode === 'now') signals.push({ kind: 'heartbeat', agentId: s.agentId });
+        if (c.published !== undefined) {
+          await insertLogEvents(client, [c.published]);
+          signals.push({ kind: 'published' });
+        }
         await notify(client, channel, signals);
         return true;
       });

@@ -16,6 +16,8 @@ import { createPgCancelRun } from './create-pg-cancel-run.js';
 import { createPgRequestLog } from './create-pg-request-log.js';
 import { createPgRunQueue } from './create-pg-run-queue.js';
 import { createPgStats } from './create-pg-stats.js';
+import { createPgEventLog } from './create-pg-event-log.js';
+import { createPgSubscriptions } from './create-pg-subscriptions.js';
 import type { StoreObserver } from '../store-stats.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
@@ -169,6 +171,8 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createPgLockouts(ctx),
     ...createPgRetention(ctx),
     ...createPgStats(ctx),
+    ...createPgEventLog(ctx),
+    ...createPgSubscriptions(ctx),
     subscribe: signals.subscribe,
     async close() {
       if (closed) return;

@@ -228,4 +228,45 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- back through every request; answered requests (2xx), the most by far, are not in it.
   CREATE INDEX requests_unusual ON requests (status, seq) WHERE status NOT BETWEEN 200 AND 299;
   `,
+  `
+  -- The event log (see event-log-types.ts): one row per published occurrence, written in the
+  -- transaction of the action it describes and only while mcp.enabled; its seq is each consumer's
+  -- position (read only up to a head no transaction in flight can commit below: pg-log-head.ts).
+  -- Marks hold the store's own positions (how far retention pruned the log).
+  CREATE TABLE event_log (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    name text NOT NULL,
+    agent_id text,
+    request_id text,
+    created_at bigint NOT NULL,
+    data text NOT NULL,
+    untrusted boolean NOT NULL
+  );
+  CREATE INDEX event_log_name ON event_log (name, seq);
+  CREATE TABLE store_marks (name text PRIMARY KEY, value bigint NOT NULL);
+  CREATE TABLE mcp_subscriptions (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    name text NOT NULL,
+    arguments text NOT NULL,
+    url text NOT NULL,
+    secret text NOT NULL,
+    cursor bigint NOT NULL,
+    state text NOT NULL,
+    end_reason text,
+    expires_at bigint,
+    max_age_ms bigint,
+    attempts integer NOT NULL DEFAULT 0,
+    next_attempt_at bigint NOT NULL DEFAULT 0,
+    last_error text,
+    last_delivery_at bigint,
+    delivered bigint NOT NULL DEFAULT 0,
+    lease_owner text,
+    claim_id text,
+    lease_until bigint,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL
+  );
+  `,
 ];

@@ -112,9 +112,11 @@ export function createSqliteRunQueue(
         st.addTranscript(c.summary.agentId, c.transcript, c.finishedAt);
         st.addEvent(c.summary, source);
         if (c.delivery !== null) st.addDelivery(c.delivery);
+        st.addLogEvents([c.published]);
         return true;
       });
       if (done) {
+        if (c.published !== undefined) emit({ kind: 'published' });
         // A finished run may unblock the next run of its session.
         emit({ kind: 'runs' });
         emit({ kind: 'finished', runId: c.runId });

@@ -389,7 +389,7 @@ describe('createGroupCommit', () => {
       );
       assert.equal(
         await migrated
-          .countPrunable({ events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 1_001 })
+          .countPrunable({ events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 1_001, eventLog: 0 })
           .then((c) => c.requests),
         1_101,
       );

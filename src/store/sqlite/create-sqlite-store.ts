@@ -32,6 +32,9 @@ import { startCheckpointer, type Checkpointer } from './start-checkpointer.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
 import { createSourceEncoder } from '../action-source.js';
+import { publishedOfRun } from '../log-rows.js';
+import { createSqliteEventLog } from './create-sqlite-event-log.js';
+import { createSqliteSubscriptions } from './create-sqlite-subscriptions.js';
 
 export interface SqliteStoreOptions {
   /** Database file path. */
@@ -171,8 +174,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         }, options.checkpointDelayMs ?? 1000);
   checkpointStart?.unref();
   // A savepoint inside the group's transaction: a duplicate key undoes this request alone.
-  const recordAll = db.transaction((a: RecordedActions): { skipped: number[]; coalesced: Record<string, string> } => {
+  const recordAll = db.transaction((a: RecordedActions) => {
     const claimed: IdempotencyRecord[] = [];
+    let published = false;
     const claim = (k: IdempotencyRecord | null): boolean => {
       if (k === null) return true;
       const { hook, key, status, body, createdAt, expiresAt } = k;
@@ -183,7 +187,15 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     };
     const coalesced: Record<string, string> = {};
     const write = (g: RecordedGroup): void => {
-      for (const e of g.events) st.addEvent(e, encodeSource(e.source));
+      for (const e of g.events) {
+        st.addEvent(e, encodeSource(e.source));
+        if (e.published !== undefined) published = true;
+        st.addLogEvents([e.published]);
+      }
+      if (g.published !== undefined && g.published.length > 0) {
+        st.addLogEvents(g.published);
+        published = true;
+      }
       for (const r of g.runs) {
         const c = r.coalesce;
         const joined =
@@ -199,6 +211,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
               }) as { id: string } | undefined);
         if (joined !== undefined) coalesced[r.id] = joined.id;
         else st.addRun(r, encodeSource(r.source));
+        if (r.published !== undefined) published = true;
+        st.addLogEvents([publishedOfRun(r, joined?.id)]);
       }
     };
     if (!claim(a.idempotency)) throw new DuplicateRequestError(a.idempotency!.hook, a.idempotency!.key);
@@ -209,7 +223,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       else skipped.push(i);
     });
     for (const a of joinedAnswers(claimed, coalesced)) st.setIdempotencyBody.run(a.body, a.hook, a.key);
-    return { skipped, coalesced };
+    return { skipped, coalesced, published };
   });
   const signals = createSignalHub();
   const ctx: SqliteContext = {
@@ -225,6 +239,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     newClaimId: randomUUID,
   };
 
+  const { expireLeases, ...subscriptions } = createSqliteSubscriptions(ctx);
+  // This process holds the lock: a lease it finds is a dead process's.
+  if (mode === 'serve') expireLeases();
+  const eventLog = createSqliteEventLog(ctx, () => (walSync === undefined ? Promise.resolve() : synced(walSync)));
   // One read thread for the reads that may cover a flood, started by the first and ended when idle.
   const reads = createReadThread(options.path);
   const requestLog = createSqliteRequestLog(ctx, (o) => reads.read({ kind: 'requests', options: o }));
@@ -237,14 +255,22 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     async addSystemEvent(e) {
       stalls.check();
       const source = encodeSource(e.source);
-      await ctx.write(() => st.addEvent(e, source));
+      await ctx.write(() => {
+        st.addEvent(e, source);
+        st.addLogEvents([e.published]);
+      });
       if (e.mode === 'now') ctx.emit({ kind: 'heartbeat', agentId: e.agentId });
+      if (e.published !== undefined) ctx.emit({ kind: 'published' });
     },
     async enqueueRun(r) {
       stalls.check();
       const source = encodeSource(r.source);
-      await ctx.write(() => st.addRun(r, source));
+      await ctx.write(() => {
+        st.addRun(r, source);
+        st.addLogEvents([r.published]);
+      });
       ctx.emit({ kind: 'runs' });
+      if (r.published !== undefined) ctx.emit({ kind: 'published' });
     },
     async recordActions(a) {
       stalls.check();
@@ -259,6 +285,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       if (outcome instanceof DuplicateRequestError) throw outcome;
       const written = [a, ...(a.items ?? []).filter((_, i) => !outcome.skipped.includes(i))];
       if (written.some((g) => g.runs.length > 0)) ctx.emit({ kind: 'runs' });
+      if (outcome.published) ctx.emit({ kind: 'published' });
       for (const agentId of new Set(
         written
           .flatMap((g) => g.events)
@@ -287,6 +314,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createSqliteLockouts(ctx),
     ...createSqliteRetention(ctx, requestLog),
     ...createSqliteStats(ctx, options.path, floodReads),
+    ...eventLog,
+    ...subscriptions,
     subscribe: signals.subscribe,
     close() {
       // One close for every caller: each resolves once the database is closed and the lock released.

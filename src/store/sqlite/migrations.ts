@@ -282,4 +282,46 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE request_batches ADD COLUMN statuses TEXT;
   ALTER TABLE request_batches ADD COLUMN hooks TEXT;
   `,
+  `
+  -- The event log (see event-log-types.ts): one row per published occurrence, written in the
+  -- transaction of the action it describes and only while mcp.enabled; its seq is each consumer's
+  -- position. Marks hold the store's own positions (how far retention pruned the log).
+  -- AUTOINCREMENT: a plain rowid is max + 1, so once retention emptied the table (or took its
+  -- newest rows) numbers would be handed out again, below positions subscribers already hold.
+  CREATE TABLE event_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    agent_id TEXT,
+    request_id TEXT,
+    created_at INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    untrusted INTEGER NOT NULL
+  );
+  CREATE INDEX event_log_name ON event_log (name, seq);
+  CREATE TABLE store_marks (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  CREATE TABLE mcp_subscriptions (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    url TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    cursor INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    end_reason TEXT,
+    expires_at INTEGER,
+    max_age_ms INTEGER,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    last_delivery_at INTEGER,
+    delivered INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT,
+    claim_id TEXT,
+    lease_until INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  `,
 ];

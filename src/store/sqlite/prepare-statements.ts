@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import type { NewDelivery, NewRun, NewSystemEvent, TranscriptEntry } from '../types.js';
+import type { NewDelivery, NewLogEvent, NewRun, NewSystemEvent, TranscriptEntry } from '../types.js';
+import { logEventValues } from '../log-rows.js';
 import { RESTART_MARK } from '../held-keys.js';
 import { letInDue, ready } from '../ready-runs.js';
 import { EVENT_COLUMNS, PENDING } from './consumed-marks.js';
@@ -233,8 +234,19 @@ export function prepareStatements(db: Database) {
     ),
   };
 
+  const insertLogEvent = db.prepare(
+    'INSERT INTO event_log (id, name, agent_id, request_id, created_at, data, untrusted) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
   return {
     ...s,
+    /** Appends occurrences to the event log (inside the write of the action they describe). */
+    addLogEvents(events: readonly (NewLogEvent | undefined)[]): void {
+      for (const e of events) {
+        if (e === undefined) continue;
+        const v = logEventValues(e);
+        insertLogEvent.run(v[0], v[1], v[2], v[3], v[4], v[5], v[6] ? 1 : 0);
+      }
+    },
     addEvent(e: NewSystemEvent, source: string): void {
       s.insertEvent.run(e.id, e.agentId, e.sessionKey, e.text, e.mode, source, e.createdAt);
     },
