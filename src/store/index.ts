@@ -1,6 +1,8 @@
 /** Durable state: the store's roles, its record types, and the factory for its implementations. */
 export type {
+  CatchUpState,
   DeliveryQueue,
+  DispatchControl,
   HeartbeatQueue,
   IngressStore,
   LockoutStore,
@@ -23,4 +25,5 @@ export { StoreOpenError } from './postgres/store-open-error.js';
 export { DuplicateRequestError } from './duplicate-request-error.js';
 export { isStoreUnavailable } from './is-store-unavailable.js';
 export { createPruner, pruneCutoffs, type PruneObserver, type Pruner } from './create-pruner.js';
+export { ALL_KEY, HOLD_SCOPES, holdReason } from './dispatch-holds.js';
 export type { BudgetReport, BudgetUsage, RunBudget, RunBudgets } from './run-budgets.js';

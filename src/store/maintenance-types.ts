@@ -35,3 +35,23 @@ export interface PruneCounts {
   /** Sessions other than the agents' main sessions, idle past the transcript's window, with no route kept. */
   sessions: number;
 }
+
+/**
+ * Where a mapping's catch-up stands: how far back its provider's record was read and handled, kept
+ * from pass to pass and across restarts.
+ */
+export interface CatchUpRecord {
+  /** The mapping's id. */
+  mappingId: string;
+  /** Everything the provider recorded before this time (ms, the provider's clock) was handled; `null` before the first pass. */
+  cursorAt: number | null;
+  /** The provider's id of the last event handled (a delivery's GUID, a Stripe event's id). */
+  lastId: string | null;
+  /** When a pass last saved it, ms since the epoch. */
+  updatedAt: number | null;
+}
+
+/** A mapping's catch-up lease: one pass at a time across every process sharing the store. */
+export interface CatchUpClaim extends CatchUpRecord {
+  claimId: string;
+}

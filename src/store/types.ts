@@ -245,7 +245,9 @@ export type WorkSignal =
   | { kind: 'finished'; runId: string }
   | { kind: 'deliveries' }
   | { kind: 'heartbeat'; agentId: string }
-  | { kind: 'lockout'; client: string; lockedUntil: number };
+  | { kind: 'lockout'; client: string; lockedUntil: number }
+  /** A dispatch hold was set or lifted (`hookgate pause`, `resume`, `drain`). */
+  | { kind: 'holds' };
 
 /** A sliding-window failure count with a lockout, as the store keeps it for every replica. */
 export interface AuthFailure {
@@ -289,3 +291,4 @@ export interface RecordedActions extends RecordedGroup {
 }
 
 export type * from './maintenance-types.js';
+export type { DispatchHold, HoldScope, InFlight } from './dispatch-holds.js';

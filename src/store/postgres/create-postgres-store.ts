@@ -17,6 +17,7 @@ import { createPgCancelRun } from './create-pg-cancel-run.js';
 import { createPgRequestLog } from './create-pg-request-log.js';
 import { createPgRunQueue } from './create-pg-run-queue.js';
 import { createPgStats } from './create-pg-stats.js';
+import { createPgHolds } from './create-pg-holds.js';
 import type { StoreObserver } from '../store-stats.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
@@ -185,6 +186,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createPgLockouts(ctx),
     ...createPgRetention(ctx),
     ...createPgStats(ctx),
+    ...createPgHolds(ctx),
     subscribe: signals.subscribe,
     async close() {
       if (closed) return;

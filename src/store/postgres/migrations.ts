@@ -228,4 +228,27 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- back through every request; answered requests (2xx), the most by far, are not in it.
   CREATE INDEX requests_unusual ON requests (status, seq) WHERE status NOT BETWEEN 200 AND 299;
   `,
+  `
+  -- Dispatch holds (hookgate pause, drain), read by every claim (see dispatch-holds.ts).
+  CREATE TABLE dispatch_holds (
+    scope text NOT NULL,
+    key text NOT NULL,
+    kind text NOT NULL,
+    note text,
+    at bigint NOT NULL,
+    PRIMARY KEY (scope, key)
+  );
+  `,
+  `
+  -- Each catch-up mapping's position in its provider's record, and the lease of the pass reading it.
+  CREATE TABLE catch_up (
+    mapping_id text PRIMARY KEY,
+    cursor_at bigint,
+    last_id text,
+    updated_at bigint,
+    claim_id text,
+    owner text,
+    lease_until bigint
+  );
+  `,
 ];

@@ -70,6 +70,7 @@ export function encodeSignal(s: WorkSignal): string {
   switch (s.kind) {
     case 'runs':
     case 'deliveries':
+    case 'holds':
       return s.kind;
     case 'finished':
       return `finished:${s.runId}`;
@@ -81,7 +82,7 @@ export function encodeSignal(s: WorkSignal): string {
 }
 
 export function decodeSignal(payload: string): WorkSignal | null {
-  if (payload === 'runs' || payload === 'deliveries') return { kind: payload };
+  if (payload === 'runs' || payload === 'deliveries' || payload === 'holds') return { kind: payload };
   const colon = payload.indexOf(':');
   if (colon === -1) return null;
   const kind = payload.slice(0, colon);
