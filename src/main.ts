@@ -46,7 +46,7 @@ import {
   observeStore,
   type ReadinessDeps,
 } from './ops/index.js';
-import { createPolicy } from './policy/index.js';
+import { createPolicy, resolveDefaultAgentId } from './policy/index.js';
 import {
   createChannelAdapters,
   DeliveryWorker,
@@ -55,9 +55,11 @@ import {
 } from './delivery/index.js';
 import {
   abortableSleep,
+  createDispatchWatch,
   createModelRegistry,
   createRuntime,
   waitForRun,
+  type DispatchWatch,
   type Runtime,
   type RuntimeOptions,
 } from './runtime/index.js';
@@ -121,12 +123,24 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     sample: async () => ({ queues: await store.readQueueStats(), size: await store.readStoreSize() }),
     // Read at scrape time, once the server below exists.
     openConnections: () => http.openConnections(),
+    dispatch: () => ({ holds: dispatch.holds(), draining: dispatch.draining() }),
     onSampleError: (err) => log.warn('reading queue depths for /metrics failed', { err }),
   });
   // The store first: a second gateway on the same SQLite database is refused here, before it
   // touches anything.
   const store = observeStore(await openStore(loaded, { mode: 'serve', observer: metrics.store }), metrics, clock.now);
   let ready = false;
+  // Holds are read by every claim in the store; this copy serves readiness, metrics and the admin
+  // API, and restarts the work a lifted hold had refused.
+  const dispatch = createDispatchWatch({
+    store,
+    clock,
+    log,
+    onRead: (holds, lifted) => {
+      runtime.resumeHeld(holds, lifted);
+      if (lifted) deliveryWorker?.notify();
+    },
+  });
   // Swapped in place on reload: the delivery worker reads both on every delivery.
   const channels = { ...config.channels };
   const adapters = createChannelAdapters(config.channels, { now: clock.now });
@@ -143,6 +157,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
           owner: `${process.pid}:${ids.next()}`,
           leaseMs: config.store.leaseSeconds * 1000,
           scrub,
+          held: () => dispatch.draining(),
           ...deps.deliveryOptions,
         })
       : undefined;
@@ -159,7 +174,12 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
       scrub,
     },
-    { leaseMs: config.store.leaseSeconds * 1000, budgets: readRunBudgets(() => current.config), ...deps.runtime },
+    {
+      leaseMs: config.store.leaseSeconds * 1000,
+      budgets: readRunBudgets(() => current.config),
+      draining: () => dispatch.draining(),
+      ...deps.runtime,
+    },
   );
   const runTransform = createTransformRunner(loaded.transformsDir, {
     maxProcesses: config.hooks.maxTransformProcesses,
@@ -202,6 +222,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       ...(deliveryWorker === undefined ? [] : [{ name: 'deliveries', isAlive: () => deliveryWorker.isAlive() }]),
     ],
     clock,
+    detail: () => ({ dispatch: describeDispatch(dispatch) }),
     ...deps.readiness,
   });
   const handler = createRequestHandler({
@@ -223,6 +244,16 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       onRecordDropped: metrics.requestRecordDropped,
       handleHook: (call, through) => ingress.handleHook(call, through),
       hooksPath: () => ingress.hooks.path,
+      dispatch: {
+        store,
+        watch: dispatch,
+        replicaInFlight: () => ({ ...runtime.inFlight(), deliveries: deliveryWorker?.active() ?? 0 }),
+        known: () => ({
+          agents: agentIds(config),
+          mappings: compileMappings(current.config.hooks, loaded.transformsDir).map((m) => m.id),
+        }),
+        clock,
+      },
     }),
     routes: new Map([
       ['/readyz', createReadinessRoute(readiness)],
@@ -258,16 +289,19 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     // Hooks are answered 503 until the runtime is up.
     port = await http.listen(deps.port ?? config.gateway.port, config.gateway.bind);
     await sharedLimiter?.start();
+    await dispatch.start();
     await runtime.start();
     pruner.start();
     if (deliveryWorker !== undefined) {
-      unsubscribe = store.subscribe((signal) => {
-        if (signal.kind === 'deliveries') deliveryWorker.notify();
-      });
       deliveryWorker.start();
     }
+    unsubscribe = store.subscribe((signal) => {
+      if (signal.kind === 'deliveries') deliveryWorker?.notify();
+      else if (signal.kind === 'holds') void dispatch.refresh();
+    });
   } catch (error) {
     unsubscribe();
+    dispatch.stop();
     sharedLimiter?.stop();
     await pruner.stop();
     await http.close();
@@ -306,6 +340,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       closing ??= (async () => {
         ready = false;
         unsubscribe();
+        dispatch.stop();
         sharedLimiter?.stop();
         await pruner.stop();
         await http.close();
@@ -318,6 +353,24 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       return closing;
     },
   };
+}
+
+/**
+ * What `/readyz` says of the dispatch holds (their scopes and keys, never an operator's note: the
+ * route answers without a token): whether this replica or the fleet drains, and what is paused.
+ */
+function describeDispatch(w: DispatchWatch): Record<string, unknown> {
+  const holds = w.holds();
+  return {
+    held: holds.length > 0 || w.draining(),
+    draining: { replica: w.draining(), fleet: holds.some((h) => h.kind === 'drain') },
+    paused: holds.filter((h) => h.kind === 'pause').map((h) => ({ scope: h.scope, key: h.key })),
+  };
+}
+
+/** The agents a hold may name: the configured ones, or the default agent alone. */
+function agentIds(config: LoadedConfig['config']): string[] {
+  return config.agents.list.length > 0 ? config.agents.list.map((a) => a.id) : [resolveDefaultAgentId(config.agents)];
 }
 
 function isEntryPoint(): boolean {

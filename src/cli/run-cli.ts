@@ -14,6 +14,7 @@ import { serveCommand } from './serve-command.js';
 import { statusCommand } from './status-command.js';
 import { RUN_STATES } from '../store/index.js';
 import { sessionCommand, sessionsCommand } from './sessions-command.js';
+import { drainCommand, pauseCommand, resumeCommand } from './dispatch-command.js';
 
 export { USAGE } from './command-help.js';
 
@@ -31,6 +32,13 @@ const OPTIONS = {
   bind: { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
   sign: { type: 'boolean', default: false },
+  all: { type: 'boolean', default: false },
+  agent: { type: 'string' },
+  mapping: { type: 'string' },
+  note: { type: 'string' },
+  timeout: { type: 'string' },
+  replica: { type: 'boolean', default: false },
+  since: { type: 'string' },
 } as const;
 
 const parseCliArgs = (argv: readonly string[]) =>
@@ -151,6 +159,20 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
       return retryCommand(configPath, rest[0]!, deps);
     case 'prune':
       return pruneCommand(configPath, { dryRun: values['dry-run'] }, deps);
+    case 'pause':
+      return pauseCommand(
+        configPath,
+        { all: values.all, agent: values.agent, mapping: values.mapping, note: values.note },
+        deps,
+      );
+    case 'resume':
+      return resumeCommand(
+        configPath,
+        { all: values.all, agent: values.agent, mapping: values.mapping, replica: values.replica },
+        deps,
+      );
+    case 'drain':
+      return drainCommand(configPath, { timeout: values.timeout, replica: values.replica, note: values.note }, deps);
     case 'token':
       deps.stdout(`${generateToken()}\n`);
       return EXIT_OK;

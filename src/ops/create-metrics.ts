@@ -1,5 +1,12 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { PruneObserver, QueueStats, RunOutcomeState, StoreObserver, StoreSize } from '../store/index.js';
+import type {
+  DispatchHold,
+  PruneObserver,
+  QueueStats,
+  RunOutcomeState,
+  StoreObserver,
+  StoreSize,
+} from '../store/index.js';
 
 /** What one delivery attempt ended as. */
 export type DeliveryOutcome = 'sent' | 'retry' | 'failed' | 'skipped';
@@ -43,6 +50,8 @@ export interface MetricsDeps {
   openConnections?: () => number;
   /** Called when sampling fails (the previous values stay). */
   onSampleError?: (error: unknown) => void;
+  /** The dispatch holds this replica knows of, and whether it drains itself, read at scrape time. */
+  dispatch?: () => { holds: ReadonlyArray<Pick<DispatchHold, 'scope' | 'key' | 'kind'>>; draining: boolean };
 }
 
 /** Distinct values one free-form label (a model id) may take before the rest count as `_other`. */
@@ -122,6 +131,25 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     registers,
     collect() {
       this.set(openConnections?.() ?? 0);
+    },
+  });
+  const dispatch = deps.dispatch;
+  new Gauge({
+    name: 'hookgate_dispatch_holds',
+    help: 'Dispatch holds set now (1 each), by scope (all, agent, mapping), key and kind (pause, drain): requests are still accepted.',
+    labelNames: ['scope', 'key', 'kind'],
+    registers,
+    collect() {
+      this.reset();
+      for (const h of dispatch?.().holds ?? []) this.set({ scope: h.scope, key: h.key, kind: h.kind }, 1);
+    },
+  });
+  new Gauge({
+    name: 'hookgate_dispatch_replica_draining',
+    help: 'Whether this replica drains (1): it finishes its work in flight and claims nothing new.',
+    registers,
+    collect() {
+      this.set(dispatch?.().draining === true ? 1 : 0);
     },
   });
   const commitSize = new Histogram({

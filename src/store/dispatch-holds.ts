@@ -76,11 +76,14 @@ export function holdReason(hold: DispatchHold): string {
 /** Whether an `all` hold (a pause of everything, or a drain) is set: claims then take nothing. */
 export const holdsAll = (holds: readonly DispatchHold[]): boolean => holds.some((h) => h.scope === 'all');
 
-/** The hold that covers work of `agentId` and mapping `hook` (`all` first, then the agent's, then the mapping's). */
+/**
+ * The hold that covers work of `agentId` and mapping `hook` (`all` first, then the agent's, then the
+ * mapping's); a heartbeat turn belongs to no mapping.
+ */
 export function coveringHold(
   holds: readonly DispatchHold[],
   agentId: string,
-  hook: string | null,
+  hook: string | null = null,
 ): DispatchHold | undefined {
   return (
     holds.find((h) => h.scope === 'all') ??
@@ -118,4 +121,35 @@ export function overlayHeld<
   if (hold !== undefined) return { ...run, heldReason: holdReason(hold) };
   const stale = run.heldReason?.endsWith(PAUSED) === true || run.heldReason?.endsWith(DRAINING) === true;
   return stale ? { ...run, heldReason: null } : run;
+}
+
+/** What `pause` and `resume` were told to select: exactly one of everything, an agent, a mapping. */
+export interface HoldSelection {
+  all?: boolean;
+  agent?: string | undefined;
+  mapping?: string | undefined;
+}
+
+/**
+ * The hold a selection names, or why it names none: exactly one of `all`, `agent`, `mapping`, and
+ * an agent or mapping the config knows (a held one is known too, so a hold outlives its mapping's
+ * removal only until it is resumed).
+ */
+export function resolveHoldSelection(
+  given: HoldSelection,
+  known: { agents: readonly string[]; mappings: readonly string[]; held?: readonly DispatchHold[] },
+): { ok: true; scope: HoldScope; key: string } | { ok: false; message: string } {
+  const chosen = [given.all === true, given.agent !== undefined, given.mapping !== undefined].filter(Boolean).length;
+  if (chosen !== 1) return { ok: false, message: 'name exactly one of: all, an agent, a mapping' };
+  if (given.all === true) return { ok: true, scope: 'all', key: ALL_KEY };
+  const scope: HoldScope = given.agent !== undefined ? 'agent' : 'mapping';
+  const key = (given.agent ?? given.mapping)!;
+  const ids = scope === 'agent' ? known.agents : known.mappings;
+  if (ids.includes(key) || known.held?.some((h) => h.scope === scope && h.key === key) === true) {
+    return { ok: true, scope, key };
+  }
+  return {
+    ok: false,
+    message: `no ${scope} "${key}" in the config (${scope === 'agent' ? 'agents' : 'mappings'}: ${ids.length === 0 ? 'none' : ids.join(', ')})`,
+  };
 }

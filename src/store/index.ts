@@ -25,5 +25,12 @@ export { StoreOpenError } from './postgres/store-open-error.js';
 export { DuplicateRequestError } from './duplicate-request-error.js';
 export { isStoreUnavailable } from './is-store-unavailable.js';
 export { createPruner, pruneCutoffs, type PruneObserver, type Pruner } from './create-pruner.js';
-export { ALL_KEY, HOLD_SCOPES, holdReason } from './dispatch-holds.js';
+export {
+  ALL_KEY,
+  coveringHold,
+  HOLD_SCOPES,
+  holdReason,
+  resolveHoldSelection,
+  type HoldSelection,
+} from './dispatch-holds.js';
 export type { BudgetReport, BudgetUsage, RunBudget, RunBudgets } from './run-budgets.js';
