@@ -34,6 +34,7 @@ export function createDispatchRoutes(deps: DispatchAdminDeps): AdminRoute[] {
     holds: await store.listHolds(),
     replica: { draining: watch.draining(), inFlight: deps.replicaInFlight() },
     fleet: { inFlight: await store.readInFlight() },
+    known: deps.known(),
   });
   const selection = async (q: URLSearchParams, resuming: boolean) => {
     const chosen = resolveHoldSelection(
