@@ -14,6 +14,7 @@ import {
   type SharedAuthLimiter,
 } from './auth/index.js';
 import { createAdminSurface } from './admin/index.js';
+import { catchUpTargets, createCatchUp, type CatchUp, type CatchUpReport } from './catch-up/index.js';
 import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
@@ -74,6 +75,8 @@ export interface Gateway {
   port: number;
   store: Store;
   runtime: Runtime;
+  /** Catching up after downtime (a pass runs at start; `runNow` for another). */
+  catchUp: CatchUp;
   /**
    * Applies a new, already checked config to what can change while running (hooks, mappings,
    * tokens, channels); returns the changed keys that need a restart to take effect.
@@ -112,7 +115,7 @@ export function openStore(
 /** Starts the gateway for a validated config. */
 export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {}): Promise<Gateway> {
   const { config } = loaded;
-  const scrub = createSecretScrubber(listConfigSecrets(config));
+  const scrub = createSecretScrubber([...listConfigSecrets(config), ...loaded.catchUpTokens.values()]);
   const log = deps.log ?? createLog({ level: config.gateway.logLevel, scrub });
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIds(clock.now);
@@ -225,6 +228,44 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     detail: () => ({ dispatch: describeDispatch(dispatch) }),
     ...deps.readiness,
   });
+  const surface = createAdminSurface({
+    config,
+    store,
+    limiter,
+    clientAddress,
+    clock,
+    ids,
+    log,
+    assetsDir: ADMIN_ASSETS_DIR,
+    onRecordDropped: metrics.requestRecordDropped,
+    handleHook: (call, through) => ingress.handleHook(call, through),
+    hooksPath: () => ingress.hooks.path,
+    dispatch: {
+      store,
+      watch: dispatch,
+      replicaInFlight: () => ({ ...runtime.inFlight(), deliveries: deliveryWorker?.active() ?? 0 }),
+      known: () => ({
+        agents: agentIds(config),
+        mappings: compileMappings(current.config.hooks, loaded.transformsDir).map((m) => m.id),
+      }),
+      clock,
+    },
+  });
+  const catchUp = createCatchUp({
+    store,
+    handleHook: (call, through) => ingress.handleHook(call, through),
+    hooksPath: () => ingress.hooks.path,
+    observer: surface.observer,
+    horizonMs: () => current.config.hooks.idempotencyWindowSeconds * 1000,
+    clock,
+    log,
+    owner: `${process.pid}:${ids.next()}`,
+    targets: () => catchUpTargets(current),
+    onReport: (r) => {
+      metrics.catchUpPass(r);
+      logCatchUp(log, r);
+    },
+  });
   const handler = createRequestHandler({
     settings: () => ingress,
     limiter,
@@ -232,29 +273,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     clock,
     log,
     isReady: () => ready,
-    ...createAdminSurface({
-      config,
-      store,
-      limiter,
-      clientAddress,
-      clock,
-      ids,
-      log,
-      assetsDir: ADMIN_ASSETS_DIR,
-      onRecordDropped: metrics.requestRecordDropped,
-      handleHook: (call, through) => ingress.handleHook(call, through),
-      hooksPath: () => ingress.hooks.path,
-      dispatch: {
-        store,
-        watch: dispatch,
-        replicaInFlight: () => ({ ...runtime.inFlight(), deliveries: deliveryWorker?.active() ?? 0 }),
-        known: () => ({
-          agents: agentIds(config),
-          mappings: compileMappings(current.config.hooks, loaded.transformsDir).map((m) => m.id),
-        }),
-        clock,
-      },
-    }),
+    ...surface,
     routes: new Map([
       ['/readyz', createReadinessRoute(readiness)],
       [
@@ -292,6 +311,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     await dispatch.start();
     await runtime.start();
     pruner.start();
+    catchUp.start();
     if (deliveryWorker !== undefined) {
       deliveryWorker.start();
     }
@@ -301,6 +321,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     });
   } catch (error) {
     unsubscribe();
+    await catchUp.stop();
     dispatch.stop();
     sharedLimiter?.stop();
     await pruner.stop();
@@ -322,6 +343,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     port,
     store,
     runtime,
+    catchUp,
     reload(next) {
       const restart = restartOnlyChanges(current.config, next.config);
       if (next.transformsDir !== loaded.transformsDir) restart.push('hooks.transformsDir');
@@ -340,6 +362,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       closing ??= (async () => {
         ready = false;
         unsubscribe();
+        await catchUp.stop();
         dispatch.stop();
         sharedLimiter?.stop();
         await pruner.stop();
@@ -366,6 +389,28 @@ function describeDispatch(w: DispatchWatch): Record<string, unknown> {
     draining: { replica: w.draining(), fleet: holds.some((h) => h.kind === 'drain') },
     paused: holds.filter((h) => h.kind === 'pause').map((h) => ({ scope: h.scope, key: h.key })),
   };
+}
+
+/** One line a catch-up pass: what it read and handled; a failure as a warning with its reason. */
+function logCatchUp(log: Log, r: CatchUpReport): void {
+  if (r.outcome === 'busy') return;
+  const fields = {
+    mappingId: r.mappingId,
+    provider: r.provider,
+    from: r.from === null ? null : new Date(r.from).toISOString(),
+    listed: r.listed,
+    missed: r.missed,
+    accepted: r.accepted,
+    skipped: r.skipped,
+    refused: r.refused,
+    duplicates: r.duplicates,
+    redelivered: r.redelivered,
+    truncated: r.truncated,
+  };
+  if (r.outcome === 'failed')
+    log.warn('catch-up pass failed; the next one starts where it stopped', { ...fields, error: r.error });
+  else if (r.missed > 0 || r.clamped) log.info('catch-up pass', { ...fields, clamped: r.clamped });
+  else log.debug('catch-up pass', fields);
 }
 
 /** The agents a hold may name: the configured ones, or the default agent alone. */

@@ -18,6 +18,7 @@ Commands:
   pause              hold dispatch (--all, --agent ID or --mapping ID); requests are still stored
   resume             lift a hold (same selectors; --replica: end this replica's drain)
   drain              hold all dispatch and wait until nothing is in flight (--replica: only this one)
+  catch-up           read what a provider sent while the gateway was away, and handle it (--mapping, --since)
   token              print a fresh random token
 
 Options:
@@ -174,6 +175,21 @@ Options:
 ${CONFIG}  --timeout DURATION how long to wait (default 10m)
   --replica          drain only the gateway of this config
   --note TEXT        why, shown beside the hold
+`,
+  'catch-up': `Usage: hookgate catch-up [--mapping ID] [--since TIME] [--json] [--config FILE]
+
+Runs a catch-up pass now for each mapping with catchUp (or the one named), in this process, beside a
+running gateway or without one: the provider's record (GitHub's webhook deliveries, Stripe's events)
+is read from where the last pass stopped, and every event that never reached the gateway goes
+through the mapping as a delivered request would (its idempotency key the provider's id, so one
+already here is passed over), recorded in the request log from the client catch-up:<provider>.
+The gateway runs a pass at start and every catchUp.every. Exit 0 when every pass ran, 1 otherwise.
+
+Options:
+${CONFIG}  --mapping ID       only this mapping
+  --since TIME       read from this time (2h ago, or an ISO time) instead of where the last pass
+                     stopped; never before hooks.idempotencyWindowSeconds ago
+  --json             print each pass's report as JSON
 `,
   token: `Usage: hookgate token
 

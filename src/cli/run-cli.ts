@@ -15,6 +15,7 @@ import { statusCommand } from './status-command.js';
 import { RUN_STATES } from '../store/index.js';
 import { sessionCommand, sessionsCommand } from './sessions-command.js';
 import { drainCommand, pauseCommand, resumeCommand } from './dispatch-command.js';
+import { catchUpCommand } from './catch-up-command.js';
 
 export { USAGE } from './command-help.js';
 
@@ -171,6 +172,8 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
         { all: values.all, agent: values.agent, mapping: values.mapping, replica: values.replica },
         deps,
       );
+    case 'catch-up':
+      return catchUpCommand(configPath, { mapping: values.mapping, since: values.since, json: values.json }, deps);
     case 'drain':
       return drainCommand(configPath, { timeout: values.timeout, replica: values.replica, note: values.note }, deps);
     case 'token':

@@ -1,5 +1,13 @@
 import { resolveRunBudgets } from '../config/index.js';
-import type { BudgetReport, DispatchHold, QueueStats, RunBudgets, RunCounts, StoreSize } from '../store/index.js';
+import type {
+  BudgetReport,
+  CatchUpRecord,
+  DispatchHold,
+  QueueStats,
+  RunBudgets,
+  RunCounts,
+  StoreSize,
+} from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
 import { iso } from './format.js';
 import { loadOrReport } from './load-or-report.js';
@@ -70,6 +78,20 @@ export function formatHolds(holds: readonly DispatchHold[], now: number): string
   ];
 }
 
+/** One line a catch-up mapping: how far its provider's record was read and handled, and its last event. */
+export function formatCatchUps(positions: readonly CatchUpRecord[], now: number): string[] {
+  if (positions.length === 0) return [];
+  return [
+    'Catch-up (handled up to):',
+    ...positions.map((p) => {
+      const who = `mapping "${p.mappingId}"`.padEnd(19);
+      if (p.cursorAt === null) return `  ${who}no pass has finished yet`;
+      const last = p.lastId === null ? '' : `, last event ${p.lastId}`;
+      return `  ${who}${iso(p.cursorAt)} (${formatAge(now - p.cursorAt)} ago)${last}`;
+    }),
+  ];
+}
+
 /** The report `hookgate status` prints. */
 export function formatStatus(
   s: {
@@ -79,6 +101,7 @@ export function formatStatus(
     size: StoreSize;
     budgets?: { set: RunBudgets; used: BudgetReport };
     holds?: readonly DispatchHold[];
+    catchUps?: readonly CatchUpRecord[];
   },
   now: number,
 ): string {
@@ -93,6 +116,7 @@ export function formatStatus(
     queueLine('deliveries pending', q.pendingDeliveries, q.oldestPendingDeliveryAt, now),
     runCountsLine(s.runs),
     ...(s.holds === undefined ? [] : formatHolds(s.holds, now)),
+    ...(s.catchUps === undefined ? [] : formatCatchUps(s.catchUps, now)),
     ...(s.budgets === undefined ? [] : ['Budgets (used / limit):', ...formatBudgets(s.budgets.set, s.budgets.used)]),
     `Store: ${s.where}, ${formatBytes(s.size.totalBytes)} (${parts})`,
     '',
@@ -120,6 +144,7 @@ export async function statusCommand(configPath: string, options: { json: boolean
       runs: await store.countRuns(),
       size: await store.readStoreSize(),
       holds: await store.listHolds(),
+      catchUps: await store.listCatchUps(),
       ...(set === undefined ? {} : { budgets: { set, used: await store.readBudgetUsage(set) } }),
     };
     deps.stdout(options.json ? `${JSON.stringify({ at: now, ...report }, null, 2)}\n` : formatStatus(report, now));

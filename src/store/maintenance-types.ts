@@ -47,8 +47,22 @@ export interface CatchUpRecord {
   cursorAt: number | null;
   /** The provider's id of the last event handled (a delivery's GUID, a Stripe event's id). */
   lastId: string | null;
+  /**
+   * Set by a pass cut short by its `maxEvents`: the id of the last event it handled, which the next
+   * pass resumes after (however many events share that moment).
+   */
+  resumeAfter: string | null;
   /** When a pass last saved it, ms since the epoch. */
   updatedAt: number | null;
+}
+
+/** What a pass saves of where it got to. */
+export interface CatchUpPosition {
+  cursorAt: number;
+  lastId: string | null;
+  resumeAfter: string | null;
+  /** When it is saved. */
+  at: number;
 }
 
 /** A mapping's catch-up lease: one pass at a time across every process sharing the store. */

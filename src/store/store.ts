@@ -26,6 +26,7 @@ import type {
   TranscriptEntry,
   WorkSignal,
   CatchUpClaim,
+  CatchUpPosition,
   CatchUpRecord,
 } from './types.js';
 import type { DispatchHold, HoldScope, InFlight } from './dispatch-holds.js';
@@ -247,7 +248,7 @@ export interface CatchUpState {
   /** Extends the lease; `false` when the claim is no longer current. */
   renewCatchUp(claim: CatchUpClaim, leaseMs: number): Promise<boolean>;
   /** Saves the position under the claim; `false` (nothing written) for a stale claim. */
-  saveCatchUp(claim: CatchUpClaim, position: { cursorAt: number; lastId: string | null; at: number }): Promise<boolean>;
+  saveCatchUp(claim: CatchUpClaim, position: CatchUpPosition): Promise<boolean>;
   /** Gives the lease up. */
   releaseCatchUp(claim: CatchUpClaim): Promise<void>;
   /** Every mapping's position, by mapping id. */

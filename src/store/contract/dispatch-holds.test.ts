@@ -224,16 +224,24 @@ describeEachDriver('store contract: catch-up positions', (driver) => {
   it('gives one claim at a time a mapping’s catch-up, with the position saved last', async () => {
     const first = await store.claimCatchUp({ mappingId: 'github', ...lease });
     assert.deepEqual(
-      first && { cursorAt: first.cursorAt, lastId: first.lastId },
-      { cursorAt: null, lastId: null },
+      first && { cursorAt: first.cursorAt, lastId: first.lastId, resumeAfter: first.resumeAfter },
+      { cursorAt: null, lastId: null, resumeAfter: null },
       'nothing saved yet',
     );
     assert.equal(await store.claimCatchUp({ mappingId: 'github', ...lease }), null, 'held by the first');
     assert.notEqual(await store.claimCatchUp({ mappingId: 'stripe', ...lease }), null, 'another mapping is apart');
-    assert.equal(await store.saveCatchUp(first!, { cursorAt: 1000, lastId: 'evt_1', at: 5 }), true);
+    assert.equal(
+      await store.saveCatchUp(first!, { cursorAt: 1000, lastId: 'evt_1', resumeAfter: 'evt_1', at: 5 }),
+      true,
+    );
     await store.releaseCatchUp(first!);
     const next = await store.claimCatchUp({ mappingId: 'github', ...lease });
-    assert.deepEqual(next && [next.cursorAt, next.lastId, next.updatedAt], [1000, 'evt_1', 5]);
+    assert.deepEqual(next && [next.cursorAt, next.lastId, next.resumeAfter, next.updatedAt], [
+      1000,
+      'evt_1',
+      'evt_1',
+      5,
+    ]);
     assert.deepEqual(
       (await store.listCatchUps()).map((c) => [c.mappingId, c.cursorAt]),
       [
@@ -248,10 +256,10 @@ describeEachDriver('store contract: catch-up positions', (driver) => {
     await f.clock.advance(60_001);
     const fresh = (await store.claimCatchUp({ mappingId: 'github', ...lease }))!;
     assert.notEqual(fresh, null);
-    assert.equal(await store.saveCatchUp(stale, { cursorAt: 9, lastId: null, at: 1 }), false);
+    assert.equal(await store.saveCatchUp(stale, { cursorAt: 9, lastId: null, resumeAfter: null, at: 1 }), false);
     assert.equal(await store.renewCatchUp(stale, 60_000), false);
     assert.equal(await store.renewCatchUp(fresh, 60_000), true);
-    assert.equal(await store.saveCatchUp(fresh, { cursorAt: 7, lastId: 'x', at: 2 }), true);
+    assert.equal(await store.saveCatchUp(fresh, { cursorAt: 7, lastId: 'x', resumeAfter: null, at: 2 }), true);
     await store.releaseCatchUp(stale);
     assert.equal(await store.claimCatchUp({ mappingId: 'github', ...lease }), null, 'a stale release frees nothing');
   });

@@ -1,22 +1,8 @@
 import type pg from 'pg';
 import { SELECT_HOLDS, toHold, type DispatchHold, type HoldRow } from '../dispatch-holds.js';
 import type { CatchUpState, DispatchControl } from '../store.js';
-import type { CatchUpRecord } from '../types.js';
+import { CATCH_UP_COLUMNS, toCatchUp, type CatchUpRow } from '../rows.js';
 import { notify, nowSql, type PgContext } from './pg-context.js';
-
-interface CatchUpRow {
-  mapping_id: string;
-  cursor_at: number | null;
-  last_id: string | null;
-  updated_at: number | null;
-}
-
-const toCatchUp = (r: CatchUpRow): CatchUpRecord => ({
-  mappingId: r.mapping_id,
-  cursorAt: r.cursor_at,
-  lastId: r.last_id,
-  updatedAt: r.updated_at,
-});
 
 /** Every dispatch hold, read on `client` (in a claim's transaction: as that transaction sees them). */
 export async function readPgHolds(client: pg.ClientBase | pg.Pool): Promise<DispatchHold[]> {
@@ -82,7 +68,7 @@ export function createPgHolds(ctx: PgContext): DispatchControl & CatchUpState {
         ON CONFLICT (mapping_id) DO UPDATE SET claim_id = excluded.claim_id, owner = excluded.owner,
           lease_until = excluded.lease_until
           WHERE catch_up.lease_until IS NULL OR catch_up.lease_until < (SELECT now FROM n)
-        RETURNING mapping_id, cursor_at, last_id, updated_at, claim_id`,
+        RETURNING ${CATCH_UP_COLUMNS}, claim_id`,
         [mappingId, owner, leaseMs, ctx.clockParam()],
       );
       const row = rows[0] as (CatchUpRow & { claim_id: string }) | undefined;
@@ -99,8 +85,9 @@ export function createPgHolds(ctx: PgContext): DispatchControl & CatchUpState {
     async saveCatchUp(claim, p) {
       ctx.checkWritable();
       const { rowCount } = await pool.query(
-        'UPDATE catch_up SET cursor_at = $3, last_id = $4, updated_at = $5 WHERE mapping_id = $1 AND claim_id = $2',
-        [claim.mappingId, claim.claimId, p.cursorAt, p.lastId, p.at],
+        `UPDATE catch_up SET cursor_at = $3, last_id = $4, resume_after = $5, updated_at = $6
+          WHERE mapping_id = $1 AND claim_id = $2`,
+        [claim.mappingId, claim.claimId, p.cursorAt, p.lastId, p.resumeAfter, p.at],
       );
       return rowCount === 1;
     },
@@ -112,9 +99,7 @@ export function createPgHolds(ctx: PgContext): DispatchControl & CatchUpState {
       );
     },
     async listCatchUps() {
-      const { rows } = await pool.query(
-        'SELECT mapping_id, cursor_at, last_id, updated_at FROM catch_up ORDER BY mapping_id',
-      );
+      const { rows } = await pool.query(`SELECT ${CATCH_UP_COLUMNS} FROM catch_up ORDER BY mapping_id`);
       return (rows as CatchUpRow[]).map(toCatchUp);
     },
   };

@@ -245,6 +245,7 @@ export const PG_MIGRATIONS: readonly string[] = [
     mapping_id text PRIMARY KEY,
     cursor_at bigint,
     last_id text,
+    resume_after text,
     updated_at bigint,
     claim_id text,
     owner text,

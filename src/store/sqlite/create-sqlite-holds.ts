@@ -1,21 +1,7 @@
 import type { CatchUpState, DispatchControl } from '../store.js';
-import type { CatchUpRecord } from '../types.js';
+import { CATCH_UP_COLUMNS, toCatchUp, type CatchUpRow } from '../rows.js';
 import { readHolds } from './prepare-statements.js';
 import type { SqliteContext } from './sqlite-context.js';
-
-interface CatchUpRow {
-  mapping_id: string;
-  cursor_at: number | null;
-  last_id: string | null;
-  updated_at: number | null;
-}
-
-const toCatchUp = (r: CatchUpRow): CatchUpRecord => ({
-  mappingId: r.mapping_id,
-  cursorAt: r.cursor_at,
-  lastId: r.last_id,
-  updatedAt: r.updated_at,
-});
 
 /** Dispatch holds and catch-up positions on SQLite; statements prepared on first use (a `read` store may never use them). */
 export function createSqliteHolds({
@@ -91,16 +77,16 @@ function prepare(db: SqliteContext['db']) {
       `INSERT INTO catch_up (mapping_id, claim_id, owner, lease_until) VALUES (@mappingId, @claimId, @owner, @until)
         ON CONFLICT (mapping_id) DO UPDATE SET claim_id = excluded.claim_id, owner = excluded.owner,
           lease_until = excluded.lease_until WHERE catch_up.lease_until IS NULL OR catch_up.lease_until < @now
-        RETURNING mapping_id, cursor_at, last_id, updated_at`,
+        RETURNING ${CATCH_UP_COLUMNS}`,
     ),
     renewCatchUp: db.prepare('UPDATE catch_up SET lease_until = ? WHERE mapping_id = ? AND claim_id = ?'),
     saveCatchUp: db.prepare(
-      `UPDATE catch_up SET cursor_at = @cursorAt, last_id = @lastId, updated_at = @at
+      `UPDATE catch_up SET cursor_at = @cursorAt, last_id = @lastId, resume_after = @resumeAfter, updated_at = @at
         WHERE mapping_id = @mappingId AND claim_id = @claimId`,
     ),
     releaseCatchUp: db.prepare(
       'UPDATE catch_up SET claim_id = NULL, owner = NULL, lease_until = NULL WHERE mapping_id = ? AND claim_id = ?',
     ),
-    listCatchUps: db.prepare('SELECT mapping_id, cursor_at, last_id, updated_at FROM catch_up ORDER BY mapping_id'),
+    listCatchUps: db.prepare(`SELECT ${CATCH_UP_COLUMNS} FROM catch_up ORDER BY mapping_id`),
   };
 }

@@ -299,6 +299,7 @@ export const MIGRATIONS: readonly string[] = [
     mapping_id TEXT PRIMARY KEY,
     cursor_at INTEGER,
     last_id TEXT,
+    resume_after TEXT,
     updated_at INTEGER,
     claim_id TEXT,
     owner TEXT,
