@@ -14,6 +14,8 @@ import { openStore, startGateway, type Gateway } from '../../src/main.js';
 import { createFakeGithubApi, type FakeGithubApi } from '../fakes/fake-github-api.js';
 import { createFakeStripeApi, type FakeStripeApi } from '../fakes/fake-stripe-api.js';
 import { freePort } from '../helpers/gateway-process.js';
+import { send } from '../helpers/http-client.js';
+import { metricValue, parseMetrics } from '../helpers/read-metrics.js';
 import { postgresUnavailable, POSTGRES_URL, dropSchema, uniqueSchema } from '../helpers/store-fixture.js';
 import { createTempConfig, createTempDir, GATEWAY_TOKEN, HOOK_TOKEN, type ConfigDoc } from '../helpers/temp-config.js';
 
@@ -215,6 +217,12 @@ describe('catching up with GitHub', () => {
     exactlyOnce(await h.counts(), 3 + STORM);
     assert.ok(!h.logs.some((l) => l.includes(GH_TOKEN)), 'the token is never logged');
     assert.ok(h.logs.some((l) => l.includes('catch-up pass')));
+    const metrics = parseMetrics((await send(h.port, '/metrics', { method: 'GET', auth: GATEWAY_TOKEN })).text);
+    assert.equal(
+      metricValue(metrics, 'hookgate_catch_up_events_total', { mapping: 'github', outcome: 'accepted' }),
+      STORM,
+    );
+    assert.equal(metricValue(metrics, 'hookgate_catch_up_passes_total', { mapping: 'github', outcome: 'done' }), 1);
   });
 
   it('asks GitHub to redeliver with redeliver: true, and each arrives signed, once', async () => {
