@@ -24,10 +24,12 @@ export interface ScheduledTarget extends CatchUpTarget {
 /**
  * The catch-up mappings of a config that have their token: each with its provider's source, the
  * hook name its events are handled as, and its schedule. A mapping whose `tokenEnv` is unset has
- * none (a warning when the config was read).
+ * none (a warning when the config was read); with `hooks.enabled: false`, no mapping has one.
  */
 export function catchUpTargets(loaded: LoadedConfig): ScheduledTarget[] {
   const out: ScheduledTarget[] = [];
+  // The door is closed: nothing would be let in through it, caught up or not.
+  if (!loaded.config.hooks.enabled) return out;
   loaded.config.hooks.mappings.forEach((m, i) => {
     const c = m.catchUp;
     const mappingId = mappingHookId(m, i);

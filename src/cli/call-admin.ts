@@ -1,6 +1,6 @@
 import type { LoadedConfig } from '../config/index.js';
 import type { CliDeps } from './cli-deps.js';
-import { gatewayOrigin } from './send-command.js';
+import { gatewayOrigin, whyUnreachable } from './send-command.js';
 
 /** How long one admin API call may take. */
 const ADMIN_TIMEOUT_MS = 10_000;
@@ -29,12 +29,7 @@ export async function callAdmin(
       signal: AbortSignal.timeout(ADMIN_TIMEOUT_MS),
     });
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause;
-    const why =
-      cause?.code === 'ECONNREFUSED'
-        ? 'connection refused; is the gateway running ("hookgate serve")?'
-        : (error as Error).message;
-    deps.stderr(`hookgate: ${method} ${url}: ${why}\n`);
+    deps.stderr(`hookgate: ${method} ${url}: ${whyUnreachable(error)}\n`);
     return null;
   }
   const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;

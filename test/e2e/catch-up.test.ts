@@ -7,13 +7,13 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runCli } from '../../src/cli/index.js';
 import { createLog } from '../../src/common/log.js';
 import { readConfig } from '../../src/config/index.js';
 import { openStore, startGateway, type Gateway } from '../../src/main.js';
 import { createFakeGithubApi, type FakeGithubApi } from '../fakes/fake-github-api.js';
 import { createFakeStripeApi, type FakeStripeApi } from '../fakes/fake-stripe-api.js';
 import { freePort } from '../helpers/gateway-process.js';
+import { runCliInProcess, type InProcessCliResult } from '../helpers/run-cli-in-process.js';
 import { send } from '../helpers/http-client.js';
 import { metricValue, parseMetrics } from '../helpers/read-metrics.js';
 import { postgresUnavailable, POSTGRES_URL, dropSchema, uniqueSchema } from '../helpers/store-fixture.js';
@@ -49,7 +49,7 @@ interface Harness {
   /** Starts the gateway and waits for its first catch-up pass to end. */
   start(): Promise<Gateway>;
   stop(): Promise<void>;
-  cli(...args: string[]): Promise<{ code: number | undefined; stdout: string; stderr: string }>;
+  cli(...args: string[]): Promise<InProcessCliResult>;
   /** How many times each numbered event became a wake on the main session. */
   counts(): Promise<Map<number, number>>;
 }
@@ -114,22 +114,7 @@ async function harness(o: {
       await h.gateway?.close();
       h.gateway = null;
     },
-    async cli(...args) {
-      let stdout = '';
-      let stderr = '';
-      const code = await runCli([...args, '--config', temp.path], {
-        env: ENV,
-        stdout: (s) => {
-          stdout += s;
-        },
-        stderr: (s) => {
-          stderr += s;
-        },
-        startGateway,
-        openStore,
-      });
-      return { code, stdout, stderr };
-    },
+    cli: (...args) => runCliInProcess(temp.path, args, ENV),
     async counts() {
       const store = h.gateway?.store ?? (await openStore(readConfig(temp.path, ENV), { mode: 'read' }));
       try {

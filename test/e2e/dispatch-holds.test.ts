@@ -7,15 +7,15 @@ import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runCli } from '../../src/cli/index.js';
 import { createLog } from '../../src/common/log.js';
 import { readConfig } from '../../src/config/index.js';
-import { openStore, startGateway, type Gateway } from '../../src/main.js';
+import { startGateway, type Gateway } from '../../src/main.js';
 import type { RunRecord } from '../../src/store/index.js';
 import { createFakeOpenAi } from '../fakes/fake-openai.js';
 import { createFakeTelegram, type FakeTelegram } from '../fakes/fake-telegram.js';
 import type { FakeServer } from '../fakes/create-fake-server.js';
 import { freePort } from '../helpers/gateway-process.js';
+import { runCliInProcess, type InProcessCliResult } from '../helpers/run-cli-in-process.js';
 import { post, send } from '../helpers/http-client.js';
 import { metricValue, parseMetrics } from '../helpers/read-metrics.js';
 import { postgresUnavailable, POSTGRES_URL, dropSchema, uniqueSchema } from '../helpers/store-fixture.js';
@@ -37,7 +37,7 @@ interface Harness {
   model: FakeServer;
   telegram: FakeTelegram;
   /** Runs the CLI in this process against the harness's config. */
-  cli(...args: string[]): Promise<{ code: number | undefined; stdout: string; stderr: string }>;
+  cli(...args: string[]): Promise<InProcessCliResult>;
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -112,22 +112,7 @@ async function startHarness(
     gateway,
     model,
     telegram,
-    async cli(...args) {
-      let stdout = '';
-      let stderr = '';
-      const code = await runCli([...args, '--config', temp.path], {
-        env: {},
-        stdout: (s) => {
-          stdout += s;
-        },
-        stderr: (s) => {
-          stderr += s;
-        },
-        startGateway,
-        openStore,
-      });
-      return { code, stdout, stderr };
-    },
+    cli: (...args) => runCliInProcess(temp.path, args),
     async restart() {
       await gateway.close();
       gateway = await open();

@@ -1,6 +1,7 @@
 import { createIds } from '../../src/common/ids.js';
 import type {
   ClaimedRun,
+  IngressStore,
   NewDelivery,
   NewRun,
   NewSystemEvent,
@@ -71,3 +72,18 @@ export const completion = (r: ClaimedRun, o: Partial<RunCompletion> = {}): RunCo
   delivery: newDelivery({ runId: r.id, text: 'done' }),
   ...o,
 });
+
+/** Queues a run of `agentId` and hook `hook` in a session of its own (so session order never holds it); resolves with its id. */
+export async function enqueueAlone(
+  store: Pick<IngressStore, 'enqueueRun'>,
+  createdAt: number,
+  o: { agentId?: string; hook?: string } = {},
+): Promise<string> {
+  const run = newRun(`hook:s-${ids.next()}`, {
+    agentId: o.agentId ?? 'main',
+    source: { ...source, hook: o.hook ?? 'agent' },
+    createdAt,
+  });
+  await store.enqueueRun(run);
+  return run.id;
+}

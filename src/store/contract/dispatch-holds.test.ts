@@ -2,7 +2,7 @@ import { it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
-import { completion, MAIN, newDelivery, newEvent, newRun, source } from '../../../test/helpers/store-records.js';
+import { completion, enqueueAlone, MAIN, newDelivery, newEvent } from '../../../test/helpers/store-records.js';
 import type { DispatchHold } from '../dispatch-holds.js';
 import type { RunBudgets } from '../run-budgets.js';
 import type { Store } from '../store.js';
@@ -13,16 +13,8 @@ const HOUR = 3_600_000;
 describeEachDriver('store contract: dispatch holds', (driver) => {
   let f: StoreFixture;
   let store: Store;
-  let n = 0;
-  const enqueue = async (o: { agentId?: string; hook?: string } = {}): Promise<string> => {
-    const run = newRun(`hook:s${n++}`, {
-      agentId: o.agentId ?? 'main',
-      source: { ...source, hook: o.hook ?? 'agent' },
-      createdAt: f.clock.now(),
-    });
-    await store.enqueueRun(run);
-    return run.id;
-  };
+  const enqueue = (o: { agentId?: string; hook?: string } = {}): Promise<string> =>
+    enqueueAlone(store, f.clock.now(), o);
   const claim = (budgets?: RunBudgets, on: Store = store): Promise<ClaimedRun[]> =>
     on.claimRuns({ owner: 'w', limit: 10, leaseMs: HOUR, ...(budgets === undefined ? {} : { budgets }) });
   const hold = (h: Partial<DispatchHold> & Pick<DispatchHold, 'scope' | 'key'>): DispatchHold => ({
