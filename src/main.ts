@@ -14,6 +14,7 @@ import {
   type SharedAuthLimiter,
 } from './auth/index.js';
 import { createAdminSurface } from './admin/index.js';
+import { catchUpTargets, createCatchUp, type CatchUp, type CatchUpReport } from './catch-up/index.js';
 import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
@@ -47,7 +48,7 @@ import {
   observeStore,
   type ReadinessDeps,
 } from './ops/index.js';
-import { createPolicy } from './policy/index.js';
+import { createPolicy, resolveDefaultAgentId } from './policy/index.js';
 import {
   createChannelAdapters,
   DeliveryWorker,
@@ -56,9 +57,11 @@ import {
 } from './delivery/index.js';
 import {
   abortableSleep,
+  createDispatchWatch,
   createModelRegistry,
   createRuntime,
   waitForRun,
+  type DispatchWatch,
   type Runtime,
   type RuntimeOptions,
 } from './runtime/index.js';
@@ -75,6 +78,8 @@ export interface Gateway {
   port: number;
   store: Store;
   runtime: Runtime;
+  /** Catching up after downtime (a pass runs at start; `runNow` for another). */
+  catchUp: CatchUp;
   /**
    * Applies a new, already checked config to what can change while running (hooks, mappings,
    * tokens, channels); returns the changed keys that need a restart to take effect.
@@ -115,7 +120,7 @@ export function openStore(
 /** Starts the gateway for a validated config. */
 export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {}): Promise<Gateway> {
   const { config } = loaded;
-  const scrub = createSecretScrubber(listConfigSecrets(config));
+  const scrub = createSecretScrubber([...listConfigSecrets(config), ...loaded.catchUpTokens.values()]);
   const log = deps.log ?? createLog({ level: config.gateway.logLevel, scrub });
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIds(clock.now);
@@ -126,12 +131,24 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     sample: async () => ({ queues: await store.readQueueStats(), size: await store.readStoreSize() }),
     // Read at scrape time, once the server below exists.
     openConnections: () => http.openConnections(),
+    dispatch: () => ({ holds: dispatch.holds(), draining: dispatch.draining() }),
     onSampleError: (err) => log.warn('reading queue depths for /metrics failed', { err }),
   });
   // The store first: a second gateway on the same SQLite database is refused here, before it
   // touches anything.
   const store = observeStore(await openStore(loaded, { mode: 'serve', observer: metrics.store }), metrics, clock.now);
   let ready = false;
+  // Holds are read by every claim in the store; this copy serves readiness, metrics and the admin
+  // API, and restarts the work a lifted hold had refused.
+  const dispatch = createDispatchWatch({
+    store,
+    clock,
+    log,
+    onRead: (holds, lifted) => {
+      runtime.resumeHeld(holds, lifted);
+      if (lifted) deliveryWorker?.notify();
+    },
+  });
   // Swapped in place on reload: the delivery worker reads both on every delivery.
   const channels = { ...config.channels };
   const adapters = createChannelAdapters(config.channels, { now: clock.now });
@@ -148,6 +165,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
           owner: `${process.pid}:${ids.next()}`,
           leaseMs: config.store.leaseSeconds * 1000,
           scrub,
+          held: () => dispatch.draining(),
           ...deps.deliveryOptions,
         })
       : undefined;
@@ -165,7 +183,12 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       scrub,
       publishRuns: config.mcp.enabled,
     },
-    { leaseMs: config.store.leaseSeconds * 1000, budgets: readRunBudgets(() => current.config), ...deps.runtime },
+    {
+      leaseMs: config.store.leaseSeconds * 1000,
+      budgets: readRunBudgets(() => current.config),
+      draining: () => dispatch.draining(),
+      ...deps.runtime,
+    },
   );
   const runTransform = createTransformRunner(loaded.transformsDir, {
     maxProcesses: config.hooks.maxTransformProcesses,
@@ -231,7 +254,46 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       ...(mcp === undefined ? [] : [{ name: 'subscriptions', isAlive: () => mcp.sender.isAlive() }]),
     ],
     clock,
+    detail: () => ({ dispatch: describeDispatch(dispatch) }),
     ...deps.readiness,
+  });
+  const surface = createAdminSurface({
+    config,
+    store,
+    limiter,
+    clientAddress,
+    clock,
+    ids,
+    log,
+    assetsDir: ADMIN_ASSETS_DIR,
+    onRecordDropped: metrics.requestRecordDropped,
+    handleHook: (call, through) => ingress.handleHook(call, through),
+    hooksPath: () => ingress.hooks.path,
+    dispatch: {
+      store,
+      watch: dispatch,
+      replicaInFlight: () => ({ ...runtime.inFlight(), deliveries: deliveryWorker?.active() ?? 0 }),
+      known: () => ({
+        agents: agentIds(config),
+        mappings: compileMappings(current.config.hooks, loaded.transformsDir).map((m) => m.id),
+      }),
+      clock,
+    },
+  });
+  const catchUp = createCatchUp({
+    store,
+    handleHook: (call, through) => ingress.handleHook(call, through),
+    hooksPath: () => ingress.hooks.path,
+    observer: surface.observer,
+    horizonMs: () => current.config.hooks.idempotencyWindowSeconds * 1000,
+    clock,
+    log,
+    owner: `${process.pid}:${ids.next()}`,
+    targets: () => catchUpTargets(current),
+    onReport: (r) => {
+      metrics.catchUpPass(r);
+      logCatchUp(log, r);
+    },
   });
   const handler = createRequestHandler({
     settings: () => ingress,
@@ -240,19 +302,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     clock,
     log,
     isReady: () => ready,
-    ...createAdminSurface({
-      config,
-      store,
-      limiter,
-      clientAddress,
-      clock,
-      ids,
-      log,
-      assetsDir: ADMIN_ASSETS_DIR,
-      onRecordDropped: metrics.requestRecordDropped,
-      handleHook: (call, through) => ingress.handleHook(call, through),
-      hooksPath: () => ingress.hooks.path,
-    }),
+    ...surface,
     routes: new Map([
       ...(mcp === undefined
         ? []
@@ -305,17 +355,22 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     // Hooks are answered 503 until the runtime is up.
     port = await http.listen(deps.port ?? config.gateway.port, config.gateway.bind);
     await sharedLimiter?.start();
+    await dispatch.start();
     await runtime.start();
     pruner.start();
     mcp?.sender.start();
+    catchUp.start();
     if (deliveryWorker !== undefined) {
-      unsubscribe = store.subscribe((signal) => {
-        if (signal.kind === 'deliveries') deliveryWorker.notify();
-      });
       deliveryWorker.start();
     }
+    unsubscribe = store.subscribe((signal) => {
+      if (signal.kind === 'deliveries') deliveryWorker?.notify();
+      else if (signal.kind === 'holds') void dispatch.refresh();
+    });
   } catch (error) {
     unsubscribe();
+    await catchUp.stop();
+    dispatch.stop();
     sharedLimiter?.stop();
     await mcp?.sender.stop();
     mcp?.close();
@@ -339,6 +394,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     port,
     store,
     runtime,
+    catchUp,
     reload(next) {
       const restart = restartOnlyChanges(current.config, next.config);
       if (next.transformsDir !== loaded.transformsDir) restart.push('hooks.transformsDir');
@@ -357,6 +413,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       closing ??= (async () => {
         ready = false;
         unsubscribe();
+        await catchUp.stop();
+        dispatch.stop();
         sharedLimiter?.stop();
         // No delivery is claimed from here on: one claimed now, while requests and runs finish,
         // might still be in flight at exit and go out again after the restart. The sends in flight
@@ -376,6 +434,46 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       return closing;
     },
   };
+}
+
+/**
+ * What `/readyz` says of the dispatch holds (their scopes and keys, never an operator's note: the
+ * route answers without a token): whether this replica or the fleet drains, and what is paused.
+ */
+function describeDispatch(w: DispatchWatch): Record<string, unknown> {
+  const holds = w.holds();
+  return {
+    held: holds.length > 0 || w.draining(),
+    draining: { replica: w.draining(), fleet: holds.some((h) => h.kind === 'drain') },
+    paused: holds.filter((h) => h.kind === 'pause').map((h) => ({ scope: h.scope, key: h.key })),
+  };
+}
+
+/** One line a catch-up pass: what it read and handled; a failure as a warning with its reason. */
+function logCatchUp(log: Log, r: CatchUpReport): void {
+  if (r.outcome === 'busy') return;
+  const fields = {
+    mappingId: r.mappingId,
+    provider: r.provider,
+    from: r.from === null ? null : new Date(r.from).toISOString(),
+    listed: r.listed,
+    missed: r.missed,
+    accepted: r.accepted,
+    skipped: r.skipped,
+    refused: r.refused,
+    duplicates: r.duplicates,
+    redelivered: r.redelivered,
+    truncated: r.truncated,
+  };
+  if (r.outcome === 'failed')
+    log.warn('catch-up pass failed; the next one starts where it stopped', { ...fields, error: r.error });
+  else if (r.missed > 0 || r.clamped) log.info('catch-up pass', { ...fields, clamped: r.clamped });
+  else log.debug('catch-up pass', fields);
+}
+
+/** The agents a hold may name: the configured ones, or the default agent alone. */
+function agentIds(config: LoadedConfig['config']): string[] {
+  return config.agents.list.length > 0 ? config.agents.list.map((a) => a.id) : [resolveDefaultAgentId(config.agents)];
 }
 
 function isEntryPoint(): boolean {

@@ -13,18 +13,10 @@ import {
 } from '../store/index.js';
 import { parseDeliveryState, parseFlag, parseLimit, parseRunState, parseStatus } from './parse-admin-query.js';
 import { replayRequest } from './replay-request.js';
+import { found, ok, type AdminAnswer, type AdminCall, type AdminRoute } from './admin-route.js';
+import { createDispatchRoutes, type DispatchAdminDeps } from './dispatch-routes.js';
 
-/** An admin API call as plain values: `path` is what follows `/admin/api`. */
-export interface AdminCall {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-}
-
-export interface AdminAnswer {
-  status: number;
-  body: Record<string, unknown>;
-}
+export type { AdminAnswer, AdminCall } from './admin-route.js';
 
 export interface AdminApiDeps {
   store: StoreReader &
@@ -39,19 +31,10 @@ export interface AdminApiDeps {
   ids: Ids;
   /** A cancelled run publishes `run.finished` (`mcp.enabled`). @default false */
   publishRuns?: boolean;
+  /** Pause, resume and drain (`/dispatch`); absent, those endpoints are not served. */
+  dispatch?: DispatchAdminDeps;
 }
 
-type Route = {
-  method: 'GET' | 'POST';
-  pattern: RegExp;
-  run: (params: string[], query: URLSearchParams) => Promise<AdminAnswer>;
-};
-
-const ok = (body: Record<string, unknown>, status = 200): AdminAnswer => ({ status, body: { ok: true, ...body } });
-const found = <T>(value: T | null): T => {
-  if (value === null) throw new RequestError('record_not_found');
-  return value;
-};
 function describeOutcome(o: HookOutcome): Record<string, unknown> {
   switch (o.kind) {
     case 'wake':
@@ -80,7 +63,8 @@ function describeOutcome(o: HookOutcome): Record<string, unknown> {
  */
 export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise<AdminAnswer> {
   const { store } = deps;
-  const routes: Route[] = [
+  const routes: AdminRoute[] = [
+    ...(deps.dispatch === undefined ? [] : createDispatchRoutes(deps.dispatch)),
     {
       method: 'GET',
       pattern: /^\/requests$/,

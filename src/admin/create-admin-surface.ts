@@ -10,6 +10,7 @@ import { createAdminApi } from './create-admin-api.js';
 import { createAdminHandler } from './create-admin-handler.js';
 import { createRequestRecorder } from './create-request-recorder.js';
 import { readAdminAssets, type AdminAsset } from './read-admin-assets.js';
+import type { DispatchAdminDeps } from './dispatch-routes.js';
 
 export interface AdminSurfaceDeps {
   config: Config;
@@ -27,6 +28,8 @@ export interface AdminSurfaceDeps {
   assetsDir: string;
   /** A refusal's record was not kept (metrics); see `REFUSALS_PER_SECOND`. */
   onRecordDropped?: () => void;
+  /** Pause, resume and drain through the API. */
+  dispatch?: DispatchAdminDeps;
 }
 
 /** How often a failure to write request records is logged while it lasts. */
@@ -64,6 +67,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     clock,
     ids: deps.ids,
     publishRuns: config.mcp.enabled,
+    ...(deps.dispatch === undefined ? {} : { dispatch: deps.dispatch }),
   });
   const admin = createAdminHandler({
     api,

@@ -15,6 +15,8 @@ import { statusCommand } from './status-command.js';
 import { RUN_STATES } from '../store/index.js';
 import { sessionCommand, sessionsCommand } from './sessions-command.js';
 import { removeSubscriptionCommand, subscriptionsCommand } from './subscriptions-command.js';
+import { drainCommand, pauseCommand, resumeCommand } from './dispatch-command.js';
+import { catchUpCommand } from './catch-up-command.js';
 
 export { USAGE } from './command-help.js';
 
@@ -32,6 +34,13 @@ const OPTIONS = {
   bind: { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
   sign: { type: 'boolean', default: false },
+  all: { type: 'boolean', default: false },
+  agent: { type: 'string' },
+  mapping: { type: 'string' },
+  note: { type: 'string' },
+  timeout: { type: 'string' },
+  replica: { type: 'boolean', default: false },
+  since: { type: 'string' },
 } as const;
 
 const parseCliArgs = (argv: readonly string[]) =>
@@ -161,6 +170,22 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
         : subscriptionsCommand(configPath, { json: values.json }, deps);
     case 'prune':
       return pruneCommand(configPath, { dryRun: values['dry-run'] }, deps);
+    case 'pause':
+      return pauseCommand(
+        configPath,
+        { all: values.all, agent: values.agent, mapping: values.mapping, note: values.note },
+        deps,
+      );
+    case 'resume':
+      return resumeCommand(
+        configPath,
+        { all: values.all, agent: values.agent, mapping: values.mapping, replica: values.replica },
+        deps,
+      );
+    case 'catch-up':
+      return catchUpCommand(configPath, { mapping: values.mapping, since: values.since, json: values.json }, deps);
+    case 'drain':
+      return drainCommand(configPath, { timeout: values.timeout, replica: values.replica, note: values.note }, deps);
     case 'token':
       deps.stdout(`${generateToken()}\n`);
       return EXIT_OK;

@@ -58,6 +58,31 @@ const settle = async (): Promise<void> => {
 };
 
 describe('createClaimLoop', () => {
+  it('claims nothing while held, lets the items in flight go on, and claims again once not held', async () => {
+    let drained = false;
+    const h = harness({ held: () => drained });
+    h.queue.push({ id: 'a' });
+    h.loop.start();
+    await settle();
+    assert.deepEqual([...h.running.keys()], ['a']);
+    const claimsBefore = h.claims.length;
+    drained = true;
+    h.queue.push({ id: 'b' }, { id: 'c' });
+    h.loop.notify();
+    await h.clock.advance(1000);
+    await settle();
+    assert.deepEqual([...h.running.keys()], ['a'], 'nothing new claimed, a still runs');
+    assert.equal(h.claims.length, claimsBefore, 'not even asked');
+    assert.equal(h.loop.isAlive(), true, 'a held loop is not a stalled one');
+    h.running.get('a')!.finish();
+    drained = false;
+    h.loop.notify();
+    await settle();
+    assert.deepEqual([...h.running.keys()].sort(), ['b', 'c']);
+    for (const r of [...h.running.values()]) r.finish();
+    await h.loop.stop();
+  });
+
   it('claims at most its concurrency, and claims again as items finish', async () => {
     const h = harness();
     h.queue.push({ id: 'a' }, { id: 'b' }, { id: 'c' });

@@ -14,6 +14,8 @@ export interface ClaimLoopOptions<T extends { id: string }> {
   renew(items: T[]): Promise<string[]>;
   /** Items worked on at once. */
   concurrency: number;
+  /** While it says true the loop claims nothing (its replica drains); items in flight go on. */
+  held?: () => boolean;
   /** How often to look for work nobody announced (another process's, retries falling due). */
   pollMs: number;
   /** How often leases are renewed while items are in flight (a third of the lease, say). */
@@ -73,7 +75,7 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
   const pump = async (): Promise<void> => {
     while (!stopped) {
       const free = o.concurrency - active.size;
-      if (free <= 0) return;
+      if (free <= 0 || o.held?.() === true) return;
       let claimed: T[];
       try {
         claimed = await o.claim(free);

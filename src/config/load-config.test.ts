@@ -583,3 +583,74 @@ describe('safeParseConfigText', () => {
     if (!r.ok) assert.match(r.issues[0]!.message, /not valid JSON5/);
   });
 });
+
+describe('safeParseConfig: catchUp', () => {
+  const github = {
+    id: 'gh',
+    match: { path: 'github' },
+    verify: { kind: 'github', secret: 's' },
+    catchUp: { provider: 'github', repo: 'octo/hello', hookId: 42, tokenEnv: 'GH_TOKEN' },
+  };
+  const withMapping = (m: Record<string, unknown>) => ({ ...valid, hooks: { ...valid.hooks, mappings: [m] } });
+
+  it('reads the token from the variable tokenEnv names, never from the config', () => {
+    const r = safeParseConfig(withMapping(github), { path, env: { GH_TOKEN: 'ghp_x' } });
+    assert.ok(r.ok);
+    assert.equal(r.loaded.catchUpTokens.get('gh'), 'ghp_x');
+    assert.doesNotMatch(JSON.stringify(r.loaded.config), /ghp_x/);
+    assert.deepEqual(r.loaded.config.hooks.mappings[0]?.catchUp, {
+      provider: 'github',
+      repo: 'octo/hello',
+      hookId: 42,
+      tokenEnv: 'GH_TOKEN',
+      redeliver: false,
+      every: '10m',
+      maxEvents: 10_000,
+    });
+  });
+
+  it('warns of a tokenEnv that is unset, and leaves that mapping without a token', () => {
+    const r = safeParseConfig(withMapping(github), { path, env: {} });
+    assert.ok(r.ok);
+    assert.equal(r.loaded.catchUpTokens.size, 0);
+    const warning = r.loaded.warnings.find((w) => w.path === 'hooks.mappings[0].catchUp.tokenEnv');
+    assert.match(warning?.message ?? '', /GH_TOKEN is not set: this mapping does not catch up until it is/);
+  });
+
+  const refusals: Array<[string, Record<string, unknown>, string]> = [
+    ['without match.path', { ...github, match: undefined }, 'hooks.mappings[0].catchUp'],
+    [
+      'without a verify of its provider',
+      { ...github, verify: { kind: 'stripe', secret: 'whsec_x' } },
+      'hooks.mappings[0].catchUp',
+    ],
+    [
+      'naming both a repo and an org',
+      { ...github, catchUp: { ...github.catchUp, org: 'octo' } },
+      'hooks.mappings[0].catchUp',
+    ],
+    [
+      'with an every that is no duration',
+      { ...github, catchUp: { ...github.catchUp, every: 'hourly' } },
+      'hooks.mappings[0].catchUp.every',
+    ],
+    [
+      'with a tokenEnv that is no variable name',
+      { ...github, catchUp: { ...github.catchUp, tokenEnv: 'ghp_abc-123' } },
+      'hooks.mappings[0].catchUp.tokenEnv',
+    ],
+    [
+      'for Stripe with more than 20 types',
+      {
+        ...github,
+        verify: { kind: 'stripe', secret: 'whsec_x' },
+        catchUp: { provider: 'stripe', tokenEnv: 'K', types: Array.from({ length: 21 }, (_, i) => `t.${i}`) },
+      },
+      'hooks.mappings[0].catchUp.types',
+    ],
+  ];
+  for (const [name, mapping, where] of refusals) {
+    it(`refuses a catchUp ${name}`, () =>
+      assert.ok(paths(withMapping(mapping)).includes(where), JSON.stringify(issuesOf(withMapping(mapping)))));
+  }
+});

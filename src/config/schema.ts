@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { parsePath } from '../common/template-syntax.js';
 import { RetentionSchema, StoreSchema } from './store-schema.js';
 import { VerifySchema } from './verify-schema.js';
+import { CatchUpSchema } from './catch-up-schema.js';
 
-export { RetentionSchema, StoreSchema, VerifySchema };
+export { CatchUpSchema, RetentionSchema, StoreSchema, VerifySchema };
+export type { CatchUpConfig } from './catch-up-schema.js';
 
 /** Chat channels in the spec's order; `last` resolution falls back through them in this order. */
 export const CHANNEL_NAMES = [
@@ -129,6 +131,10 @@ export const MappingSchema = z
       ),
     verify: VerifySchema.optional().describe(
       "The sender's signature scheme, checked over the raw body instead of the hook token.",
+    ),
+    catchUp: CatchUpSchema.optional().describe(
+      'Recover what the provider sent while the gateway was away, at start, every `every` and with ' +
+        '`hookgate catch-up`: needs `match.path` and a `verify` of the same provider.',
     ),
     forEach: z
       .strictObject({

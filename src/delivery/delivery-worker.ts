@@ -50,6 +50,8 @@ export interface DeliveryWorkerOptions {
   scrub?: Scrub;
   /** Retry wake-ups waiting at once, at most; past it the poll finds the retries. @default MAX_WAKEUPS */
   maxWakeups?: number;
+  /** While it says true nothing new is claimed (this replica drains); sends in flight finish. @default never */
+  held?: () => boolean;
 }
 
 /** Retry wake-ups waiting at once, at most (see `#wakeAt`). */
@@ -84,7 +86,7 @@ function reasonOf(error: unknown, scrub: Scrub = keepText): DeliveryError {
  */
 export class DeliveryWorker implements DeliveryPort {
   readonly #o: Required<
-    Omit<DeliveryWorkerOptions, 'store' | 'log' | 'clock' | 'random' | 'channels' | 'adapters' | 'owner'>
+    Omit<DeliveryWorkerOptions, 'store' | 'log' | 'clock' | 'random' | 'channels' | 'adapters' | 'owner' | 'held'>
   > &
     DeliveryWorkerOptions;
   readonly #loop: ClaimLoop;
@@ -111,6 +113,7 @@ export class DeliveryWorker implements DeliveryPort {
       execute: (d, signal) => this.#process(d, signal),
       renew: (claims) => store.renewDeliveries(claims, leaseMs),
       concurrency: this.#o.concurrency,
+      ...(options.held === undefined ? {} : { held: options.held }),
       pollMs: this.#o.pollMs,
       renewEveryMs: Math.max(1, Math.floor(leaseMs / 3)),
       // A send in flight is never cut short: an abort could lose the record of a part the service accepted.
@@ -136,6 +139,11 @@ export class DeliveryWorker implements DeliveryPort {
 
   notify(): void {
     this.#loop.notify();
+  }
+
+  /** Deliveries being sent by this process now. */
+  active(): number {
+    return this.#loop.active();
   }
 
   /** Whether the delivery loop is running and not stalled (readiness). */

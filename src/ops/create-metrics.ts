@@ -1,8 +1,26 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { PruneObserver, QueueStats, RunOutcomeState, StoreObserver, StoreSize } from '../store/index.js';
+import type {
+  DispatchHold,
+  PruneObserver,
+  QueueStats,
+  RunOutcomeState,
+  StoreObserver,
+  StoreSize,
+} from '../store/index.js';
 
 /** What one delivery attempt ended as. */
 export type DeliveryOutcome = 'sent' | 'retry' | 'failed' | 'skipped';
+
+/** What a catch-up pass did, as its metrics count it. */
+export interface CatchUpPassCounts {
+  mappingId: string;
+  outcome: 'done' | 'busy' | 'failed';
+  accepted: number;
+  skipped: number;
+  refused: number;
+  duplicates: number;
+  redelivered: number;
+}
 
 /** Token counts a provider reported for one call. */
 export interface TokenCounts {
@@ -26,6 +44,8 @@ export interface GatewayMetrics {
   readonly store: StoreObserver;
   /** Sees the background pruner's batches and passes. */
   readonly pruner: PruneObserver;
+  /** A catch-up pass of a mapping ended (`mapping` is a configured mapping id). */
+  catchUpPass(pass: CatchUpPassCounts): void;
   /** A run reached a terminal state; `seconds` from its claim, when known. */
   runFinished(state: RunOutcomeState, seconds: number | null): void;
   modelCall(provider: string, model: string, outcome: 'ok' | 'error', usage: TokenCounts | undefined): void;
@@ -47,6 +67,8 @@ export interface MetricsDeps {
   openConnections?: () => number;
   /** Called when sampling fails (the previous values stay). */
   onSampleError?: (error: unknown) => void;
+  /** The dispatch holds this replica knows of, and whether it drains itself, read at scrape time. */
+  dispatch?: () => { holds: ReadonlyArray<Pick<DispatchHold, 'scope' | 'key' | 'kind'>>; draining: boolean };
 }
 
 /** Distinct values one free-form label (a model id) may take before the rest count as `_other`. */
@@ -131,6 +153,25 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     registers,
     collect() {
       this.set(openConnections?.() ?? 0);
+    },
+  });
+  const dispatch = deps.dispatch;
+  new Gauge({
+    name: 'hookgate_dispatch_holds',
+    help: 'Dispatch holds set now (1 each), by scope (all, agent, mapping), key and kind (pause, drain): requests are still accepted.',
+    labelNames: ['scope', 'key', 'kind'],
+    registers,
+    collect() {
+      this.reset();
+      for (const h of dispatch?.().holds ?? []) this.set({ scope: h.scope, key: h.key, kind: h.kind }, 1);
+    },
+  });
+  new Gauge({
+    name: 'hookgate_dispatch_replica_draining',
+    help: 'Whether this replica drains (1): it finishes its work in flight and claims nothing new.',
+    registers,
+    collect() {
+      this.set(dispatch?.().draining === true ? 1 : 0);
     },
   });
   const commitSize = new Histogram({
@@ -238,6 +279,25 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     registers,
   });
 
+  const catchUpPasses = new Counter({
+    name: 'hookgate_catch_up_passes_total',
+    help: 'Catch-up passes, by mapping and outcome (done, busy: another process held it, failed).',
+    labelNames: ['mapping', 'outcome'],
+    registers,
+  });
+  const catchUpEvents = new Counter({
+    name: 'hookgate_catch_up_events_total',
+    help: 'Missed events a catch-up pass handled, by mapping and outcome (accepted, skipped, refused, duplicate, redelivered).',
+    labelNames: ['mapping', 'outcome'],
+    registers,
+  });
+  const catchUpSucceeded = new Gauge({
+    name: 'hookgate_catch_up_last_success_timestamp_seconds',
+    help: 'When a catch-up pass of the mapping last ended without an error (Unix time).',
+    labelNames: ['mapping'],
+    registers,
+  });
+
   let sampledAt = -Infinity;
   let sampling: Promise<void> | undefined;
   const refresh = async (): Promise<void> => {
@@ -289,6 +349,20 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
         if (ok) pruneSucceeded.set(deps.now() / 1000);
         else pruneFailures.inc();
       },
+    },
+    catchUpPass(p) {
+      catchUpPasses.inc({ mapping: p.mappingId, outcome: p.outcome });
+      if (p.outcome === 'done') catchUpSucceeded.set({ mapping: p.mappingId }, deps.now() / 1000);
+      const counts = {
+        accepted: p.accepted,
+        skipped: p.skipped,
+        refused: p.refused,
+        duplicate: p.duplicates,
+        redelivered: p.redelivered,
+      };
+      for (const [outcome, n] of Object.entries(counts)) {
+        if (n > 0) catchUpEvents.inc({ mapping: p.mappingId, outcome }, n);
+      }
     },
     runFinished(state, seconds) {
       runsFinished.inc({ state });

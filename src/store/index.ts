@@ -1,7 +1,9 @@
 /** Durable state: the store's roles, its record types, and the factory for its implementations. */
 export type {
+  CatchUpState,
   DeliveryQueue,
   EventLog,
+  DispatchControl,
   HeartbeatQueue,
   IngressStore,
   LockoutStore,
@@ -26,4 +28,12 @@ export { StoreOpenError } from './postgres/store-open-error.js';
 export { DuplicateRequestError } from './duplicate-request-error.js';
 export { isStoreUnavailable } from './is-store-unavailable.js';
 export { createPruner, pruneCutoffs, type PruneObserver, type Pruner } from './create-pruner.js';
+export {
+  ALL_KEY,
+  coveringHold,
+  HOLD_SCOPES,
+  holdReason,
+  resolveHoldSelection,
+  type HoldSelection,
+} from './dispatch-holds.js';
 export type { BudgetReport, BudgetUsage, RunBudget, RunBudgets } from './run-budgets.js';

@@ -38,3 +38,37 @@ export interface PruneCounts {
   /** Sessions other than the agents' main sessions, idle past the transcript's window, with no route kept. */
   sessions: number;
 }
+
+/**
+ * Where a mapping's catch-up stands: how far back its provider's record was read and handled, kept
+ * from pass to pass and across restarts.
+ */
+export interface CatchUpRecord {
+  /** The mapping's id. */
+  mappingId: string;
+  /** Everything the provider recorded before this time (ms, the provider's clock) was handled; `null` before the first pass. */
+  cursorAt: number | null;
+  /** The provider's id of the last event handled (a delivery's GUID, a Stripe event's id). */
+  lastId: string | null;
+  /**
+   * Set by a pass cut short by its `maxEvents`: the id of the last event it handled, which the next
+   * pass resumes after (however many events share that moment).
+   */
+  resumeAfter: string | null;
+  /** When a pass last saved it, ms since the epoch. */
+  updatedAt: number | null;
+}
+
+/** What a pass saves of where it got to. */
+export interface CatchUpPosition {
+  cursorAt: number;
+  lastId: string | null;
+  resumeAfter: string | null;
+  /** When it is saved. */
+  at: number;
+}
+
+/** A mapping's catch-up lease: one pass at a time across every process sharing the store. */
+export interface CatchUpClaim extends CatchUpRecord {
+  claimId: string;
+}

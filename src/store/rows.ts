@@ -1,5 +1,6 @@
 /** Row shapes as the databases return them (same columns in SQLite and PostgreSQL), and their mapping to records. */
 import type {
+  CatchUpRecord,
   IdempotencyRecord,
   DeliveryAttempt,
   DeliveryRecord,
@@ -268,4 +269,23 @@ export const toRequestRecord = (r: RequestRow): RequestRecord => ({
   eventIds: r.event_ids,
   runIds: r.run_ids,
   payload: r.payload,
+});
+
+/** A `catch_up` row as both stores read it (`CATCH_UP_COLUMNS`). */
+export interface CatchUpRow {
+  mapping_id: string;
+  cursor_at: number | string | null;
+  last_id: string | null;
+  resume_after: string | null;
+  updated_at: number | string | null;
+}
+
+export const CATCH_UP_COLUMNS = 'mapping_id, cursor_at, last_id, resume_after, updated_at';
+
+export const toCatchUp = (r: CatchUpRow): CatchUpRecord => ({
+  mappingId: r.mapping_id,
+  cursorAt: r.cursor_at === null ? null : Number(r.cursor_at),
+  lastId: r.last_id,
+  resumeAfter: r.resume_after,
+  updatedAt: r.updated_at === null ? null : Number(r.updated_at),
 });

@@ -25,7 +25,11 @@ import type {
   SystemEventRecord,
   TranscriptEntry,
   WorkSignal,
+  CatchUpClaim,
+  CatchUpPosition,
+  CatchUpRecord,
 } from './types.js';
+import type { DispatchHold, HoldScope, InFlight } from './dispatch-holds.js';
 import type { ListRequestsOptions, RequestRecord, RunCancellation } from './request-record.js';
 import type {
   ClaimedSubscription,
@@ -279,6 +283,38 @@ export interface SubscriptionStore {
   finishSubscription(claim: Pick<ClaimedSubscription, 'id' | 'claimId'>): Promise<boolean>;
 }
 
+/**
+ * Dispatch holds as every replica's claims read them: a hold set here is honoured by the next claim
+ * of any process sharing the store, and lasts until it is lifted (restarts included).
+ */
+export interface DispatchControl {
+  /** Every hold set now. */
+  listHolds(): Promise<DispatchHold[]>;
+  /** Sets a hold, replacing one of the same scope and key (its kind, note and time). */
+  setHold(hold: DispatchHold): Promise<void>;
+  /** Lifts a hold; `false` when none of that scope and key was set. */
+  releaseHold(scope: HoldScope, key: string): Promise<boolean>;
+  /** Work claimed under a live lease now (judged by the database's clock), in every process: what a drain waits for. */
+  readInFlight(): Promise<InFlight>;
+}
+
+/**
+ * Each catch-up mapping's position in its provider's record, and the lease that lets one process at
+ * a time read and handle it (judged by the database's clock, fenced by the claim id).
+ */
+export interface CatchUpState {
+  /** Takes the mapping's catch-up lease, with its position; `null` while another claim holds it. */
+  claimCatchUp(options: { mappingId: string; owner: string; leaseMs: number }): Promise<CatchUpClaim | null>;
+  /** Extends the lease; `false` when the claim is no longer current. */
+  renewCatchUp(claim: CatchUpClaim, leaseMs: number): Promise<boolean>;
+  /** Saves the position under the claim; `false` (nothing written) for a stale claim. */
+  saveCatchUp(claim: CatchUpClaim, position: CatchUpPosition): Promise<boolean>;
+  /** Gives the lease up. */
+  releaseCatchUp(claim: CatchUpClaim): Promise<void>;
+  /** Every mapping's position, by mapping id. */
+  listCatchUps(): Promise<CatchUpRecord[]>;
+}
+
 /** What operators watch: queue depths, counts, size, and whether the store can write now. */
 export interface StoreStats {
   /** Queue depths and oldest waiting items; cheap (indexed), for metrics scrapes. */
@@ -312,7 +348,9 @@ export interface Store
     WorkSignals,
     StoreStats,
     EventLog,
-    SubscriptionStore {
+    SubscriptionStore,
+    DispatchControl,
+    CatchUpState {
   /** Whether several processes share this store (auth lockouts are then kept in it). */
   readonly shared: boolean;
   /** Flushes pending writes and releases the database (and its lock). */

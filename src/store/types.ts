@@ -259,7 +259,9 @@ export type WorkSignal =
   /** Occurrences were appended to the event log. */
   | { kind: 'published' }
   /** A subscription became active or was ended (a sender should look at it). */
-  | { kind: 'subscriptions' };
+  | { kind: 'subscriptions' }
+  /** A dispatch hold was set or lifted (`hookgate pause`, `resume`, `drain`). */
+  | { kind: 'holds' };
 
 /** A sliding-window failure count with a lockout, as the store keeps it for every replica. */
 export interface AuthFailure {
@@ -306,3 +308,4 @@ export interface RecordedActions extends RecordedGroup {
 
 export type * from './maintenance-types.js';
 export type * from './event-log-types.js';
+export type { DispatchHold, HoldScope, InFlight } from './dispatch-holds.js';

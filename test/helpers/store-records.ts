@@ -1,6 +1,7 @@
 import { createIds } from '../../src/common/ids.js';
 import type {
   ClaimedRun,
+  IngressStore,
   NewDelivery,
   NewLogEvent,
   NewRun,
@@ -97,3 +98,17 @@ export const newSubscription = (id: string, o: Partial<NewSubscription> = {}): N
   createdAt: 1,
   ...o,
 });
+/** Queues a run of `agentId` and hook `hook` in a session of its own (so session order never holds it); resolves with its id. */
+export async function enqueueAlone(
+  store: Pick<IngressStore, 'enqueueRun'>,
+  createdAt: number,
+  o: { agentId?: string; hook?: string } = {},
+): Promise<string> {
+  const run = newRun(`hook:s-${ids.next()}`, {
+    agentId: o.agentId ?? 'main',
+    source: { ...source, hook: o.hook ?? 'agent' },
+    createdAt,
+  });
+  await store.enqueueRun(run);
+  return run.id;
+}

@@ -2,6 +2,7 @@
 // Every value from the gateway (payloads, replies, reasons) is untrusted: it is only ever set as
 // text (textContent), never parsed as HTML.
 import { $, badge, el, fields, link, row, table, time } from '/admin/dom.js';
+import { dispatchView } from '/admin/dispatch.js';
 
 const TOKEN_KEY = 'hookgate.adminToken';
 const POLL_MS = 2000;
@@ -141,7 +142,7 @@ async function requestView(id) {
   return false;
 }
 
-/** A run's state; a queued run a budget holds back shows as held. */
+/** A run's state; a queued run a budget or a pause holds back shows as held. */
 function runBadge(r) {
   return r.heldReason ? badge('held', 'held') : badge(r.state, r.state);
 }
@@ -453,6 +454,8 @@ function route() {
       return eventsView;
     case 'subscriptions':
       return subscriptionsView;
+    case 'dispatch':
+      return () => dispatchView($('content'), { api, actionButton, setStatus, toolbar, rerender: render });
     default:
       return requestsView;
   }

@@ -21,8 +21,10 @@ export function createPgHeartbeats(ctx: PgContext): HeartbeatQueue {
         `WITH n AS (SELECT ${nowSql(4)} AS now)
         INSERT INTO heartbeat_leases (agent_id, claim_id, owner, lease_until)
           SELECT $1, gen_random_uuid()::text, $2, n.now + $3 FROM n
-          WHERE $5::bigint IS NULL OR NOT EXISTS (
-            SELECT 1 FROM heartbeat_turns h WHERE h.agent_id = $1 AND h.last_turn_at > n.now - $5::bigint)
+          WHERE ($5::bigint IS NULL OR NOT EXISTS (
+            SELECT 1 FROM heartbeat_turns h WHERE h.agent_id = $1 AND h.last_turn_at > n.now - $5::bigint))
+          -- A held agent takes no turn: its events wait, and its runtime asks again once it is resumed.
+          AND NOT EXISTS (SELECT 1 FROM dispatch_holds d WHERE d.scope = 'all' OR (d.scope = 'agent' AND d.key = $1))
         ON CONFLICT (agent_id) DO UPDATE SET claim_id = excluded.claim_id, owner = excluded.owner,
           lease_until = excluded.lease_until
           WHERE heartbeat_leases.lease_until < (SELECT now FROM n)

@@ -11,7 +11,7 @@ const BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
 /**
  * One connection of its own (not from the pool) that LISTENs on the schema's channel and hands
  * every notification to `dispatch`. When the connection drops it reconnects with backoff and then
- * announces runs, deliveries, occurrences and subscriptions, since notifications sent meanwhile were missed.
+ * announces runs, deliveries, occurrences, subscriptions and holds, since notifications sent meanwhile were missed.
  */
 export async function createPgListener(
   config: pg.ClientConfig,
@@ -64,6 +64,7 @@ export async function createPgListener(
             dispatch({ kind: 'deliveries' });
             dispatch({ kind: 'published' });
             dispatch({ kind: 'subscriptions' });
+            dispatch({ kind: 'holds' });
           },
           (error: unknown) => {
             onError(error);

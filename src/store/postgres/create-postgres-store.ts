@@ -18,6 +18,7 @@ import { createPgRunQueue } from './create-pg-run-queue.js';
 import { createPgStats } from './create-pg-stats.js';
 import { createPgEventLog } from './create-pg-event-log.js';
 import { createPgSubscriptions } from './create-pg-subscriptions.js';
+import { createPgHolds } from './create-pg-holds.js';
 import type { StoreObserver } from '../store-stats.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
@@ -173,6 +174,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createPgStats(ctx),
     ...createPgEventLog(ctx),
     ...createPgSubscriptions(ctx),
+    ...createPgHolds(ctx),
     subscribe: signals.subscribe,
     async close() {
       if (closed) return;

@@ -269,4 +269,28 @@ export const PG_MIGRATIONS: readonly string[] = [
     updated_at bigint NOT NULL
   );
   `,
+  `
+  -- Dispatch holds (hookgate pause, drain), read by every claim (see dispatch-holds.ts).
+  CREATE TABLE dispatch_holds (
+    scope text NOT NULL,
+    key text NOT NULL,
+    kind text NOT NULL,
+    note text,
+    at bigint NOT NULL,
+    PRIMARY KEY (scope, key)
+  );
+  `,
+  `
+  -- Each catch-up mapping's position in its provider's record, and the lease of the pass reading it.
+  CREATE TABLE catch_up (
+    mapping_id text PRIMARY KEY,
+    cursor_at bigint,
+    last_id text,
+    resume_after text,
+    updated_at bigint,
+    claim_id text,
+    owner text,
+    lease_until bigint
+  );
+  `,
 ];

@@ -72,6 +72,7 @@ export function encodeSignal(s: WorkSignal): string {
     case 'deliveries':
     case 'published':
     case 'subscriptions':
+    case 'holds':
       return s.kind;
     case 'finished':
       return `finished:${s.runId}`;
@@ -83,7 +84,13 @@ export function encodeSignal(s: WorkSignal): string {
 }
 
 export function decodeSignal(payload: string): WorkSignal | null {
-  if (payload === 'runs' || payload === 'deliveries' || payload === 'published' || payload === 'subscriptions')
+  if (
+    payload === 'runs' ||
+    payload === 'deliveries' ||
+    payload === 'published' ||
+    payload === 'subscriptions' ||
+    payload === 'holds'
+  )
     return { kind: payload };
   const colon = payload.indexOf(':');
   if (colon === -1) return null;

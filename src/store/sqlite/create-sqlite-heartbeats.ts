@@ -2,6 +2,8 @@ import { SPEND_KEPT_MS } from '../run-budgets.js';
 import type { HeartbeatQueue } from '../store.js';
 import type { ConsumedMarker } from './consumed-marks.js';
 import { StaleClaim, type SqliteContext } from './sqlite-context.js';
+import { readHolds } from './prepare-statements.js';
+import { coveringHold } from '../dispatch-holds.js';
 
 export function createSqliteHeartbeats(
   { db, st, write, now, emit, newClaimId }: SqliteContext,
@@ -39,6 +41,8 @@ export function createSqliteHeartbeats(
     claimHeartbeat({ agentId, owner, leaseMs, minIntervalMs }) {
       return write(() => {
         const t = now();
+        // A held agent takes no turn: its events wait, and its runtime asks again once it is resumed.
+        if (coveringHold(readHolds(st), agentId, null) !== undefined) return null;
         if (minIntervalMs !== undefined && st.recentHeartbeatTurn.get(agentId, t - minIntervalMs) !== undefined)
           return null;
         const claimId = newClaimId();

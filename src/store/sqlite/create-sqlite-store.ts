@@ -24,6 +24,7 @@ import { createSqliteRunQueue } from './create-sqlite-run-queue.js';
 import { createSqliteCancelRun } from './create-sqlite-cancel-run.js';
 import { createSqliteRequestLog } from './create-sqlite-request-log.js';
 import { createSqliteStats } from './create-sqlite-stats.js';
+import { createSqliteHolds } from './create-sqlite-holds.js';
 import type { StoreObserver } from '../store-stats.js';
 import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
 import { MIGRATIONS } from './migrations.js';
@@ -141,6 +142,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       st.expireRunLeases.run();
       st.expireDeliveryLeases.run();
       st.expireHeartbeatLeases.run();
+      st.expireCatchUpLeases.run();
     })();
   }
   let closed = false;
@@ -316,6 +318,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createSqliteStats(ctx, options.path, floodReads),
     ...eventLog,
     ...subscriptions,
+    ...createSqliteHolds(ctx),
     subscribe: signals.subscribe,
     close() {
       // One close for every caller: each resolves once the database is closed and the lock released.

@@ -324,4 +324,28 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  `
+  -- Dispatch holds (hookgate pause, drain), read by every claim (see dispatch-holds.ts).
+  CREATE TABLE dispatch_holds (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    note TEXT,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (scope, key)
+  );
+  `,
+  `
+  -- Each catch-up mapping's position in its provider's record, and the lease of the pass reading it.
+  CREATE TABLE catch_up (
+    mapping_id TEXT PRIMARY KEY,
+    cursor_at INTEGER,
+    last_id TEXT,
+    resume_after TEXT,
+    updated_at INTEGER,
+    claim_id TEXT,
+    owner TEXT,
+    lease_until INTEGER
+  );
+  `,
 ];

@@ -4,6 +4,7 @@ import { logEventValues } from '../log-rows.js';
 import { RESTART_MARK } from '../held-keys.js';
 import { letInDue, ready } from '../ready-runs.js';
 import { EVENT_COLUMNS, PENDING } from './consumed-marks.js';
+import { SELECT_HOLDS, toHold, type DispatchHold, type HoldRow } from '../dispatch-holds.js';
 
 /**
  * The queued runs a claim may take, in `seq` order, with the agents and hooks a budget blocks left
@@ -67,6 +68,16 @@ function claimableStatements(db: Database) {
  * Every statement the SQLite store runs, prepared once. The write helpers are synchronous and
  * meant to run inside a group-commit transaction.
  */
+/** Pending deliveries due at `@now`, at most `@limit`, with `extra` conditions. */
+const dueDeliveries = (extra: string): string =>
+  `SELECT * FROM (
+    SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at IS NULL
+      AND (lease_until IS NULL OR lease_until < @now) ${extra} ORDER BY seq LIMIT @limit)
+    UNION ALL
+    SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now
+      AND (lease_until IS NULL OR lease_until < @now) ${extra} ORDER BY next_attempt_at, seq LIMIT @limit))
+  ORDER BY seq LIMIT @limit`;
+
 export function prepareStatements(db: Database) {
   const s = {
     insertEvent: db.prepare(
@@ -156,6 +167,7 @@ export function prepareStatements(db: Database) {
     ),
     deleteHeartbeat: db.prepare('DELETE FROM heartbeat_leases WHERE agent_id = ? AND lease_until < ?'),
     expireHeartbeatLeases: db.prepare('UPDATE heartbeat_leases SET lease_until = 0'),
+    expireCatchUpLeases: db.prepare('UPDATE catch_up SET lease_until = 0 WHERE lease_until IS NOT NULL'),
     selectAuthFailures: db.prepare('SELECT failures, locked_until FROM auth_failures WHERE client = ?'),
     upsertAuthFailures: db.prepare(
       `INSERT INTO auth_failures (client, failures, locked_until, updated_at) VALUES (@client, @failures, @lockedUntil, @now)
@@ -196,15 +208,15 @@ export function prepareStatements(db: Database) {
     selectAttempts: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq'),
     // New deliveries oldest first, and retries due soonest first, by `deliveries_due`: the oldest of
     // both. One condition for both would read every pending delivery waiting for its retry.
-    selectDueDeliveries: db.prepare(
-      `SELECT * FROM (
-        SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at IS NULL
-          AND (lease_until IS NULL OR lease_until < @now) ORDER BY seq LIMIT @limit)
-        UNION ALL
-        SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now
-          AND (lease_until IS NULL OR lease_until < @now) ORDER BY next_attempt_at, seq LIMIT @limit))
-      ORDER BY seq LIMIT @limit`,
+    selectDueDeliveries: db.prepare(dueDeliveries('')),
+    /** The same, without the deliveries of agents (`@agents`) and of mappings' runs (`@hooks`) paused. */
+    selectDueDeliveriesUnheld: db.prepare(
+      dueDeliveries(`AND agent_id NOT IN (SELECT value FROM json_each(@agents))
+        AND (run_id IS NULL OR NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = deliveries.run_id
+          AND r.hook IN (SELECT value FROM json_each(@hooks))))`),
     ),
+    /** Every dispatch hold (see dispatch-holds.ts). */
+    selectHolds: db.prepare(SELECT_HOLDS),
     leaseDelivery: db.prepare(
       `UPDATE deliveries SET lease_owner = @owner, lease_until = @until, claim_id = @claimId WHERE id = @id AND state = 'pending'
         AND (lease_until IS NULL OR lease_until < @now)`,
@@ -283,3 +295,6 @@ export function prepareStatements(db: Database) {
 }
 
 export type Statements = ReturnType<typeof prepareStatements>;
+
+/** Every dispatch hold, read where it is called (inside a write: in that write's transaction). */
+export const readHolds = (st: Statements): DispatchHold[] => (st.selectHolds.all() as HoldRow[]).map(toHold);
