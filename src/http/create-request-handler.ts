@@ -12,7 +12,7 @@ import { isStoreUnavailable } from '../store/index.js';
 import { clipLogged, logAccess, type AccessEntry } from './access-log.js';
 import { addressGroup } from './create-peer-grouper.js';
 import { createGroupCounts } from './group-counts.js';
-import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
+import { parseHookBody, parseJsonObject } from './parse-request-body.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
 import type { ObservedRequest, RequestObserver } from './request-observer.js';
 import { sendError, sendJson } from './send-response.js';
@@ -218,8 +218,8 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       // Only an authenticated body is kept (`gateway.recordPayloads`): an unsigned one is a stranger's.
       entry.observed?.noteBody(raw);
       // Forms are for mapped senders (Slack commands, Twilio); /wake and /agent take JSON only.
-      const form = name !== 'wake' && name !== 'agent' && isFormBody(req.headers['content-type']);
-      const payload = form ? parseFormObject(raw) : parseJsonObject(raw);
+      const payload =
+        name === 'wake' || name === 'agent' ? parseJsonObject(raw) : parseHookBody(raw, req.headers['content-type']);
       const challenge = slackChallenge(signedBy, payload);
       if (challenge !== undefined) {
         sendJson(res, 200, JSON.stringify({ challenge }));

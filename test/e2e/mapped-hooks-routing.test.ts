@@ -192,6 +192,16 @@ describe('mapped hooks: one ingest endpoint routed by source', () => {
     assert.equal(run.source.hook, 'alerts');
   });
 
+  it('routes a JSON body by source when its Content-Type says form (curl -d)', async () => {
+    const body = JSON.stringify({ source: 'ci', status: 'passed', job: 'curl' });
+    const res = await send(gw.port, '/hooks/ingest', {
+      body,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.equal((await gw.eventOf(res)).text, 'CI: passed curl');
+  });
+
   const others: Array<[string, Record<string, unknown>]> = [
     ['another source', { source: 'billing', status: 'passed' }],
     ['no source', { status: 'passed' }],
