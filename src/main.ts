@@ -18,7 +18,7 @@ import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
-import { createSecretScrubber } from './common/scrub-secrets.js';
+import { createSecretScrubber, type Scrub } from './common/scrub-secrets.js';
 import {
   CHANNEL_NAMES,
   listConfigSecrets,
@@ -110,7 +110,10 @@ export function openStore(
 /** Starts the gateway for a validated config. */
 export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {}): Promise<Gateway> {
   const { config } = loaded;
-  const scrub = createSecretScrubber(listConfigSecrets(config));
+  // Follows reloads: a secret added to the config is scrubbed from then on, and one removed still is.
+  const secrets = new Set(listConfigSecrets(config));
+  let scrubCurrent = createSecretScrubber([...secrets]);
+  const scrub: Scrub = (text) => scrubCurrent(text);
   const log = deps.log ?? createLog({ level: config.gateway.logLevel, scrub });
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIds(clock.now);
@@ -221,6 +224,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       log,
       assetsDir: ADMIN_ASSETS_DIR,
       onRecordDropped: metrics.requestRecordDropped,
+      scrub,
       handleHook: (call, through) => ingress.handleHook(call, through),
       hooksPath: () => ingress.hooks.path,
     }),
@@ -299,6 +303,9 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       adapters.clear();
       for (const [name, adapter] of createChannelAdapters(next.config.channels, { now: clock.now }))
         adapters.set(name, adapter);
+      const before = secrets.size;
+      for (const secret of listConfigSecrets(next.config)) secrets.add(secret);
+      if (secrets.size !== before) scrubCurrent = createSecretScrubber([...secrets]);
       current = next;
       return restart;
     },

@@ -1,5 +1,6 @@
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
+import { keepText, type Scrub } from '../common/scrub-secrets.js';
 import type { ObservedRequest, RequestObserver } from '../http/index.js';
 import type {
   IngressStore,
@@ -23,6 +24,8 @@ export interface RequestRecorderDeps {
   onError: (error: unknown) => void;
   /** A refusal's record was not kept: refusals came faster than `REFUSALS_PER_SECOND` (metrics). */
   onDropped?: () => void;
+  /** Applied to a rejection's reason before it is stored: a transform's or a store's error can echo a secret. @default keepText */
+  scrub?: Scrub;
 }
 
 /**
@@ -38,7 +41,7 @@ export const REFUSAL_BURST = 500;
 const CLIENT_CLOSED = 499;
 const NONE: readonly string[] = Object.freeze([]);
 
-type Shared = Required<Pick<RequestRecorderDeps, 'store' | 'recordPayloads' | 'elapsedMs'>> & {
+type Shared = Required<Pick<RequestRecorderDeps, 'store' | 'recordPayloads' | 'elapsedMs' | 'scrub'>> & {
   /** Takes one refusal record from the budget; false when it is spent. */
   takeRefusal: () => boolean;
   onDropped: () => void;
@@ -142,7 +145,9 @@ class Trace implements ObservedRequest, IngressStore {
     this.status = status;
     this.durationMs = this.elapsed();
     if (this.error !== undefined) {
-      ({ code: this.code, reason: this.reason } = describeRejection(this.error));
+      const { code, reason } = describeRejection(this.error);
+      this.code = code;
+      this.reason = this.shared.scrub(reason);
     } else if (answered === null) {
       this.code = 'client_closed';
       this.reason = 'The client closed the connection before the answer.';
@@ -224,6 +229,7 @@ export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserve
     store: deps.store,
     recordPayloads: deps.recordPayloads,
     elapsedMs: deps.elapsedMs ?? (() => performance.now()),
+    scrub: deps.scrub ?? keepText,
     takeRefusal() {
       const now = deps.clock.now();
       tokens = Math.min(REFUSAL_BURST, tokens + ((now - filledAt) / 1000) * REFUSALS_PER_SECOND);
