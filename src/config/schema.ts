@@ -63,6 +63,12 @@ export const MappingSchema = z.strictObject({
   thinking: z.string().optional(),
   timeoutSeconds: timeoutSeconds.optional(),
   allowUnsafeExternalContent: z.boolean().optional(),
+  /**
+   * `high`: a heartbeat digest over a flood lists this mapping's events one by one, in full, before
+   * anything else, never folded into a kind; those that do not fit wait for the next heartbeat.
+   * Its runs' summaries keep it. @default 'normal'
+   */
+  priority: z.enum(['normal', 'high']).optional(),
   verify: VerifySchema.optional(),
   /** One action per item of an array in the payload (`item` in templates and transforms). */
   forEach: z

@@ -102,11 +102,13 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
               shutdown: shutdown.signal,
               ...(minIntervalMs === undefined ? {} : { minIntervalMs }),
             };
-            const flooded = await withHeartbeatLease(deps, lease, (held) =>
+            const outcome = await withHeartbeatLease(deps, lease, (held) =>
               runHeartbeatTurn(deps, agentId, trigger, held),
             );
+            // A digest that kept events pending: a `now` event among them gets the next turn, after the pause.
+            if (outcome === 'kept' && (await store.hasPendingNowEvent(mainSessionKey(agentId)))) s!.request();
             // A flood goes on arriving: the next requested turn waits, and takes what came meanwhile at once.
-            return flooded === true ? floodPauseMs : undefined;
+            return outcome === 'digest' || outcome === 'kept' ? floodPauseMs : undefined;
           } catch (error) {
             log.error('heartbeat turn failed; its events stay pending', { agentId, err: error });
             // The scheduler asks for the turn again after a wait (a `now` wake must not wait for the next one).

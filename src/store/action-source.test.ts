@@ -9,6 +9,7 @@ describe('encodeSource / decodeSource', () => {
     { hook: 'gmail', external: true, allowUnsafeExternalContent: true },
     { hook: 'agent', external: false, allowUnsafeExternalContent: false },
     { hook: 'odd "name"', external: false, allowUnsafeExternalContent: true },
+    { hook: 'alerts', external: true, allowUnsafeExternalContent: false, priority: 'high' },
   ];
 
   it('reads back every combination of the fields as it was written', () => {

@@ -1,4 +1,5 @@
 import type { ChannelValue, ThinkingLevel, WakeMode } from '../config/index.js';
+import type { DigestKind } from './maintenance-types.js';
 
 /** Where an action came from; decides whether its content is wrapped as untrusted. */
 export interface ActionSource {
@@ -8,6 +9,8 @@ export interface ActionSource {
   external: boolean;
   /** Set by a mapping's `allowUnsafeExternalContent: true`. */
   allowUnsafeExternalContent: boolean;
+  /** Set by a mapping's `priority: "high"`: a digest lists its events one by one, never in a kind. */
+  priority?: 'high';
 }
 
 /** A system event to put on an agent's main session (the effect of a wake). */
@@ -192,10 +195,12 @@ export interface HeartbeatTurn {
   /** Events the turn's prompt listed; marked consumed. */
   consumedEventIds: readonly string[];
   /**
-   * A digest turn: every pending event of the session up to and including `eventId` is marked
-   * consumed, and there must be exactly `count` of them (else the turn is refused).
+   * A digest turn: the session's pending events up to and including `eventId` are marked consumed
+   * (with `kinds`, only the ordinary events of those kinds: the rest stay pending); there must be
+   * exactly `count` pending events up to it, those in `consumedEventIds` included, else the turn is
+   * refused.
    */
-  consumeThrough?: { eventId: string; count: number } | null;
+  consumeThrough?: { eventId: string; count: number; kinds?: readonly DigestKind[] } | null;
   transcript: readonly TranscriptEntry[];
   delivery: NewDelivery | null;
   at: number;

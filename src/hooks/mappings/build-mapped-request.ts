@@ -284,6 +284,7 @@ async function buildOne(
     hook: mapped.id,
     external: true,
     allowUnsafeExternalContent: mapped.mapping.allowUnsafeExternalContent === true,
+    ...(mapped.mapping.priority === 'high' ? { priority: 'high' as const } : {}),
   };
   const name = typeof fields['name'] === 'string' ? fields['name'] : mapped.id;
   switch (fields['action']) {

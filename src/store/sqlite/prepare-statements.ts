@@ -129,7 +129,10 @@ export function prepareStatements(db: Database) {
       `SELECT count(*) AS n FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} AND e.seq <= @seq`,
     ),
     addConsumedMark: db.prepare(
-      'INSERT INTO consumed_marks (session_key, seq, turn_id, at) VALUES (@key, @seq, @turnId, @at)',
+      'INSERT INTO consumed_marks (session_key, seq, turn_id, at, filtered) VALUES (@key, @seq, @turnId, @at, @filtered)',
+    ),
+    addConsumedMarkKind: db.prepare(
+      'INSERT INTO consumed_mark_kinds (mark_id, session_key, mark_seq, hook, shape) VALUES (@markId, @key, @seq, @hook, @shape)',
     ),
     consumeEvent: db.prepare(
       `UPDATE system_events AS e SET consumed_at = ?, consumed_by = ? WHERE e.id = ? AND ${PENDING('e')}`,
