@@ -166,6 +166,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   );
   const runTransform = createTransformRunner(loaded.transformsDir, {
     maxProcesses: config.hooks.maxTransformProcesses,
+    // A transform given a secret (`transform.env`) cannot put it into a prompt or the store.
+    scrub,
   });
   const pruner = createPruner({ store, retention: config.store.retention, clock, log, observer: metrics.pruner });
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.

@@ -110,6 +110,22 @@ export const MappingSchema = z.strictObject({
       timeoutMs: z.number().int().min(1).max(600_000).optional(),
       /** Memory cap of this mapping's transform process: heap, and the rest of its resident memory through a watchdog. @default 128 */
       maxMemoryMb: z.number().int().min(16).max(16_384).optional(),
+      /**
+       * The whole environment of this mapping's transform process (it inherits none of the
+       * gateway's): variable name to value, a value usually a `${VAR}` of the gateway's own. Values
+       * of names holding KEY, TOKEN, SECRET, PASSWORD, AUTH or CREDENTIAL are scrubbed from logs,
+       * stored errors and transform results. @default {}
+       */
+      env: z
+        .record(
+          z
+            .string()
+            .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name (letters, digits, _)')
+            // It could hand the process Node flags that lift its permissions.
+            .refine((name) => name.toUpperCase() !== 'NODE_OPTIONS', 'NODE_OPTIONS cannot be given to a transform'),
+          z.string(),
+        )
+        .optional(),
     })
     .optional(),
 });
