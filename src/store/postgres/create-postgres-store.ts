@@ -20,7 +20,7 @@ import { createPgStats } from './create-pg-stats.js';
 import type { StoreObserver } from '../store-stats.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
-import { StoreOpenError } from './store-open-error.js';
+import { StoreOpenError } from '../store-open-error.js';
 import { channelFor, type PgContext } from './pg-context.js';
 
 export interface PostgresStoreOptions {
