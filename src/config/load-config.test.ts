@@ -181,6 +181,37 @@ describe('safeParseConfig', () => {
     ],
     ['a body deadline over an hour', { gateway: { bodyTimeoutMs: 3_600_001 } }, 'gateway.bodyTimeoutMs'],
     [
+      'a heartbeat every millisecond (a paid turn each)',
+      { agents: { defaults: { heartbeat: { every: '1ms' } } } },
+      'agents.defaults.heartbeat.every',
+    ],
+    [
+      'a heartbeat under a minute',
+      { agents: { defaults: { heartbeat: { every: '59s' } } } },
+      'agents.defaults.heartbeat.every',
+    ],
+    ['a body deadline under a second', { gateway: { bodyTimeoutMs: 999 } }, 'gateway.bodyTimeoutMs'],
+    [
+      'a channel call timeout under a second',
+      { channels: { telegram: { botToken: '1:x', timeoutMs: 1 } } },
+      'channels.telegram.timeoutMs',
+    ],
+    [
+      'a transform time limit under 100 ms',
+      { hooks: { ...valid.hooks, mappings: [{ transform: { module: 't.js', timeoutMs: 1 } }] } },
+      'hooks.mappings[0].transform.timeoutMs',
+    ],
+    [
+      'a run time limit under a second',
+      { agents: { defaults: { timeoutSeconds: 0.001 } } },
+      'agents.defaults.timeoutSeconds',
+    ],
+    [
+      "a mapping's run time limit under a second",
+      { hooks: { ...valid.hooks, mappings: [{ timeoutSeconds: 0.5 }] } },
+      'hooks.mappings[0].timeoutSeconds',
+    ],
+    [
       'a channel call timeout over ten minutes',
       { channels: { telegram: { botToken: '1:x', timeoutMs: 600_001 } } },
       'channels.telegram.timeoutMs',
@@ -279,6 +310,14 @@ describe('safeParseConfig', () => {
   for (const [name, raw, where] of refusals) {
     it(`refuses ${name} at ${where}`, () => assert.ok(paths(raw).includes(where), JSON.stringify(issuesOf(raw))));
   }
+
+  it('accepts the shortest intervals it allows, and 0 for a heartbeat that never ticks', () => {
+    for (const every of ['1m', '60s', 0]) {
+      assert.deepEqual(issuesOf({ ...valid, agents: { defaults: { heartbeat: { every } } } }), [], String(every));
+    }
+    assert.deepEqual(issuesOf({ ...valid, gateway: { bodyTimeoutMs: 1000 } }), []);
+    assert.deepEqual(issuesOf({ ...valid, agents: { defaults: { timeoutSeconds: 1 } } }), []);
+  });
 
   it('accepts retention windows of up to 100 years, and says so of a longer one', () => {
     const store = (events: string) => ({ ...valid, store: { driver: 'sqlite', retention: { events } } });

@@ -30,7 +30,18 @@ export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 /** Upper bound for `timeoutSeconds`, kept well under the 24.8-day limit of Node timers. */
 export const MAX_TIMEOUT_SECONDS = 86_400;
 
-const timeoutSeconds = z.number().positive().max(MAX_TIMEOUT_SECONDS);
+/**
+ * A run's time limit in the config (a mapping's, the agents' default): at least a second, since a
+ * model turn takes longer than that and a shorter limit fails every run. A request's own
+ * `timeoutSeconds` is the sender's to choose (any positive number).
+ */
+const timeoutSeconds = z.number().min(1).max(MAX_TIMEOUT_SECONDS);
+/** Shortest periodic heartbeat: each tick is a paid model turn (1 ms was about 4 turns a second). */
+export const MIN_HEARTBEAT_EVERY_MS = 60_000;
+/** Shortest wait for a request body, or for a chat service's answer: the network takes longer than less. */
+const MIN_NETWORK_TIMEOUT_MS = 1000;
+/** Shortest transform time limit: starting a call in its process takes longer than less. */
+const MIN_TRANSFORM_TIMEOUT_MS = 100;
 const nonEmpty = z.string().min(1);
 
 /** Limits on an agent's runs; over them, runs stay queued (held) until the window allows them. */
@@ -106,8 +117,8 @@ export const MappingSchema = z.strictObject({
       module: nonEmpty,
       /** Export to call. @default 'default' */
       export: nonEmpty.optional(),
-      /** Time the transform may take. @default 5000 */
-      timeoutMs: z.number().int().min(1).max(600_000).optional(),
+      /** Time the transform may take, at least 100 ms. @default 5000 */
+      timeoutMs: z.number().int().min(MIN_TRANSFORM_TIMEOUT_MS).max(600_000).optional(),
       /** Memory cap of this mapping's transform process: heap, and the rest of its resident memory through a watchdog. @default 128 */
       maxMemoryMb: z.number().int().min(16).max(16_384).optional(),
       /**
@@ -187,7 +198,7 @@ export const GatewaySchema = z.strictObject({
   /** Addresses or CIDR ranges whose `X-Forwarded-For` is believed. */
   trustedProxies: z.array(nonEmpty).default([]),
   /** Time allowed to receive a request body before 408. */
-  bodyTimeoutMs: z.number().int().min(1).max(3_600_000).default(30_000),
+  bodyTimeoutMs: z.number().int().min(MIN_NETWORK_TIMEOUT_MS).max(3_600_000).default(30_000),
   /**
    * Open client connections; the excess is answered 503 `over_capacity` and closed. Default: 1000,
    * or the open-file limit minus 96 when that is lower (resolved at startup).
@@ -259,7 +270,10 @@ export const ModelsSchema = z.strictObject({
     .default({}),
 });
 
-const channelCommon = { defaultTo: nonEmpty.optional(), timeoutMs: z.number().int().min(1).max(600_000).optional() };
+const channelCommon = {
+  defaultTo: nonEmpty.optional(),
+  timeoutMs: z.number().int().min(MIN_NETWORK_TIMEOUT_MS).max(600_000).optional(),
+};
 const optionalUrl = z.url().optional();
 
 export const ChannelsSchema = z.strictObject({

@@ -24,6 +24,8 @@ export interface RuntimeOptions {
   stopGraceMs?: number;
   /** The run budgets in force, read at every claim (a reload may change them). @default from `config` at start */
   budgets?: () => RunBudgets | undefined;
+  /** The periodic heartbeat's period, below what the config allows (tests). @default agents.defaults.heartbeat.every */
+  heartbeatEveryMs?: number;
 }
 
 /** Executes what the ingress recorded: agent runs and heartbeat turns. */
@@ -44,7 +46,7 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
   const stopGraceMs = options.stopGraceMs ?? 5000;
   const owner = `${process.pid}:${randomUUID()}`;
   const { config, log, clock, store } = deps;
-  const everyMs = parseDurationMs(config.agents.defaults.heartbeat.every) ?? 0;
+  const everyMs = options.heartbeatEveryMs ?? parseDurationMs(config.agents.defaults.heartbeat.every) ?? 0;
   const floodPauseMs = parseDurationMs(config.agents.defaults.heartbeat.floodPause) ?? 0;
   const agentIds =
     config.agents.list.length > 0 ? config.agents.list.map((a) => a.id) : [resolveDefaultAgentId(config.agents)];
