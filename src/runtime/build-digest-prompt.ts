@@ -18,7 +18,7 @@ const clip = (text: string): string =>
 function line(e: SystemEventRecord, boundaryId: string, suffix = ''): string {
   const shown = clip(e.text);
   const text = needsWrapping(e.source)
-    ? `\n${wrapExternalContent(shown, { source: `hook "${e.source.hook}"`, boundaryId })}`
+    ? `\n${wrapExternalContent(shown, { source: `hook "${e.source.hook}"`, boundaryId, ownFirstLine: e.source.summary === true })}`
     : ` ${shown}`;
   return `- [${new Date(e.createdAt).toISOString()}]${suffix}${text}`;
 }

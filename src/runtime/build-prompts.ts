@@ -49,7 +49,7 @@ export function needsWrapping(source: { external: boolean; allowUnsafeExternalCo
 export function formatEventLine(e: SystemEventRecord, boundaryId: string): string {
   const shown = clipEventText(e.text);
   const text = needsWrapping(e.source)
-    ? `\n${wrapExternalContent(shown, { source: `hook "${e.source.hook}"`, boundaryId })}`
+    ? `\n${wrapExternalContent(shown, { source: `hook "${e.source.hook}"`, boundaryId, ownFirstLine: e.source.summary === true })}`
     : ` ${shown}`;
   return `- [${new Date(e.createdAt).toISOString()}]${text}`;
 }
@@ -92,10 +92,14 @@ export function buildRunMessage(
 }
 
 const SUMMARY_CHARS = 500;
+/** Blanks and every line terminator (`\s` leaves out U+0085). */
+const LINE_BREAKS = /[\s\u0085]+/g;
 
 /** `Hook <name>: <summary>` or `Hook <name> (<status>): <reason>`, one line, bounded. */
 export function buildRunSummary(name: string, state: 'succeeded' | 'failed' | 'timed_out', text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  // A name is the sender's (`/hooks/agent`'s `name`): on the head's line, never a line of its own.
+  name = name.replace(LINE_BREAKS, ' ');
+  const flat = text.replace(LINE_BREAKS, ' ').trim();
   const clipped = flat.length > SUMMARY_CHARS ? `${flat.slice(0, SUMMARY_CHARS - 1)}…` : flat;
   return state === 'succeeded' ? `Hook ${name}: ${clipped}` : `Hook ${name} (${state}): ${clipped}`;
 }

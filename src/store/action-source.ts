@@ -2,7 +2,7 @@ import type { ActionSource } from './types.js';
 
 /**
  * How an event's or a run's source is stored (both stores): JSON holding `hook` and `external`,
- * `allowUnsafeExternalContent` only when it is true, and `priority` only when it is `high`. A wake from `/hooks/wake` is stored as
+ * `allowUnsafeExternalContent` and `summary` only when true, and `priority` only when it is `high`. A wake from `/hooks/wake` is stored as
  * `{"hook":"wake","external":true}` instead of its 68 characters in full. `external` is always
  * written: code from before this encoding reads a missing field as false, and would take a hook's
  * content as trusted (no untrusted-content wrapper) on a downgrade or in a PostgreSQL fleet being
@@ -14,6 +14,7 @@ export function encodeSource(source: ActionSource): string {
   const stored: Record<string, unknown> = { hook: source.hook, external: source.external };
   if (source.allowUnsafeExternalContent) stored['allowUnsafeExternalContent'] = true;
   if (source.priority === 'high') stored['priority'] = 'high';
+  if (source.summary === true) stored['summary'] = true;
   return JSON.stringify(stored);
 }
 
@@ -27,16 +28,18 @@ export function createSourceEncoder(): (source: ActionSource) => string {
   let external = false;
   let unsafe = false;
   let priority: string | undefined;
+  let summary: boolean | undefined;
   let text = '';
   return (source) => {
     if (
       source.hook !== hook ||
       source.external !== external ||
       source.allowUnsafeExternalContent !== unsafe ||
-      source.priority !== priority
+      source.priority !== priority ||
+      source.summary !== summary
     ) {
       text = encodeSource(source);
-      ({ hook, external, allowUnsafeExternalContent: unsafe, priority } = source);
+      ({ hook, external, allowUnsafeExternalContent: unsafe, priority, summary } = source);
     }
     return text;
   };
@@ -51,5 +54,6 @@ export function decodeSource(text: string): ActionSource {
     allowUnsafeExternalContent: stored.allowUnsafeExternalContent ?? false,
   };
   if (stored.priority === 'high') source.priority = 'high';
+  if (stored.summary === true) source.summary = true;
   return source;
 }

@@ -11,6 +11,11 @@ export interface ActionSource {
   allowUnsafeExternalContent: boolean;
   /** Set by a mapping's `priority: "high"`: a digest lists its events one by one, never in a kind. */
   priority?: 'high';
+  /**
+   * The event is the gateway's summary of a run from this hook: its first line's `Hook <name>:`
+   * is the gateway's own, the rest (the run's reply or error) is external content.
+   */
+  summary?: true;
 }
 
 /** A system event to put on an agent's main session (the effect of a wake). */
