@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { isInsideDir } from '../common/is-inside-dir.js';
 import type { Issue } from '../common/errors.js';
 import { parseDurationMs } from '../common/parse-duration.js';
+import { checkSecurityRules } from './check-security-rules.js';
 import { FALLBACK_MODEL, resolveModel } from './resolve-model.js';
 import { MIN_HEARTBEAT_EVERY_MS, type Config } from './schema.js';
 
@@ -50,7 +51,7 @@ function isAddressOrCidr(value: string): boolean {
  * `hookgate check` can print them all at once.
  */
 export function checkConfigRules(config: Config, configDir: string): Issue[] {
-  const issues: Issue[] = [];
+  const issues: Issue[] = checkSecurityRules(config);
   const { hooks, gateway, agents } = config;
   if (hooks.enabled && hooks.token === undefined) {
     issues.push({ path: 'hooks.token', message: 'is required when hooks.enabled is true' });

@@ -43,6 +43,8 @@ const MIN_NETWORK_TIMEOUT_MS = 1000;
 /** Shortest transform time limit: starting a call in its process takes longer than less. */
 const MIN_TRANSFORM_TIMEOUT_MS = 100;
 const nonEmpty = z.string().min(1);
+/** A service's address: `http://` or `https://` only (not `file:`, `ftp:`, `javascript:`, …). */
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
 /** Limits on an agent's runs; over them, runs stay queued (held) until the window allows them. */
 export const BudgetSchema = z.strictObject({
@@ -262,7 +264,7 @@ export const ModelsSchema = z.strictObject({
       z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/i, 'provider id: letters, digits, ".", "-" or "_"'),
       z.strictObject({
         api: z.enum(['openai', 'anthropic', 'echo']),
-        baseUrl: z.url().optional(),
+        baseUrl: httpUrl.optional(),
         apiKey: z.string().optional(),
         headers: z.record(z.string(), z.string()).optional(),
       }),
@@ -274,7 +276,7 @@ const channelCommon = {
   defaultTo: nonEmpty.optional(),
   timeoutMs: z.number().int().min(MIN_NETWORK_TIMEOUT_MS).max(600_000).optional(),
 };
-const optionalUrl = z.url().optional();
+const optionalUrl = httpUrl.optional();
 
 export const ChannelsSchema = z.strictObject({
   whatsapp: z
@@ -283,9 +285,9 @@ export const ChannelsSchema = z.strictObject({
   telegram: z.strictObject({ ...channelCommon, botToken: nonEmpty, baseUrl: optionalUrl }).optional(),
   discord: z.strictObject({ ...channelCommon, botToken: nonEmpty, baseUrl: optionalUrl }).optional(),
   slack: z.strictObject({ ...channelCommon, botToken: nonEmpty, baseUrl: optionalUrl }).optional(),
-  mattermost: z.strictObject({ ...channelCommon, baseUrl: z.url(), token: nonEmpty }).optional(),
-  signal: z.strictObject({ ...channelCommon, baseUrl: z.url(), account: nonEmpty }).optional(),
-  imessage: z.strictObject({ ...channelCommon, baseUrl: z.url(), password: nonEmpty }).optional(),
+  mattermost: z.strictObject({ ...channelCommon, baseUrl: httpUrl, token: nonEmpty }).optional(),
+  signal: z.strictObject({ ...channelCommon, baseUrl: httpUrl, account: nonEmpty }).optional(),
+  imessage: z.strictObject({ ...channelCommon, baseUrl: httpUrl, password: nonEmpty }).optional(),
   msteams: z
     .strictObject({
       ...channelCommon,
@@ -293,7 +295,7 @@ export const ChannelsSchema = z.strictObject({
       appPassword: nonEmpty,
       tenantId: nonEmpty.optional(),
       /** The Bot Framework service URL of the tenant's conversations (e.g. https://smba.trafficmanager.net/amer/). */
-      serviceUrl: z.url(),
+      serviceUrl: httpUrl,
       tokenUrl: optionalUrl,
     })
     .optional(),

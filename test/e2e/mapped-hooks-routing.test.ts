@@ -18,7 +18,7 @@ const CONFIG = baseConfig({
     allowedSessionKeyPrefixes: ['hook:'],
     allowedAgentIds: ['ops'],
     maxBodyBytes: 8 * 1024,
-    authRateLimit: { maxFailures: 100_000, windowSeconds: 60, lockoutSeconds: 60 },
+    authRateLimit: { maxFailures: 6000, windowSeconds: 600, lockoutSeconds: 600 },
     mappings: [
       { id: 'first', match: { path: 'dup' }, action: 'wake', textTemplate: 'first wins' },
       { id: 'second', match: { path: 'dup' }, action: 'wake', textTemplate: 'second' },
