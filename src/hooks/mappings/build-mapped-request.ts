@@ -214,7 +214,8 @@ export async function buildMappedRequest(
     ? undefined
     : matchMapping(mappings, call.name, call.payload);
   if (mapped === undefined)
-    throw new RequestError('hook_not_found', { message: `No hook mapping matches "${call.name}".` });
+    // The name is not echoed: the caller wrote it, and an answer is no place for what a caller wrote.
+    throw new RequestError('hook_not_found');
   checkAuthentication(mapped, call);
   const shapeIssues = mapped.validate?.(call.payload) ?? [];
   if (shapeIssues.length > 0) invalid(shapeIssues);
