@@ -9,6 +9,10 @@ export const ERROR_CATALOG = {
   bad_request: { status: 400, message: 'Malformed HTTP request.' },
   headers_too_large: { status: 431, message: 'Request headers are too large.' },
   method_not_allowed: { status: 405, message: 'Only POST is accepted on hook endpoints.' },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key came with another request body within its window; use a new key for a new request.',
+  },
   expectation_failed: { status: 417, message: 'The only expectation accepted is "Expect: 100-continue".' },
   token_in_query: {
     status: 400,

@@ -193,6 +193,7 @@ export interface IdempotencyRow {
   body: string;
   created_at: number;
   expires_at: number;
+  fingerprint?: string | null;
 }
 
 export const toIdempotency = (r: IdempotencyRow): IdempotencyRecord => ({
@@ -202,6 +203,7 @@ export const toIdempotency = (r: IdempotencyRow): IdempotencyRecord => ({
   body: r.body,
   createdAt: r.created_at,
   expiresAt: r.expires_at,
+  ...(r.fingerprint == null ? {} : { fingerprint: r.fingerprint }),
 });
 
 /** Queue depths as both drivers' stats query returns them. */

@@ -277,6 +277,11 @@ export interface IdempotencyRecord {
   /** After this the key is forgotten and may be used again. */
   expiresAt: number;
   /**
+   * A digest of the first request's body, for a key the client chose (`Idempotency-Key`): a repeat
+   * with another body is refused rather than answered as the first.
+   */
+  fingerprint?: string;
+  /**
    * The body once the store knows which runs joined a queued run (`coalesced`: a run's id to the id
    * of the run it joined), kept instead of `body` when any did: a repeat gets what the first got.
    */

@@ -228,4 +228,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- back through every request; answered requests (2xx), the most by far, are not in it.
   CREATE INDEX requests_unusual ON requests (status, seq) WHERE status NOT BETWEEN 200 AND 299;
   `,
+  `
+  -- A digest of the body a client's Idempotency-Key first came with: the key reused with another
+  -- body is refused (422 idempotency_key_reused), not answered as the first request.
+  ALTER TABLE idempotency_keys ADD COLUMN fingerprint text;
+  `,
 ];

@@ -218,7 +218,11 @@ function openSqliteStore(options: SqliteStoreOptions): Store {
     const claim = (k: IdempotencyRecord | null): boolean => {
       if (k === null) return true;
       const { hook, key, status, body, createdAt, expiresAt } = k;
-      if (st.claimIdempotencyKey.run({ hook, key, status, body, createdAt, expiresAt, now: clock.now() }).changes !== 1)
+      const fingerprint = k.fingerprint ?? null;
+      if (
+        st.claimIdempotencyKey.run({ hook, key, status, body, createdAt, expiresAt, fingerprint, now: clock.now() })
+          .changes !== 1
+      )
         return false;
       claimed.push(k);
       return true;

@@ -310,4 +310,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX consumed_mark_kinds_kind ON consumed_mark_kinds (session_key, hook, shape, mark_seq);
   CREATE INDEX consumed_mark_kinds_mark ON consumed_mark_kinds (mark_id);
   `,
+  `
+  -- A digest of the body a client's Idempotency-Key first came with: the key reused with another
+  -- body is refused (422 idempotency_key_reused), not answered as the first request.
+  ALTER TABLE idempotency_keys ADD COLUMN fingerprint TEXT;
+  `,
 ];

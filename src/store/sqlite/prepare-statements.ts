@@ -82,10 +82,11 @@ export function prepareStatements(db: Database) {
         AND length(message) + @growth <= @max RETURNING id`,
     ),
     claimIdempotencyKey: db.prepare(
-      `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at)
-        VALUES (@hook, @key, @status, @body, @createdAt, @expiresAt)
+      `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at, fingerprint)
+        VALUES (@hook, @key, @status, @body, @createdAt, @expiresAt, @fingerprint)
         ON CONFLICT (hook, key) DO UPDATE SET status = excluded.status, body = excluded.body,
-        created_at = excluded.created_at, expires_at = excluded.expires_at WHERE idempotency_keys.expires_at <= @now`,
+        created_at = excluded.created_at, expires_at = excluded.expires_at, fingerprint = excluded.fingerprint
+        WHERE idempotency_keys.expires_at <= @now`,
     ),
     setIdempotencyBody: db.prepare('UPDATE idempotency_keys SET body = ? WHERE hook = ? AND key = ?'),
     selectIdempotencyKey: db.prepare('SELECT * FROM idempotency_keys WHERE hook = ? AND key = ? AND expires_at > ?'),
