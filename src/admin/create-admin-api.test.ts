@@ -9,7 +9,7 @@ import { createAdminApi, type AdminAnswer, type AdminCall } from './create-admin
 
 const call = (method: string, pathAndQuery: string): AdminCall => {
   const [path, query] = pathAndQuery.split('?');
-  return { method, path: path!, query: new URLSearchParams(query ?? '') };
+  return { method, path: path!, query: new URLSearchParams(query ?? ''), client: '127.0.0.1' };
 };
 
 async function codeOf(p: Promise<AdminAnswer>): Promise<string> {
@@ -111,6 +111,7 @@ describe('createAdminApi', () => {
       eventIds: [],
       runIds: [],
       payload: null,
+      headers: null,
     };
     await f.store.recordRequest(record);
     assert.equal(((await api(call('GET', '/runs?state=queued'))).body['runs'] as unknown[]).length, 1);
@@ -137,6 +138,7 @@ describe('createAdminApi', () => {
       eventIds: [],
       runIds: [],
       payload: null,
+      headers: null,
     };
     await f.store.recordRequest(base);
     assert.equal(await codeOf(api(call('POST', `/requests/${base.id}/replay`))), 'payload_not_recorded');
@@ -149,6 +151,75 @@ describe('createAdminApi', () => {
       { name: 'github', dryRun: true },
       { name: 'github', dryRun: false },
     ]);
+  });
+
+  it('says why a record cannot be replayed: no hook, refused before its body was read, recordPayloads off', async () => {
+    const record = (o: Partial<RequestRecord>): RequestRecord => ({
+      id: ids.next(),
+      at: 1,
+      method: 'POST',
+      path: '/hooks/github',
+      hook: 'github',
+      client: '127.0.0.1',
+      status: 204,
+      code: null,
+      reason: null,
+      durationMs: 1,
+      eventIds: [],
+      runIds: [],
+      payload: null,
+      headers: null,
+      ...o,
+    });
+    const messageOf = async (r: RequestRecord): Promise<string> => {
+      await f.store.recordRequest(r);
+      try {
+        await api(call('POST', `/requests/${r.id}/replay`));
+      } catch (error) {
+        assert.ok(error instanceof RequestError && error.code === 'payload_not_recorded', String(error));
+        return error.message;
+      }
+      return 'replayed';
+    };
+    assert.match(await messageOf(record({ path: '/elsewhere', hook: null, status: 404 })), /not sent to a hook/);
+    assert.match(await messageOf(record({ status: 401, code: 'unauthorized' })), /refused \(401\) before its body/);
+    assert.match(await messageOf(record({ status: 202 })), /gateway\.recordPayloads was off when it arrived/);
+  });
+
+  it('replays with the recorded headers, as an operator replay the hook handler can tell apart', async () => {
+    const seen: Array<Parameters<HookHandler>[0]> = [];
+    const replaying = createAdminApi({
+      store: f.store,
+      handleHook: async (c) => {
+        seen.push(c);
+        return { kind: 'skip' };
+      },
+      hooksPath: () => '/hooks',
+      clock: f.clock,
+      ids,
+    });
+    const r: RequestRecord = {
+      id: ids.next(),
+      at: 1,
+      method: 'POST',
+      path: '/hooks/github',
+      hook: 'github',
+      client: '127.0.0.1',
+      status: 202,
+      code: null,
+      reason: null,
+      durationMs: 1,
+      eventIds: [],
+      runIds: [],
+      payload: '{"action":"opened"}',
+      headers: { 'x-github-event': 'pull_request' },
+    };
+    await f.store.recordRequest(r);
+    await replaying(call('POST', `/requests/${r.id}/replay`));
+    assert.deepEqual(
+      seen.map((c) => [c.name, c.headers, c.replay, c.url]),
+      [['github', { 'x-github-event': 'pull_request' }, true, '/hooks/github']],
+    );
   });
 
   it('refuses to replay a recorded payload nested deeper than a request may be, dry or not, calling no hook', async () => {
@@ -166,6 +237,7 @@ describe('createAdminApi', () => {
       eventIds: [],
       runIds: [],
       payload: `{"a":${'['.repeat(150)}${']'.repeat(150)}}`,
+      headers: null,
     };
     await f.store.recordRequest(deep);
     const calls = hookCalls.length;

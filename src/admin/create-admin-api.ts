@@ -5,6 +5,7 @@ import type { HookHandler, HookOutcome } from '../hooks/index.js';
 import { createRunSummary } from '../runtime/index.js';
 import type { DeliveryQueue, RequestLog, RunControl, StoreReader } from '../store/index.js';
 import { parseDeliveryState, parseFlag, parseLimit, parseRunState, parseStatus } from './parse-admin-query.js';
+import type { RequestRecorder } from './create-request-recorder.js';
 import { replayRequest } from './replay-request.js';
 
 /** An admin API call as plain values: `path` is what follows `/admin/api`. */
@@ -12,6 +13,8 @@ export interface AdminCall {
   method: string;
   path: string;
   query: URLSearchParams;
+  /** The operator's address, as the lockout sees it. */
+  client: string;
 }
 
 export interface AdminAnswer {
@@ -26,12 +29,14 @@ export interface AdminApiDeps {
   hooksPath: () => string;
   clock: Clock;
   ids: Ids;
+  /** Records real replays in the request log. */
+  recorder?: RequestRecorder;
 }
 
 type Route = {
   method: 'GET' | 'POST';
   pattern: RegExp;
-  run: (params: string[], query: URLSearchParams) => Promise<AdminAnswer>;
+  run: (params: string[], query: URLSearchParams, call: AdminCall) => Promise<AdminAnswer>;
 };
 
 const ok = (body: Record<string, unknown>, status = 200): AdminAnswer => ({ status, body: { ok: true, ...body } });
@@ -88,14 +93,13 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
     {
       method: 'POST',
       pattern: /^\/requests\/([^/]+)\/replay$/,
-      run: async ([id], q) => {
+      run: async ([id], q, call) => {
         const dryRun = parseFlag(q, 'dryRun');
-        const outcome = await replayRequest(
-          deps.handleHook,
-          found(await store.getRequest(id!)),
-          deps.hooksPath(),
+        const outcome = await replayRequest(deps.handleHook, found(await store.getRequest(id!)), deps.hooksPath(), {
           dryRun,
-        );
+          recorder: deps.recorder,
+          client: call.client,
+        });
         return ok({ dryRun, action: describeOutcome(outcome) }, dryRun || outcome.kind !== 'agent' ? 200 : 202);
       },
     },
@@ -193,7 +197,7 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
       pathMatched = true;
       if (route.method !== call.method) continue;
       const params = m.slice(1).map((p) => decodeURIComponent(p));
-      return route.run(params, call.query);
+      return route.run(params, call.query, call);
     }
     if (pathMatched) {
       throw new RequestError('method_not_allowed', { message: `${call.method} is not accepted here.` });

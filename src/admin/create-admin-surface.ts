@@ -67,6 +67,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     hooksPath: deps.hooksPath,
     clock,
     ids: deps.ids,
+    recorder: observer,
   });
   const admin = createAdminHandler({
     api,

@@ -69,7 +69,7 @@ export const ERROR_CATALOG = {
   delivery_not_retryable: { status: 409, message: 'Only a failed or skipped delivery can be retried.' },
   payload_not_recorded: {
     status: 409,
-    message: 'This request has no recorded payload to replay (gateway.recordPayloads was off).',
+    message: 'This request has no recorded payload to replay (gateway.recordPayloads was off when it arrived).',
   },
   worker_stalled: { status: 503, message: 'A background worker (runs or deliveries) has stopped making progress.' },
   metrics_unauthorized: { status: 401, message: 'Missing or invalid gateway token (gateway.auth.token) for /metrics.' },

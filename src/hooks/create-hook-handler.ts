@@ -219,7 +219,8 @@ export function createHookHandler(
     return { kind: 'many', items };
   };
   return async (call, ingress = store) => {
-    const key = resolveIdempotencyKey(call);
+    // A replay is a new request: the key it carries is the one the original request recorded.
+    const key = call.replay === true ? null : resolveIdempotencyKey(call);
     const fingerprint = key === null ? null : idempotencyFingerprint(call);
     if (key !== null) {
       const seen = await duplicateOf(call.name, key, fingerprint);

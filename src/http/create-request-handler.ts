@@ -216,7 +216,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
         signedBy = verdict.signedBy;
       }
       // Only an authenticated body is kept (`gateway.recordPayloads`): an unsigned one is a stranger's.
-      entry.observed?.noteBody(raw);
+      entry.observed?.noteBody(raw, req.headers);
       // Forms are for mapped senders (Slack commands, Twilio); /wake and /agent take JSON only.
       const payload =
         name === 'wake' || name === 'agent' ? parseJsonObject(raw) : parseHookBody(raw, req.headers['content-type']);

@@ -254,6 +254,8 @@ export interface RequestRow {
   event_ids: string[];
   run_ids: string[];
   payload: string | null;
+  /** JSON text; `null` in rows written before it was kept, and without a payload. */
+  headers?: string | null;
 }
 
 export const toRequestRecord = (r: RequestRow): RequestRecord => ({
@@ -270,4 +272,5 @@ export const toRequestRecord = (r: RequestRow): RequestRecord => ({
   eventIds: r.event_ids,
   runIds: r.run_ids,
   payload: r.payload,
+  headers: r.headers == null ? null : (JSON.parse(r.headers) as Record<string, string>),
 });

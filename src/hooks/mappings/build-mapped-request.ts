@@ -26,6 +26,12 @@ export interface MappedHookCall {
   deliveryId?: string;
   /** Slack's `X-Slack-Retry-Num`: present only when Slack is retrying a delivery. */
   retryNum?: number;
+  /**
+   * An operator (authenticated by the gateway token) replays a recorded request: a mapping with
+   * `verify.required` serves it without a signature, and it is a new request, never an
+   * idempotent repeat of the one it replays.
+   */
+  replay?: true;
 }
 
 /** One action a mapping builds. */
@@ -77,7 +83,8 @@ const OVERRIDABLE = [
   'timeoutSeconds',
 ] as const;
 
-function safeHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+/** A request's headers without those that carry credentials, each as one string (what templates, transforms and request records see). */
+export function safeHeaders(headers: IncomingHttpHeaders | Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined || SECRET_HEADERS.has(k)) continue;
@@ -139,7 +146,7 @@ function checkAuthentication(mapped: CompiledMapping, call: MappedHookCall): voi
       message: `The signature does not verify for mapping "${mapped.id}".`,
     });
   }
-  if (call.signedBy === undefined && mapped.mapping.verify?.required === true) {
+  if (call.signedBy === undefined && call.replay !== true && mapped.mapping.verify?.required === true) {
     throw new RequestError('signature_invalid', {
       message: `Mapping "${mapped.id}" accepts only signed requests (verify.required).`,
     });

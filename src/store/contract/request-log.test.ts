@@ -19,6 +19,7 @@ const request = (o: Partial<RequestRecord> = {}): RequestRecord => ({
   eventIds: [],
   runIds: [],
   payload: null,
+  headers: null,
   ...o,
 });
 
@@ -32,9 +33,19 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
   afterEach(() => f.dispose());
 
   it('keeps every field of a request record', async () => {
-    const r = request({ eventIds: ['e1'], runIds: ['r1', 'r2'], payload: '{"text":"hi"}', reason: null });
+    const r = request({
+      eventIds: ['e1'],
+      runIds: ['r1', 'r2'],
+      payload: '{"text":"hi"}',
+      headers: { 'x-github-event': 'push', 'content-type': 'application/json' },
+      reason: null,
+    });
     await store.recordRequest(r);
     assert.deepEqual(await store.getRequest(r.id), r);
+    assert.deepEqual(
+      (await store.listRequests({ hook: r.hook! })).find((x) => x.id === r.id),
+      r,
+    );
     assert.equal(await store.getRequest(ids.next()), null);
   });
 

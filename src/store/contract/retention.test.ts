@@ -24,6 +24,7 @@ const request = (at: number, o: Partial<RequestRecord> = {}): RequestRecord => (
   eventIds: [],
   runIds: [],
   payload: null,
+  headers: null,
   ...o,
 });
 

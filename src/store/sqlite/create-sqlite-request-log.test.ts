@@ -43,6 +43,7 @@ for (const packFromChars of [PACK_FROM_CHARS, 0])
       eventIds: [],
       runIds: [],
       payload: null,
+      headers: null,
       ...o,
     });
     const batches = () => db.prepare('SELECT count FROM request_batches ORDER BY seq').pluck().all() as number[];

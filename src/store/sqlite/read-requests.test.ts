@@ -23,6 +23,7 @@ describe('request listings on a read thread', () => {
     eventIds: [],
     runIds: [],
     payload: null,
+    headers: null,
     ...o,
   });
   let thread: ReadThread;
