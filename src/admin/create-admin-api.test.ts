@@ -1,7 +1,7 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createStoreFixture, type StoreFixture } from '../../test/helpers/store-fixture.js';
-import { MAIN, completion, ids, newDelivery, newRun } from '../../test/helpers/store-records.js';
+import { MAIN, completion, ids, newDelivery, newRequestRecord, newRun } from '../../test/helpers/store-records.js';
 import { RequestError } from '../common/errors.js';
 import type { HookHandler } from '../hooks/index.js';
 import type { RequestRecord } from '../store/index.js';
@@ -11,6 +11,10 @@ const call = (method: string, pathAndQuery: string): AdminCall => {
   const [path, query] = pathAndQuery.split('?');
   return { method, path: path!, query: new URLSearchParams(query ?? ''), client: '127.0.0.1' };
 };
+
+/** A request record to the `github` hook, accepted, with no payload unless `o` says otherwise. */
+const requestRecord = (o: Partial<RequestRecord> = {}): RequestRecord =>
+  newRequestRecord({ at: 1, path: '/hooks/github', hook: 'github', status: 204, ...o });
 
 async function codeOf(p: Promise<AdminAnswer>): Promise<string> {
   try {
@@ -124,22 +128,7 @@ describe('createAdminApi', () => {
   });
 
   it('refuses a replay without a recorded payload, and dry-runs one with it through the given store', async () => {
-    const base: RequestRecord = {
-      id: ids.next(),
-      at: 1,
-      method: 'POST',
-      path: '/hooks/github',
-      hook: 'github',
-      client: '127.0.0.1',
-      status: 204,
-      code: null,
-      reason: null,
-      durationMs: 1,
-      eventIds: [],
-      runIds: [],
-      payload: null,
-      headers: null,
-    };
+    const base = requestRecord();
     await f.store.recordRequest(base);
     assert.equal(await codeOf(api(call('POST', `/requests/${base.id}/replay`))), 'payload_not_recorded');
     const withPayload = { ...base, id: ids.next(), payload: '{"action":"opened"}' };
@@ -154,23 +143,7 @@ describe('createAdminApi', () => {
   });
 
   it('says why a record cannot be replayed: no hook, refused before its body was read, recordPayloads off', async () => {
-    const record = (o: Partial<RequestRecord>): RequestRecord => ({
-      id: ids.next(),
-      at: 1,
-      method: 'POST',
-      path: '/hooks/github',
-      hook: 'github',
-      client: '127.0.0.1',
-      status: 204,
-      code: null,
-      reason: null,
-      durationMs: 1,
-      eventIds: [],
-      runIds: [],
-      payload: null,
-      headers: null,
-      ...o,
-    });
+    const record = requestRecord;
     const messageOf = async (r: RequestRecord): Promise<string> => {
       await f.store.recordRequest(r);
       try {
@@ -198,22 +171,11 @@ describe('createAdminApi', () => {
       clock: f.clock,
       ids,
     });
-    const r: RequestRecord = {
-      id: ids.next(),
-      at: 1,
-      method: 'POST',
-      path: '/hooks/github',
-      hook: 'github',
-      client: '127.0.0.1',
+    const r = requestRecord({
       status: 202,
-      code: null,
-      reason: null,
-      durationMs: 1,
-      eventIds: [],
-      runIds: [],
       payload: '{"action":"opened"}',
       headers: { 'x-github-event': 'pull_request' },
-    };
+    });
     await f.store.recordRequest(r);
     await replaying(call('POST', `/requests/${r.id}/replay`));
     assert.deepEqual(
@@ -223,22 +185,11 @@ describe('createAdminApi', () => {
   });
 
   it('refuses to replay a recorded payload nested deeper than a request may be, dry or not, calling no hook', async () => {
-    const deep: RequestRecord = {
-      id: ids.next(),
-      at: 1,
-      method: 'POST',
-      path: '/hooks/github',
-      hook: 'github',
-      client: '127.0.0.1',
+    const deep = requestRecord({
       status: 400,
       code: 'json_too_deep',
-      reason: null,
-      durationMs: 1,
-      eventIds: [],
-      runIds: [],
       payload: `{"a":${'['.repeat(150)}${']'.repeat(150)}}`,
-      headers: null,
-    };
+    });
     await f.store.recordRequest(deep);
     const calls = hookCalls.length;
     assert.equal(await codeOf(api(call('POST', `/requests/${deep.id}/replay?dryRun=1`))), 'json_too_deep');

@@ -15,6 +15,17 @@ import { baseConfig, HOOK_TOKEN } from '../helpers/temp-config.js';
 
 const EVENTS = 10_000;
 
+/** A model that acknowledges every heartbeat and keeps each prompt it was sent. */
+function recordingModel(prompts: string[]): Promise<FakeServer> {
+  return createFakeOpenAi({
+    apiKey: 'sk',
+    reply: (b) => {
+      prompts.push(String(b.messages?.at(-1)?.content ?? ''));
+      return 'HEARTBEAT_OK';
+    },
+  });
+}
+
 describe('heartbeat over a flood of events', () => {
   let fake: FakeServer;
   let gw: TestGateway;
@@ -25,13 +36,7 @@ describe('heartbeat over a flood of events', () => {
 
   it('consumes a 10,000-event backlog in at most two model turns, every event marked consumed', async () => {
     const prompts: string[] = [];
-    fake = await createFakeOpenAi({
-      apiKey: 'sk',
-      reply: (b) => {
-        prompts.push(String(b.messages?.at(-1)?.content ?? ''));
-        return 'HEARTBEAT_OK';
-      },
-    });
+    fake = await recordingModel(prompts);
     gw = await startTestGateway(
       baseConfig({
         models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
@@ -140,13 +145,7 @@ describe('heartbeat digests that cannot show a whole flood', () => {
 
   it('shows an alert sent before 1,200 wakes of 20 kinds, and every kind before its events are consumed', async () => {
     const prompts: string[] = [];
-    fake = await createFakeOpenAi({
-      apiKey: 'sk',
-      reply: (b) => {
-        prompts.push(String(b.messages?.at(-1)?.content ?? ''));
-        return 'HEARTBEAT_OK';
-      },
-    });
+    fake = await recordingModel(prompts);
     gw = await startTestGateway(
       baseConfig({
         hooks: {

@@ -1,5 +1,6 @@
 import { createIds } from '../../src/common/ids.js';
 import type {
+  RequestRecord,
   ClaimedRun,
   NewDelivery,
   NewRun,
@@ -69,5 +70,24 @@ export const completion = (r: ClaimedRun, o: Partial<RunCompletion> = {}): RunCo
   transcript: turn(r.sessionKey, r.id),
   summary: newEvent('Hook agent: done', { mode: r.wakeMode }),
   delivery: newDelivery({ runId: r.id, text: 'done' }),
+  ...o,
+});
+
+/** A request record: an accepted wake at 1,000 ms, no payload. */
+export const newRequestRecord = (o: Partial<RequestRecord> = {}): RequestRecord => ({
+  id: ids.next(),
+  at: 1_000,
+  method: 'POST',
+  path: '/hooks/wake',
+  hook: 'wake',
+  client: '127.0.0.1',
+  status: 200,
+  code: null,
+  reason: null,
+  durationMs: 1,
+  eventIds: [],
+  runIds: [],
+  payload: null,
+  headers: null,
   ...o,
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
 import { MAIN, newEvent, source, turn } from '../../../test/helpers/store-records.js';
 import type { Store } from '../store.js';
-import type { DigestOptions, PendingDigest } from '../types.js';
+import type { DigestOptions, HeartbeatTurn, PendingDigest } from '../types.js';
 
 describeEachDriver('store contract: backlog digests', (driver) => {
   let f: StoreFixture;
@@ -117,15 +117,18 @@ describeEachDriver('store contract: backlog digests', (driver) => {
     await store.recordActions({ events: [alert, ...urgent, ...flood], runs: [], idempotency: null });
     return { alert: alert.id, high: urgent.map((e) => e.id) };
   };
-  /** Records a digest turn as the runtime builds it: the kinds shown, and the events listed one by one. */
-  const consumeShown = async (d: PendingDigest, listed: readonly string[]): Promise<boolean> => {
+  /** Records a digest turn listing `listed` and consuming `through`; releases the lease after. */
+  const digestTurn = async (
+    listed: readonly string[],
+    through: NonNullable<HeartbeatTurn['consumeThrough']>,
+  ): Promise<boolean> => {
     const c = (await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 1000 }))!;
     const recorded = await store.recordHeartbeatTurn({
       claimId: c.claimId,
       sessionKey: MAIN,
       agentId: 'main',
       consumedEventIds: listed,
-      consumeThrough: { eventId: d.throughId, count: d.total, kinds: d.groups.map((g) => g.kind) },
+      consumeThrough: through,
       transcript: turn(MAIN, 'digest'),
       delivery: null,
       at: 9,
@@ -133,6 +136,9 @@ describeEachDriver('store contract: backlog digests', (driver) => {
     await store.releaseHeartbeat(c);
     return recorded;
   };
+  /** A digest turn as the runtime builds it: the kinds shown, and the events listed one by one. */
+  const consumeShown = (d: PendingDigest, listed: readonly string[]): Promise<boolean> =>
+    digestTurn(listed, { eventId: d.throughId, count: d.total, kinds: d.groups.map((g) => g.kind) });
 
   it('shows every hook by a kind of its own, however many kinds another hook floods with', async () => {
     const { alert } = await alertThenFlood();
@@ -178,20 +184,7 @@ describeEachDriver('store contract: backlog digests', (driver) => {
     assert.equal(next.total, pending.length);
     assert.equal(next.kinds, 6);
     assert.equal(next.groups.length, 6);
-    const c = (await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 1000 }))!;
-    assert.equal(
-      await store.recordHeartbeatTurn({
-        claimId: c.claimId,
-        sessionKey: MAIN,
-        agentId: 'main',
-        consumedEventIds: [],
-        consumeThrough: { eventId: next.throughId, count: next.total },
-        transcript: turn(MAIN, 'digest-2'),
-        delivery: null,
-        at: 10,
-      }),
-      true,
-    );
+    assert.equal(await digestTurn([], { eventId: next.throughId, count: next.total }), true);
     assert.deepEqual(await store.listPendingEvents(MAIN), []);
   });
 
@@ -226,18 +219,12 @@ describeEachDriver('store contract: backlog digests', (driver) => {
   it('refuses a turn showing some kinds when the backlog changed under it, writing nothing', async () => {
     await alertThenFlood();
     const d = (await store.digestPending(MAIN, SHOW))!;
-    const c = (await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 1000 }))!;
+    const kinds = d.groups.map((g) => g.kind);
     assert.equal(
-      await store.recordHeartbeatTurn({
-        claimId: c.claimId,
-        sessionKey: MAIN,
-        agentId: 'main',
-        consumedEventIds: d.newest.map((e) => e.id),
-        consumeThrough: { eventId: d.throughId, count: d.total + 1, kinds: d.groups.map((g) => g.kind) },
-        transcript: turn(MAIN, 'digest'),
-        delivery: null,
-        at: 9,
-      }),
+      await digestTurn(
+        d.newest.map((e) => e.id),
+        { eventId: d.throughId, count: d.total + 1, kinds },
+      ),
       false,
     );
     assert.equal((await store.listPendingEvents(MAIN, { limit: 10_000 })).length, d.total);

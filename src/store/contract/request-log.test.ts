@@ -1,27 +1,11 @@
 import { it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
-import { ids, MAIN, newEvent, newRun } from '../../../test/helpers/store-records.js';
+import { ids, MAIN, newEvent, newRequestRecord, newRun } from '../../../test/helpers/store-records.js';
 import type { RequestRecord, WorkSignal } from '../index.js';
 import type { Store } from '../store.js';
 
-const request = (o: Partial<RequestRecord> = {}): RequestRecord => ({
-  id: ids.next(),
-  at: 100,
-  method: 'POST',
-  path: '/hooks/wake',
-  hook: 'wake',
-  client: '127.0.0.1',
-  status: 200,
-  code: null,
-  reason: null,
-  durationMs: 1.5,
-  eventIds: [],
-  runIds: [],
-  payload: null,
-  headers: null,
-  ...o,
-});
+const request = (o: Partial<RequestRecord> = {}): RequestRecord => newRequestRecord({ at: 100, durationMs: 1.5, ...o });
 
 describeEachDriver('store contract: request log and run cancellation', (driver) => {
   let f: StoreFixture;
