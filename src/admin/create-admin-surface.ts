@@ -2,6 +2,7 @@ import type { AuthLimiter } from '../auth/index.js';
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
 import type { Log } from '../common/log.js';
+import type { Scrub } from '../common/scrub-secrets.js';
 import type { Config } from '../config/index.js';
 import type { HookHandler } from '../hooks/index.js';
 import type { RequestHandler, RequestObserver } from '../http/index.js';
@@ -30,6 +31,8 @@ export interface AdminSurfaceDeps {
   onRecordDropped?: () => void;
   /** Pause, resume and drain through the API. */
   dispatch?: DispatchAdminDeps;
+  /** Applied to every reason a request record stores. */
+  scrub: Scrub;
 }
 
 /** How often a failure to write request records is logged while it lasts. */
@@ -53,6 +56,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     recordPayloads: config.gateway.recordPayloads,
     clock,
     ids: deps.ids,
+    scrub: deps.scrub,
     ...(deps.onRecordDropped === undefined ? {} : { onDropped: deps.onRecordDropped }),
     onError(error) {
       if (clock.now() - lastErrorAt < RECORD_ERROR_LOG_INTERVAL_MS) return;
@@ -68,6 +72,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     ids: deps.ids,
     publishRuns: config.mcp.enabled,
     ...(deps.dispatch === undefined ? {} : { dispatch: deps.dispatch }),
+    recorder: observer,
   });
   const admin = createAdminHandler({
     api,

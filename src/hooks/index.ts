@@ -12,6 +12,7 @@ export { compileMappings, matchMapping, RESERVED_HOOK_NAMES } from './mappings/c
 export type { CompiledMapping } from './mappings/compile-mappings.js';
 export { renderTemplate } from './mappings/render-template.js';
 export type { TemplateContext } from './mappings/render-template.js';
+export { safeHeaders } from './mappings/build-mapped-request.js';
 export type { MappedHookCall } from './mappings/build-mapped-request.js';
 export { createTransformRunner, TransformError } from './transforms/create-transform-runner.js';
 export type { TransformInput, TransformRunner, WorkerTransformRunner } from './transforms/create-transform-runner.js';

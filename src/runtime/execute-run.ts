@@ -34,8 +34,9 @@ export function createRunSummary(
     sessionKey: mainSessionKey(run.agentId),
     text: buildRunSummary(run.name, state, text),
     mode: run.wakeMode,
-    // The summary carries model output shaped by hook content: it stays external content.
-    source: run.source,
+    // The summary carries model output shaped by hook content: it stays external content, its
+    // `Hook <name>:` head the gateway's own.
+    source: { ...run.source, summary: true },
     createdAt: at,
   };
 }
