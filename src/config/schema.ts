@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { z } from 'zod';
 import { parsePath } from '../common/template-syntax.js';
 import { RetentionSchema, StoreSchema } from './store-schema.js';
@@ -575,6 +576,27 @@ export const ChannelsSchema = z.strictObject({
     .describe('Microsoft Teams through the Bot Framework; `to` is a conversation id.'),
 });
 
+/** `github.com`, `*.github.com` (hosts under it) or `*` (every host). */
+const LINK_HOST = /^(?:\*|(?:\*\.)?[^\s/\\:?#@[\]*]+)$/u;
+
+export const DeliverySchema = z.strictObject({
+  allowedLinkHosts: z
+    .array(
+      z
+        .string()
+        .refine(
+          (h) => LINK_HOST.test(h) && (h === '*' || domainToASCII(h.replace(/^\*\./, '')) !== ''),
+          'a host name such as "github.com", "*.github.com" for the hosts under it, or "*"',
+        ),
+    )
+    .default([])
+    .describe(
+      'Hosts that links in replies may point to (`github.com`; `*.github.com` for the hosts under it; `*` for any). ' +
+        'A link to any other host, and every link that is not http(s), is made inert (`hxxps://evil[.]example/…`); ' +
+        'images are removed whatever their host. @default none: every link is made inert',
+    ),
+});
+
 export const ConfigSchema = z.strictObject({
   $schema: z.string().optional().describe('A JSON Schema for editors; not read.'),
   gateway: GatewaySchema.prefault({}).describe("The listener, its limits and the gateway's own token."),
@@ -585,6 +607,9 @@ export const ConfigSchema = z.strictObject({
     "Chat services replies are delivered to; each block is one service's credentials.",
   ),
   store: StoreSchema.prefault({ driver: 'sqlite' }).describe('Where accepted work is kept.'),
+  delivery: DeliverySchema.prefault({}).describe(
+    "The guard on replies before they reach a chat service (the reply of every hook's run or heartbeat).",
+  ),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -597,4 +622,5 @@ export type StoreConfig = z.infer<typeof StoreSchema>;
 export type RetentionConfig = z.infer<typeof RetentionSchema>;
 export type BudgetConfig = z.infer<typeof MappingBudgetSchema>;
 export type ChannelsConfig = z.infer<typeof ChannelsSchema>;
+export type DeliveryConfig = z.infer<typeof DeliverySchema>;
 export type AuthRateLimitConfig = z.infer<typeof AuthRateLimitSchema>;

@@ -37,7 +37,9 @@ export function createSlackChannel(config: NonNullable<ChannelsConfig['slack']>)
     name: 'slack',
     maxMessageChars: SLACK_MAX_MESSAGE_CHARS,
     async send(to, text, signal) {
-      const res = await requestJson('slack', url, { headers, body: { channel: to, text }, signal });
+      // No unfurls: Slack would fetch the page (or the media) a link in the reply points to.
+      const body = { channel: to, text, unfurl_links: false, unfurl_media: false };
+      const res = await requestJson('slack', url, { headers, body, signal });
       const answer = res.body as SlackAnswer | null;
       const error = typeof answer?.error === 'string' ? answer.error : undefined;
       failOnStatus('slack', res, error === undefined ? undefined : describeSlackError(error, answer));
