@@ -34,6 +34,9 @@ export const MAX_TIMEOUT_SECONDS = 86_400;
 const timeoutSeconds = z.number().positive().max(MAX_TIMEOUT_SECONDS);
 const nonEmpty = z.string().min(1);
 
+/** Risks a mapping may accept by name in `acceptRisk` (see `hookgate check`). */
+export const ACCEPTABLE_RISKS = ['exfiltration'] as const;
+
 /** Limits on an agent's runs; over them, runs stay queued (held) until the window allows them. */
 export const BudgetSchema = z.strictObject({
   runsPerHour: z
@@ -116,6 +119,14 @@ export const MappingSchema = z
       .boolean()
       .optional()
       .describe('`true` turns the untrusted-content wrapper off for this mapping (`hookgate check` warns).'),
+    acceptRisk: z
+      .array(z.enum(ACCEPTABLE_RISKS))
+      .optional()
+      .describe(
+        '`["exfiltration"]` lets a mapping start although an unverified sender, `allowUnsafeExternalContent` and a ' +
+          'reply sent where the request says (or returned to the caller) meet in it; without it `hookgate check` ' +
+          'and startup refuse that.',
+      ),
     verify: VerifySchema.optional().describe(
       "The sender's signature scheme, checked over the raw body instead of the hook token.",
     ),
