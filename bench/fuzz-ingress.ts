@@ -50,7 +50,8 @@ function exchange(port: number, bytes: Buffer): Promise<Outcome> {
       socket.destroy();
       resolve(outcome);
     }
-    socket.on('connect', () => socket.end(bytes));
+    // Written, not ended: Node's server drops a request whose client half-closes before the answer.
+    socket.on('connect', () => socket.write(bytes));
     socket.on('data', (chunk: Buffer) => {
       if (outcome !== undefined) return;
       head += chunk.toString('latin1');

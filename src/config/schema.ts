@@ -35,7 +35,7 @@ const timeoutSeconds = z.number().positive().max(MAX_TIMEOUT_SECONDS);
 const nonEmpty = z.string().min(1);
 
 /** Risks a mapping may accept by name in `acceptRisk` (see `hookgate check`). */
-export const ACCEPTABLE_RISKS = ['exfiltration'] as const;
+const ACCEPTABLE_RISKS = ['exfiltration'] as const;
 
 /** Limits on an agent's runs; over them, runs stay queued (held) until the window allows them. */
 export const BudgetSchema = z.strictObject({
