@@ -121,10 +121,10 @@ describeEachDriver('DeliveryWorker', (driver) => {
     start([tg.adapter], { guard });
     const text = 'See https://attacker.example/c?d=SECRET and ![x](https://github.com/p.png) https://github.com/a';
     await settled(await add('telegram', '1', text));
-    assert.equal(tg.sent.at(-1)?.text, 'See hxxps://attacker[.]example/… and [image: x] hxxps://github[.]com/…');
+    assert.equal(tg.sent.at(-1)?.text, 'See hxxps://attacker[.]example/… and (image: x) hxxps://github[.]com/…');
     guard.allowedLinkHosts = ['github.com'];
     await settled(await add('telegram', '1', text));
-    assert.equal(tg.sent.at(-1)?.text, 'See hxxps://attacker[.]example/… and [image: x] https://github.com/a');
+    assert.equal(tg.sent.at(-1)?.text, 'See hxxps://attacker[.]example/… and (image: x) https://github.com/a');
   });
 
   it('guards a reply before it splits it, so a link cut in two is not missed', async () => {

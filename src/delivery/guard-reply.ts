@@ -5,8 +5,9 @@ import { compileLinkHosts, hasKnownTld, toAsciiHost, type LinkHostCheck } from '
  * model can ask it to carry data out: in a link the user clicks, a link the service unfurls, or an
  * image a client fetches on its own. So:
  *
- * - images go: Markdown `![alt](url)` and `![alt][ref]` become `[image: alt]`; HTML tags that
- *   fetch (`<img>`, `<iframe>`, `<video>`, `<link>`, …) are removed, an `<img>` leaving its alt;
+ * - images go: Markdown `![alt](url)` and `![alt][ref]` become `(image: alt)`; HTML tags that
+ *   fetch (`<img src>`, `<iframe src>`, `<video poster>`, `<link href>`, …) are removed, an `<img>`
+ *   leaving its alt;
  * - a link to a host not in `allowedLinkHosts` is made inert: `https://evil.example/c?d=SECRET`
  *   becomes `hxxps://evil[.]example/…`. The host stays readable (in its ASCII form, which unmasks
  *   look-alike letters), every dot is bracketed so no linkifier sees a domain, and path, query,
@@ -34,10 +35,13 @@ const OPAQUE_SCHEMES = 'javascript|vbscript|livescript|data|mailto|file|blob|int
 const FETCHING_TAGS =
   'img|image|picture|source|video|audio|track|iframe|frame|frameset|embed|object|applet|svg|link|meta|base|style|input|body';
 
+/** An attribute that names something to fetch: a tag without one (`<input>` in prose) stays. */
+const FETCHING_ATTRIBUTE = '(?:src|srcset|href|xlink:href|data|poster|background|action|formaction|style)\\s*=';
+
 const PATTERN = new RegExp(
   [
     `(?<image>!\\[(?<alt>[^\\]\\n]{0,1000})\\](?:\\((?:${DEST})\\)|\\[[^\\]\\n]{0,1000}\\])?)`,
-    `(?<tag><(?<tagName>${FETCHING_TAGS})(?![\\w-])[^>]{0,4000}>?)`,
+    `(?<tag><(?<tagName>${FETCHING_TAGS})(?![\\w-])(?=[^>]{0,4000}?\\s${FETCHING_ATTRIBUTE})[^>]{0,4000}>?)`,
     `(?<mdLink>\\[(?<label>[^\\]\\n]{0,1000})\\]\\((?<dest>${DEST})\\))`,
     `(?<angle><(?<angleUrl>[a-z][a-z0-9+.-]{1,31}:[^\\s<>|]{0,4000})(?:\\|(?<angleLabel>[^<>\\n]{0,1000}))?>)`,
     `(?<![\\p{L}\\p{N}+.-])(?<url>[a-z][a-z0-9+.-]{1,31}:\\/\\/${URL_CHARS}*)`,
@@ -88,7 +92,7 @@ function guardText(text: string, allowed: LinkHostCheck): string {
 
 function imageNote(alt: string, allowed: LinkHostCheck): string {
   const text = guardText(alt, allowed).trim();
-  return text === '' ? '[image]' : `[image: ${text}]`;
+  return text === '' ? '(image)' : `(image: ${text})`;
 }
 
 function altOf(tag: string): string {
