@@ -111,7 +111,7 @@ export async function waitHealthy(child: Child, port: number, timeoutMs = 15_000
 }
 
 /** Resident set size of a process in kB (VmRSS), or undefined once it is gone. */
-function readRssKb(pid: number): number | undefined {
+export function readRssKb(pid: number): number | undefined {
   try {
     const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m === null ? undefined : Number(m[1]);
