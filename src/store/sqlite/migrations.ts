@@ -1,3 +1,5 @@
+import { SQLITE_RELAY_MIGRATION } from './relay-migration.js';
+
 /**
  * Schema migrations, applied in order; `PRAGMA user_version` records how many ran.
  * Tables use an integer rowid as primary key (append-ordered inserts) and keep the public id,
@@ -348,4 +350,5 @@ export const MIGRATIONS: readonly string[] = [
     lease_until INTEGER
   );
   `,
+  SQLITE_RELAY_MIGRATION,
 ];
