@@ -2,6 +2,7 @@
 export { buildHookAction, createHookHandler } from './create-hook-handler.js';
 export type { HookActionDeps, HookHandler, HookOutcome } from './create-hook-handler.js';
 export { describeOutcome } from './describe-outcome.js';
+export { checkHookCall } from './check-hook-call.js';
 export { resolveIdempotencyKey } from './resolve-idempotency-key.js';
 export { parseWakePayload } from './parse-wake-payload.js';
 export type { WakePayload } from './parse-wake-payload.js';

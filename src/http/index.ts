@@ -1,6 +1,8 @@
 /** HTTP edge: routing, body limits, client address, error responses, the `node:http` binding. */
 export { createRequestHandler } from './create-request-handler.js';
-export type { IngressSettings, RequestHandler, RequestHandlerDeps } from './create-request-handler.js';
+export type { IngressSettings, RelayDoor, RequestHandler, RequestHandlerDeps } from './create-request-handler.js';
+export { parseHookCall } from './parse-hook-call.js';
+export type { HookDecision, HookRequest } from './parse-hook-call.js';
 export { createHttpServer } from './create-http-server.js';
 export type { ConnectionRefusal, HttpServer } from './create-http-server.js';
 export { createClientAddressResolver, foldAddress } from './resolve-client-address.js';

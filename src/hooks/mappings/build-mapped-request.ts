@@ -28,6 +28,11 @@ export interface MappedHookCall {
   retryNum?: number;
   /** The request record's id (the request log's), carried into what the request publishes. */
   requestId?: string;
+  /**
+   * The relay's id of a request a home gateway pulled: its idempotency identity when it carries no
+   * key of its own, so a batch leased again after a crash is recognised.
+   */
+  relayId?: string;
 }
 
 /** One action a mapping builds. */
@@ -206,6 +211,23 @@ async function applyTransform(
 }
 
 /**
+ * The mapping that serves a call, before anything is built: its name matched (404), the call
+ * authenticated for it (401), the payload of the shape a preset expects (400).
+ */
+export function resolveMapping(mappings: readonly CompiledMapping[], call: MappedHookCall): CompiledMapping {
+  // `/hooks//wake` is not a way around the built-in endpoint: reserved names are never mapped.
+  const mapped = RESERVED_HOOK_NAMES.has(trimSlashes(call.name))
+    ? undefined
+    : matchMapping(mappings, call.name, call.payload);
+  if (mapped === undefined)
+    throw new RequestError('hook_not_found', { message: `No hook mapping matches "${call.name}".` });
+  checkAuthentication(mapped, call);
+  const shapeIssues = mapped.validate?.(call.payload) ?? [];
+  if (shapeIssues.length > 0) invalid(shapeIssues);
+  return mapped;
+}
+
+/**
  * Resolves `/hooks/<name>` through the mappings (first match wins), builds the action from its
  * templates, lets its transform override or skip it, and validates the result exactly like a
  * `/wake` or `/agent` payload.
@@ -216,15 +238,7 @@ export async function buildMappedRequest(
   call: MappedHookCall,
   now: number,
 ): Promise<MappedRequest> {
-  // `/hooks//wake` is not a way around the built-in endpoint: reserved names are never mapped.
-  const mapped = RESERVED_HOOK_NAMES.has(trimSlashes(call.name))
-    ? undefined
-    : matchMapping(mappings, call.name, call.payload);
-  if (mapped === undefined)
-    throw new RequestError('hook_not_found', { message: `No hook mapping matches "${call.name}".` });
-  checkAuthentication(mapped, call);
-  const shapeIssues = mapped.validate?.(call.payload) ?? [];
-  if (shapeIssues.length > 0) invalid(shapeIssues);
+  const mapped = resolveMapping(mappings, call);
   const headers = safeHeaders(call.headers);
   const path = trimSlashes(call.name);
   const context: TemplateContext = {
