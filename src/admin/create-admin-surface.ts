@@ -11,6 +11,7 @@ import { createAdminHandler } from './create-admin-handler.js';
 import { createRequestRecorder } from './create-request-recorder.js';
 import { readAdminAssets, type AdminAsset } from './read-admin-assets.js';
 import type { DispatchAdminDeps } from './dispatch-routes.js';
+import type { RelayAdminDeps } from './relay-routes.js';
 
 export interface AdminSurfaceDeps {
   config: Config;
@@ -30,6 +31,8 @@ export interface AdminSurfaceDeps {
   onRecordDropped?: () => void;
   /** Pause, resume and drain through the API. */
   dispatch?: DispatchAdminDeps;
+  /** A relay's queue, or a home's pull, through the API. */
+  relay?: RelayAdminDeps;
 }
 
 /** How often a failure to write request records is logged while it lasts. */
@@ -68,6 +71,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     ids: deps.ids,
     publishRuns: config.mcp.enabled,
     ...(deps.dispatch === undefined ? {} : { dispatch: deps.dispatch }),
+    ...(deps.relay === undefined ? {} : { relay: deps.relay }),
   });
   const admin = createAdminHandler({
     api,

@@ -64,6 +64,24 @@ describe('relay and pull config', () => {
     ['a relay with hooks off', { hooks: { ...hooks, enabled: false }, gateway, relay }, 'relay.enabled'],
     ['a relay that runs MCP', { hooks, gateway, relay, mcp: { enabled: true, token: 'mcp-secret' } }, 'mcp.enabled'],
     ['a relay that pulls too', { hooks, gateway, relay, pull: { ...pull, token: 'other' } }, 'pull'],
+    [
+      'a relay mapping that catches up',
+      {
+        hooks: {
+          ...hooks,
+          mappings: [
+            {
+              match: { path: 'github' },
+              verify: { kind: 'github', secret: 's' },
+              catchUp: { provider: 'github', repo: 'o/r', hookId: 1, tokenEnv: 'GH_TOKEN' },
+            },
+          ],
+        },
+        gateway,
+        relay,
+      },
+      'hooks.mappings[0].catchUp',
+    ],
     ['a relay whose hooks live at /relay', { hooks: { ...hooks, path: '/relay' }, gateway, relay }, 'hooks.path'],
     ['a pull token equal to the hook token', { hooks, gateway, pull: { ...pull, token: hooks.token } }, 'pull.token'],
     [

@@ -35,6 +35,13 @@ export function checkRelayRules(config: Config, hooksBase: string | null): Issue
       issues.push({ path: 'mcp.enabled', message: 'a relay runs no agents and publishes nothing: turn mcp off' });
     if (pull !== undefined)
       issues.push({ path: 'pull', message: 'a relay does not pull from another relay: remove pull or relay.enabled' });
+    hooks.mappings.forEach((m, i) => {
+      if (m.catchUp !== undefined)
+        issues.push({
+          path: `hooks.mappings[${i}].catchUp`,
+          message: 'a relay builds no actions, so it catches nothing up: set catchUp at the home',
+        });
+    });
     if (hooksBase === RELAY_PATH)
       issues.push({ path: 'hooks.path', message: `must not be "${RELAY_PATH}" on a relay (its pull API lives there)` });
   }

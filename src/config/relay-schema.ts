@@ -34,9 +34,9 @@ export const RelaySchema = z.strictObject({
     .number()
     .int()
     .min(1024)
-    .max(64 * 1024 * 1024)
+    .max(16 * 1024 * 1024)
     .default(4 * 1024 * 1024)
-    .describe('Body bytes one lease hands out at most (one request more when the first alone is larger).'),
+    .describe('Body bytes one lease hands out at most (always one request, however large).'),
   maxWaitSeconds: z
     .number()
     .int()

@@ -11,5 +11,7 @@ export type { ObservedRequest, RequestObserver } from './request-observer.js';
 export { errorJson, sendError, sendJson } from './send-response.js';
 export { createMetricsRoute } from './create-metrics-route.js';
 export { createMcpRoute } from './create-mcp-route.js';
+export { createRelayRoute } from './create-relay-route.js';
+export type { RelayRouteCall, RelayRouteDeps } from './create-relay-route.js';
 export type { McpRouteAnswer, McpRouteCall, McpRouteDeps } from './create-mcp-route.js';
 export { createReadinessRoute } from './create-readiness-route.js';
