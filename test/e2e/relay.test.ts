@@ -7,6 +7,7 @@ import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { assertError } from '../helpers/assert-response.js';
+import { metricValue, parseMetrics } from '../helpers/read-metrics.js';
 import { freePort } from '../helpers/gateway-process.js';
 import { send, type HttpResult } from '../helpers/http-client.js';
 import type { TestGateway } from '../helpers/in-process-gateway.js';
@@ -172,6 +173,10 @@ describe('pull relay', () => {
     assert.equal(plain.status, 202, plain.text);
     const backlog = (await admin(relay.port, '/relay')).json as { backlog: { pending: number } };
     assert.equal(backlog.backlog.pending, 2);
+    await sleep(20);
+    const waiting = parseMetrics((await send(relay.port, '/metrics', { method: 'GET', auth: GATEWAY_TOKEN })).text);
+    assert.equal(metricValue(waiting, 'hookgate_relay_backlog', { state: 'pending' }), 2);
+    assert.ok((metricValue(waiting, 'hookgate_relay_oldest_pending_age_seconds') ?? 0) > 0);
     assert.deepEqual(await relay.gateway.store.listSystemEvents(), [], 'the relay makes no wake itself');
 
     const home = await start(homeConfig(relay.port));
@@ -184,6 +189,15 @@ describe('pull relay', () => {
       const b = (await admin(relay.port, '/relay')).json as { backlog: { pending: number } };
       return b.backlog.pending === 0 ? true : undefined;
     });
+    const homeMetrics = parseMetrics((await send(home.port, '/metrics', { method: 'GET', auth: GATEWAY_TOKEN })).text);
+    assert.equal(metricValue(homeMetrics, 'hookgate_pull_requests_total', { outcome: 'accepted' }), 2);
+    assert.equal(metricValue(homeMetrics, 'hookgate_pull_relay_up'), 1);
+    assert.equal(metricValue(homeMetrics, 'hookgate_pull_lag_seconds_count'), 2);
+    const relayMetrics = parseMetrics(
+      (await send(relay.port, '/metrics', { method: 'GET', auth: GATEWAY_TOKEN })).text,
+    );
+    assert.equal(metricValue(relayMetrics, 'hookgate_relay_backlog', { state: 'pending' }), 0);
+    assert.equal(metricValue(relayMetrics, 'hookgate_relay_acknowledged_total', { outcome: 'done' }), 2);
     const records = await until('the home to record both', async () => {
       const r = (await admin(home.port, '/requests')).json as { requests: Array<{ client: string; status: number }> };
       return r.requests.length === 2 ? r.requests : undefined;
