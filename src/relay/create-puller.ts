@@ -75,7 +75,8 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, work: (item:
 /**
  * A home gateway's pull loop: long-polls the relay for a batch, passes each request through this
  * gateway's door (bounded concurrency, so their commits are grouped), and acknowledges what was
- * committed or refused only then. A request that failed here is left for the relay to offer again
+ * committed or refused only then. The next lease is asked for as a batch arrives, and a batch's
+ * acknowledgement goes while the next one is passed, so neither round trip waits on the other. A request that failed here is left for the relay to offer again
  * after its lease. While the relay cannot be reached, or this gateway cannot commit, the loop waits
  * with backoff and jitter (`pullRetryDelayMs`), honouring `Retry-After`, logging the outage once
  * and then once per `logEveryMs`; the door keeps serving meanwhile. Time is the injected clock's.
@@ -116,6 +117,27 @@ export function createPuller(deps: PullerDeps): Puller {
     status.relayUp = up;
   };
 
+  /** The acknowledgement in flight: one at a time, beside the next batch going through the door. */
+  let acking: Promise<void> = Promise.resolve();
+  const acknowledge = (leaseId: string, ids: string[], refused: RelayRefusal[]): void => {
+    const previous = acking;
+    acking = (async () => {
+      await previous;
+      // At shutdown the acknowledgement still goes, for a short while: what it names is committed.
+      const signal = halt.signal.aborted ? AbortSignal.timeout(options.stopAckMs ?? 5000) : halt.signal;
+      try {
+        await client.ack({ leaseId, ids, refused }, signal);
+      } catch (error) {
+        // Harmless: the relay offers them again after the lease, and this door's ledger removes them.
+        log.warn('relay acknowledgement failed; the relay offers the batch again after its lease', {
+          error: (error as Error).message,
+          requests: ids.length + refused.length,
+        });
+      }
+    })();
+  };
+
+  /** Passes a batch through the door and sends its acknowledgement off; `false` when any request failed here. */
   const handleBatch = async (leaseId: string, requests: LeasedRelayRequest[]): Promise<boolean> => {
     const results = await mapBounded(requests, options.concurrency, deps.pass);
     const ids: string[] = [];
@@ -134,19 +156,7 @@ export function createPuller(deps: PullerDeps): Puller {
         failure ??= r.error;
       }
     });
-    if (ids.length > 0 || refused.length > 0) {
-      // At shutdown the acknowledgement still goes, for a short while: what it names is committed.
-      const ackSignal = halt.signal.aborted ? AbortSignal.timeout(options.stopAckMs ?? 5000) : halt.signal;
-      try {
-        await client.ack({ leaseId, ids, refused }, ackSignal);
-      } catch (error) {
-        // Harmless: the relay offers them again after the lease, and this door's ledger removes them.
-        log.warn('relay acknowledgement failed; the relay offers the batch again after its lease', {
-          error: (error as Error).message,
-          requests: ids.length + refused.length,
-        });
-      }
-    }
+    if (ids.length > 0 || refused.length > 0) acknowledge(leaseId, ids, refused);
     if (failure === undefined) return true;
     log.warn('relayed requests failed here; the relay offers them again after their lease', {
       failed: requests.length - ids.length - refused.length,
@@ -155,26 +165,40 @@ export function createPuller(deps: PullerDeps): Puller {
     return false;
   };
 
+  type Leased = { ok: true; lease: Awaited<ReturnType<RelayClient['lease']>> } | { ok: false; error: unknown };
+  const lease = (): Promise<Leased> =>
+    client.lease({ waitSeconds: options.waitSeconds, max: options.batchSize }, halt.signal).then(
+      (l) => ({ ok: true, lease: l }),
+      (error: unknown) => ({ ok: false, error }),
+    );
+
   const loop = async (): Promise<void> => {
+    /** The next batch, asked for while this one goes through the door (it waits at the relay meanwhile). */
+    let next: Promise<Leased> | null = null;
     while (!halt.signal.aborted) {
-      let lease: Awaited<ReturnType<RelayClient['lease']>>;
-      try {
-        lease = await client.lease({ waitSeconds: options.waitSeconds, max: options.batchSize }, halt.signal);
-      } catch (error) {
-        if (halt.signal.aborted) return;
+      const got = await (next ?? lease());
+      next = null;
+      if (!got.ok) {
+        if (halt.signal.aborted) break;
         setUp(false);
-        const hint = (error as { retryAfterMs?: unknown }).retryAfterMs;
-        await failed((error as Error).message, typeof hint === 'number' ? hint : undefined);
+        const hint = (got.error as { retryAfterMs?: unknown }).retryAfterMs;
+        await failed((got.error as Error).message, typeof hint === 'number' ? hint : undefined);
         continue;
       }
       setUp(true);
       status.lastLeaseAt = clock.now();
-      if (lease.requests.length === 0 || (await handleBatch(lease.leaseId, lease.requests))) recovered();
-      else if (!halt.signal.aborted) {
-        // This gateway could not take them (its store, a transform): more leases would only fail too.
-        await failed('relayed requests failed here (see the log)', undefined);
+      if (got.lease.requests.length === 0) {
+        recovered();
+        continue;
       }
+      next = lease();
+      if (await handleBatch(got.lease.leaseId, got.lease.requests)) recovered();
+      // This gateway could not take them (its store, a transform): more at once would only fail too.
+      else if (!halt.signal.aborted) await failed('relayed requests failed here (see the log)', undefined);
     }
+    // A batch leased as the loop stopped goes back to the relay when its lease ends.
+    await next;
+    await acking;
   };
 
   return {
