@@ -1,6 +1,6 @@
 import type { Clock } from '../common/clock.js';
 import type { Log } from '../common/log.js';
-import { repeatEvery } from '../common/repeat-every.js';
+import { runNowAndEvery } from '../common/repeat-every.js';
 import type { RelayPruneCounts, RelayQueue } from '../store/index.js';
 
 export interface RelayPrunerDeps {
@@ -63,10 +63,7 @@ export function createRelayPruner(deps: RelayPrunerDeps): RelayPruner {
   };
   return {
     start() {
-      running = (async () => {
-        await pass();
-        await repeatEvery(clock, deps.everyMs ?? 60_000, halt.signal, pass);
-      })();
+      running = runNowAndEvery(clock, deps.everyMs ?? 60_000, halt.signal, pass);
     },
     async stop() {
       halt.abort();

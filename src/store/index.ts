@@ -23,7 +23,6 @@ export type { CommitObservation, QueueStats, RunCounts, StoreObserver, StoreSize
 export type * from './types.js';
 export type * from './request-record.js';
 export type * from './relay-queue.js';
-export { unacknowledgedReason } from './relay-queue.js';
 export { createStore, type CreateStoreOptions, type StoreMode } from './create-store.js';
 export { StoreLockedError, StoreMissingError } from './sqlite/lock-database.js';
 export { StoreOpenError } from './postgres/store-open-error.js';
