@@ -299,6 +299,7 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
             eventIds: [],
             runIds: [],
             payload: null,
+            headers: null,
           });
         }
         insert.run(b.build());
@@ -364,6 +365,7 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
         eventIds: [],
         runIds: [],
         payload: null,
+        headers: null,
       });
       // One in 50,000 refused (401), the rest answered.
       await clone(p, 'postgres', 'requests', s.rows, {

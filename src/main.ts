@@ -20,7 +20,7 @@ import { systemClock, type Clock } from './common/clock.js';
 import { RequestError } from './common/errors.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
-import { createSecretScrubber } from './common/scrub-secrets.js';
+import { createSecretScrubber, type Scrub } from './common/scrub-secrets.js';
 import {
   CHANNEL_NAMES,
   listConfigSecrets,
@@ -128,7 +128,10 @@ export function openStore(
 /** Starts the gateway for a validated config. */
 export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {}): Promise<Gateway> {
   const { config } = loaded;
-  const scrub = createSecretScrubber([...listConfigSecrets(config), ...loaded.catchUpTokens.values()]);
+  // Follows reloads: a secret added to the config is scrubbed from then on, and one removed still is.
+  const secrets = new Set([...listConfigSecrets(config), ...loaded.catchUpTokens.values()]);
+  let scrubCurrent = createSecretScrubber([...secrets]);
+  const scrub: Scrub = (text) => scrubCurrent(text);
   const log = deps.log ?? createLog({ level: config.gateway.logLevel, scrub });
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIds(clock.now);
@@ -216,6 +219,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   );
   const runTransform = createTransformRunner(loaded.transformsDir, {
     maxProcesses: config.hooks.maxTransformProcesses,
+    // A transform given a secret (`transform.env`) cannot put it into a prompt or the store.
+    scrub,
   });
   const pruner = createPruner({ store, retention: config.store.retention, clock, log, observer: metrics.pruner });
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
@@ -297,6 +302,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     log,
     assetsDir: ADMIN_ASSETS_DIR,
     onRecordDropped: metrics.requestRecordDropped,
+    scrub,
     handleHook: relay === undefined ? (call, through) => ingress.handleHook(call, through) : refuseOnRelay,
     ...(relay !== undefined
       ? { relay: { role: 'relay' as const, store } }
@@ -467,6 +473,9 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       adapters.clear();
       for (const [name, adapter] of createChannelAdapters(next.config.channels, { now: clock.now }))
         adapters.set(name, adapter);
+      const before = secrets.size;
+      for (const secret of listConfigSecrets(next.config)) secrets.add(secret);
+      if (secrets.size !== before) scrubCurrent = createSecretScrubber([...secrets]);
       current = next;
       return restart;
     },

@@ -5,6 +5,8 @@ export interface AdminCall {
   method: string;
   path: string;
   query: URLSearchParams;
+  /** The operator's address, as the lockout sees it. */
+  client: string;
 }
 
 export interface AdminAnswer {
@@ -16,7 +18,7 @@ export interface AdminAnswer {
 export type AdminRoute = {
   method: 'GET' | 'POST';
   pattern: RegExp;
-  run: (params: string[], query: URLSearchParams) => Promise<AdminAnswer>;
+  run: (params: string[], query: URLSearchParams, call: AdminCall) => Promise<AdminAnswer>;
 };
 
 export const ok = (body: Record<string, unknown>, status = 200): AdminAnswer => ({

@@ -12,6 +12,7 @@ import {
   type SubscriptionStore,
 } from '../store/index.js';
 import { parseDeliveryState, parseFlag, parseLimit, parseRunState, parseStatus } from './parse-admin-query.js';
+import type { RequestRecorder } from './create-request-recorder.js';
 import { replayRequest } from './replay-request.js';
 import { found, ok, type AdminAnswer, type AdminCall, type AdminRoute } from './admin-route.js';
 import { createDispatchRoutes, type DispatchAdminDeps } from './dispatch-routes.js';
@@ -36,6 +37,8 @@ export interface AdminApiDeps {
   dispatch?: DispatchAdminDeps;
   /** A relay's queue or a home's pull (`/relay`); absent, that endpoint is not served. */
   relay?: RelayAdminDeps;
+  /** Records real replays in the request log. */
+  recorder?: RequestRecorder;
 }
 
 function describeOutcome(o: HookOutcome): Record<string, unknown> {
@@ -92,14 +95,13 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
     {
       method: 'POST',
       pattern: /^\/requests\/([^/]+)\/replay$/,
-      run: async ([id], q) => {
+      run: async ([id], q, call) => {
         const dryRun = parseFlag(q, 'dryRun');
-        const outcome = await replayRequest(
-          deps.handleHook,
-          found(await store.getRequest(id!)),
-          deps.hooksPath(),
+        const outcome = await replayRequest(deps.handleHook, found(await store.getRequest(id!)), deps.hooksPath(), {
           dryRun,
-        );
+          recorder: deps.recorder,
+          client: call.client,
+        });
         return ok({ dryRun, action: describeOutcome(outcome) }, dryRun || outcome.kind !== 'agent' ? 200 : 202);
       },
     },
@@ -220,7 +222,7 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
       pathMatched = true;
       if (route.method !== call.method) continue;
       const params = m.slice(1).map((p) => decodeURIComponent(p));
-      return route.run(params, call.query);
+      return route.run(params, call.query, call);
     }
     if (pathMatched) {
       throw new RequestError('method_not_allowed', { message: `${call.method} is not accepted here.` });

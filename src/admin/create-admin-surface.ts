@@ -2,6 +2,7 @@ import type { AuthLimiter } from '../auth/index.js';
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
 import type { Log } from '../common/log.js';
+import type { Scrub } from '../common/scrub-secrets.js';
 import type { Config } from '../config/index.js';
 import type { HookHandler } from '../hooks/index.js';
 import type { RequestHandler, RequestObserver } from '../http/index.js';
@@ -33,6 +34,8 @@ export interface AdminSurfaceDeps {
   dispatch?: DispatchAdminDeps;
   /** A relay's queue, or a home's pull, through the API. */
   relay?: RelayAdminDeps;
+  /** Applied to every reason a request record stores. */
+  scrub: Scrub;
 }
 
 /** How often a failure to write request records is logged while it lasts. */
@@ -56,6 +59,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     recordPayloads: config.gateway.recordPayloads,
     clock,
     ids: deps.ids,
+    scrub: deps.scrub,
     ...(deps.onRecordDropped === undefined ? {} : { onDropped: deps.onRecordDropped }),
     onError(error) {
       if (clock.now() - lastErrorAt < RECORD_ERROR_LOG_INTERVAL_MS) return;
@@ -72,6 +76,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     publishRuns: config.mcp.enabled,
     ...(deps.dispatch === undefined ? {} : { dispatch: deps.dispatch }),
     ...(deps.relay === undefined ? {} : { relay: deps.relay }),
+    recorder: observer,
   });
   const admin = createAdminHandler({
     api,

@@ -116,7 +116,7 @@ async function throughTheDoor(
     client: `catch-up:${t.source.provider}`,
   });
   try {
-    trace?.noteBody(Buffer.from(JSON.stringify(request.payload)));
+    trace?.noteBody(Buffer.from(JSON.stringify(request.payload)), request.headers);
     const p = request.payload;
     if (p === null || typeof p !== 'object' || Array.isArray(p)) throw new RequestError('invalid_body');
     const outcome = await deps.handleHook(

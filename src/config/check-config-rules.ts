@@ -5,8 +5,9 @@ import { isInsideDir } from '../common/is-inside-dir.js';
 import type { Issue } from '../common/errors.js';
 import { parseDurationMs } from '../common/parse-duration.js';
 import { checkRelayRules } from './check-relay-rules.js';
+import { checkSecurityRules } from './check-security-rules.js';
 import { FALLBACK_MODEL, resolveModel } from './resolve-model.js';
-import type { Config } from './schema.js';
+import { MIN_HEARTBEAT_EVERY_MS, type Config } from './schema.js';
 
 /** The longest delay a Node timer keeps (2^31 - 1 ms, about 24.8 days); a longer one fires after 1 ms. */
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -91,7 +92,7 @@ function checkMcpRules(config: Config, hooksBase: string | null): Issue[] {
  * `hookgate check` can print them all at once.
  */
 export function checkConfigRules(config: Config, configDir: string): Issue[] {
-  const issues: Issue[] = [];
+  const issues: Issue[] = checkSecurityRules(config);
   const { hooks, gateway, agents } = config;
   if (hooks.enabled && hooks.token === undefined) {
     issues.push({ path: 'hooks.token', message: 'is required when hooks.enabled is true' });
@@ -142,13 +143,15 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
     issues.push({ path: 'agents.list', message: 'at most one agent may set default: true' });
   }
   // Node runs a longer timer after 1 ms: the heartbeat would tick, or a flood's pause end, at once.
-  const timerDuration = (key: 'every' | 'floodPause', example: string): void => {
+  const timerDuration = (key: 'every' | 'floodPause', example: string, minMs = 0, least = ''): void => {
     const ms = parseDurationMs(agents.defaults.heartbeat[key]);
     const path = `agents.defaults.heartbeat.${key}`;
     if (ms === null) issues.push({ path, message: `must be a duration such as ${example} or 0 (off)` });
     else if (ms > MAX_TIMER_MS) issues.push({ path, message: 'must be at most 24 days ("24d")' });
+    else if (ms > 0 && ms < minMs) issues.push({ path, message: `must be at least ${least}, or 0 (off)` });
   };
-  timerDuration('every', '"30m", "1h"');
+  // Each periodic tick is a paid model turn.
+  timerDuration('every', '"30m", "1h"', MIN_HEARTBEAT_EVERY_MS, 'a minute ("1m")');
   timerDuration('floodPause', '"30s", "2m"');
   const aliases = new Map<string, string>();
   for (const [ref, entry] of Object.entries(agents.defaults.models ?? {})) {

@@ -5,9 +5,9 @@ import { safeParseConfig } from './load-config.js';
 const path = '/etc/hookgate/hookgate.json';
 const env = {};
 const hooks = { enabled: true, token: 'hook-secret-long-enough-for-no-warning' };
-const gateway = { auth: { token: 'gw-secret' } };
-const relay = { enabled: true, token: 'relay-secret' };
-const pull = { url: 'https://relay.example.com', token: 'relay-secret' };
+const gateway = { auth: { token: 'gw-secret-0123456789' } };
+const relay = { enabled: true, token: 'relay-secret-0123456789' };
+const pull = { url: 'https://relay.example.com', token: 'relay-secret-0123456789' };
 
 function parse(raw: unknown) {
   return safeParseConfig(raw, { path, env });
@@ -24,7 +24,7 @@ describe('relay and pull config', () => {
     assert.ok(r.ok);
     assert.deepEqual(r.loaded.config.relay, {
       enabled: true,
-      token: 'relay-secret',
+      token: 'relay-secret-0123456789',
       leaseSeconds: 60,
       maxBatch: 100,
       maxBatchBytes: 4 * 1024 * 1024,
@@ -57,13 +57,21 @@ describe('relay and pull config', () => {
     ],
     [
       'a relay token equal to the gateway token',
-      { hooks, gateway, relay: { ...relay, token: 'gw-secret' } },
+      { hooks, gateway, relay: { ...relay, token: 'gw-secret-0123456789' } },
       'relay.token',
     ],
-    ['a relay token equal to the MCP token', { hooks, gateway, mcp: { token: 'relay-secret' }, relay }, 'relay.token'],
+    [
+      'a relay token equal to the MCP token',
+      { hooks, gateway, mcp: { token: 'relay-secret-0123456789' }, relay },
+      'relay.token',
+    ],
     ['a relay with hooks off', { hooks: { ...hooks, enabled: false }, gateway, relay }, 'relay.enabled'],
-    ['a relay that runs MCP', { hooks, gateway, relay, mcp: { enabled: true, token: 'mcp-secret' } }, 'mcp.enabled'],
-    ['a relay that pulls too', { hooks, gateway, relay, pull: { ...pull, token: 'other' } }, 'pull'],
+    [
+      'a relay that runs MCP',
+      { hooks, gateway, relay, mcp: { enabled: true, token: 'mcp-secret-0123456789' } },
+      'mcp.enabled',
+    ],
+    ['a relay that pulls too', { hooks, gateway, relay, pull: { ...pull, token: 'other-token-0123456789' } }, 'pull'],
     [
       'a relay mapping that catches up',
       {
@@ -86,7 +94,7 @@ describe('relay and pull config', () => {
     ['a pull token equal to the hook token', { hooks, gateway, pull: { ...pull, token: hooks.token } }, 'pull.token'],
     [
       'a pull token equal to the gateway token',
-      { hooks, gateway, pull: { ...pull, token: 'gw-secret' } },
+      { hooks, gateway, pull: { ...pull, token: 'gw-secret-0123456789' } },
       'pull.token',
     ],
     [
@@ -104,6 +112,8 @@ describe('relay and pull config', () => {
       { hooks, gateway, pull: { ...pull, url: 'https://relay.example.com/?a=1' } },
       'pull.url',
     ],
+    ['a short relay token', { hooks, gateway, relay: { ...relay, token: 'short' } }, 'relay.token'],
+    ['a short pull token', { hooks, gateway, pull: { ...pull, token: 'short' } }, 'pull.token'],
     ['a relay lease of 0 s', { hooks, gateway, relay: { ...relay, leaseSeconds: 0 } }, 'relay.leaseSeconds'],
     [
       'a relay retention that is no duration',

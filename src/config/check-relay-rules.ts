@@ -1,4 +1,5 @@
 import type { Issue } from '../common/errors.js';
+import { MIN_SECRET_LENGTH } from './check-security-rules.js';
 import type { Config } from './schema.js';
 
 /** The relay's pull API: `POST <relay>/relay/lease` and `POST <relay>/relay/ack`. */
@@ -20,6 +21,11 @@ export function checkRelayRules(config: Config, hooksBase: string | null): Issue
   ];
   const dedicated = (path: string, token: string | undefined, what: string): void => {
     if (token === undefined) return;
+    if (token.length < MIN_SECRET_LENGTH)
+      issues.push({
+        path,
+        message: `is ${token.length} characters long; use at least ${MIN_SECRET_LENGTH} random characters (hookgate token generates one)`,
+      });
     for (const [name, value] of own) {
       if (value !== undefined && value === token)
         issues.push({ path, message: `must differ from ${name} (${what} is dedicated)` });

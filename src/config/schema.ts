@@ -34,8 +34,21 @@ export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 /** Upper bound for `timeoutSeconds`, kept well under the 24.8-day limit of Node timers. */
 export const MAX_TIMEOUT_SECONDS = 86_400;
 
-const timeoutSeconds = z.number().positive().max(MAX_TIMEOUT_SECONDS);
+/**
+ * A run's time limit in the config (a mapping's, the agents' default): at least a second, since a
+ * model turn takes longer than that and a shorter limit fails every run. A request's own
+ * `timeoutSeconds` is the sender's to choose (any positive number).
+ */
+const timeoutSeconds = z.number().min(1).max(MAX_TIMEOUT_SECONDS);
+/** Shortest periodic heartbeat: each tick is a paid model turn (1 ms was about 4 turns a second). */
+export const MIN_HEARTBEAT_EVERY_MS = 60_000;
+/** Shortest wait for a request body, or for a chat service's answer: the network takes longer than less. */
+const MIN_NETWORK_TIMEOUT_MS = 1000;
+/** Shortest transform time limit: starting a call in its process takes longer than less. */
+const MIN_TRANSFORM_TIMEOUT_MS = 100;
 const nonEmpty = z.string().min(1);
+/** A service's address: `http://` or `https://` only (not `file:`, `ftp:`, `javascript:`, …). */
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
 /** Limits on an agent's runs; over them, runs stay queued (held) until the window allows them. */
 export const BudgetSchema = z.strictObject({
@@ -131,6 +144,14 @@ export const MappingSchema = z
       .describe(
         'Published occurrences of this mapping (MCP Events) carry the raw payload as `data.payload`. @default `false`',
       ),
+    priority: z
+      .enum(['normal', 'high'])
+      .optional()
+      .describe(
+        "`high`: a heartbeat digest over a flood lists this mapping's events one by one, in full, before anything " +
+          "else, never folded into a kind; those that do not fit wait for the next heartbeat. Its runs' summaries " +
+          'keep it. @default `normal`',
+      ),
     verify: VerifySchema.optional().describe(
       "The sender's signature scheme, checked over the raw body instead of the hook token.",
     ),
@@ -193,10 +214,10 @@ export const MappingSchema = z
         timeoutMs: z
           .number()
           .int()
-          .min(1)
+          .min(MIN_TRANSFORM_TIMEOUT_MS)
           .max(600_000)
           .optional()
-          .describe('Time the transform may take. @default 5000'),
+          .describe('Time the transform may take, at least 100 ms. @default 5000'),
         maxMemoryMb: z
           .number()
           .int()
@@ -206,6 +227,22 @@ export const MappingSchema = z
           .describe(
             "Memory cap of this mapping's transform process: heap, and the rest of its resident memory through a " +
               'watchdog. @default 128',
+          ),
+        env: z
+          .record(
+            z
+              .string()
+              .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name (letters, digits, _)')
+              // It could hand the process Node flags that lift its permissions.
+              .refine((name) => name.toUpperCase() !== 'NODE_OPTIONS', 'NODE_OPTIONS cannot be given to a transform'),
+            z.string(),
+          )
+          .optional()
+          .describe(
+            "The whole environment of this mapping's transform process (it inherits none of the gateway's): " +
+              "variable name to value, a value usually a `${VAR}` of the gateway's own. Values of names holding KEY, " +
+              'TOKEN, SECRET, PASSWORD, AUTH or CREDENTIAL are scrubbed from logs, stored errors and transform ' +
+              'results. @default `{}`',
           ),
       })
       .optional()
@@ -363,7 +400,7 @@ export const GatewaySchema = z.strictObject({
   bodyTimeoutMs: z
     .number()
     .int()
-    .min(1)
+    .min(MIN_NETWORK_TIMEOUT_MS)
     .max(3_600_000)
     .default(30_000)
     .describe('Time allowed to receive a request body before 408 `body_timeout`.'),
@@ -494,8 +531,7 @@ export const ModelsSchema = z.strictObject({
           .describe(
             '`openai`: any OpenAI-compatible Chat Completions API; `anthropic`: the Messages API; `echo`: offline.',
           ),
-        baseUrl: z
-          .url()
+        baseUrl: httpUrl
           .optional()
           .describe(
             'API base: `{baseUrl}/chat/completions` or `{baseUrl}/v1/messages` is called. ' +
@@ -511,11 +547,17 @@ export const ModelsSchema = z.strictObject({
 
 const channelCommon = {
   defaultTo: nonEmpty.optional().describe('Recipient of a delivery that names none when the session has no last one.'),
-  timeoutMs: z.number().int().min(1).max(600_000).optional().describe('Time one API call may take. @default 10000'),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(MIN_NETWORK_TIMEOUT_MS)
+    .max(600_000)
+    .optional()
+    .describe('Time one API call may take. @default 10000'),
 };
 /** Where the service's API is, to reach it through a proxy or a test server. */
-const baseUrl = (value: string) => z.url().optional().describe(`The API's base URL. @default \`${value}\``);
-const serverUrl = (what: string) => z.url().describe(`URL of ${what}.`);
+const baseUrl = (value: string) => httpUrl.optional().describe(`The API's base URL. @default \`${value}\``);
+const serverUrl = (what: string) => httpUrl.describe(`URL of ${what}.`);
 
 export const ChannelsSchema = z.strictObject({
   whatsapp: z
@@ -581,13 +623,10 @@ export const ChannelsSchema = z.strictObject({
       appId: nonEmpty.describe("The bot's Microsoft app id."),
       appPassword: nonEmpty.describe("The bot's client secret."),
       tenantId: nonEmpty.optional().describe('Tenant the token is asked of. @default `botframework.com`'),
-      serviceUrl: z
-        .url()
-        .describe(
-          "The Bot Framework service URL of the tenant's conversations (e.g. https://smba.trafficmanager.net/amer/).",
-        ),
-      tokenUrl: z
-        .url()
+      serviceUrl: httpUrl.describe(
+        "The Bot Framework service URL of the tenant's conversations (e.g. https://smba.trafficmanager.net/amer/).",
+      ),
+      tokenUrl: httpUrl
         .optional()
         .describe("Token endpoint. @default the tenant's Microsoft identity platform endpoint"),
     })

@@ -12,7 +12,7 @@ import {
   type NewSystemEvent,
 } from '../store/index.js';
 import { describeOutcome } from './describe-outcome.js';
-import { boundKey, resolveIdempotencyKey } from './resolve-idempotency-key.js';
+import { boundKey, idempotencyFingerprint, resolveIdempotencyKey } from './resolve-idempotency-key.js';
 import { parseAgentPayload } from './parse-agent-payload.js';
 import { parseWakePayload } from './parse-wake-payload.js';
 import { buildMappedRequest, type MappedHookCall } from './mappings/build-mapped-request.js';
@@ -193,12 +193,28 @@ export function createHookHandler(
       outcome,
     );
   };
-  const duplicateOf = async (hook: string, key: string): Promise<HookOutcome | null> => {
+  /**
+   * The first answer under `key`, or `null`. A client's own key that came with another body is
+   * refused (422): answering it as the first would drop the new request without a word.
+   */
+  const duplicateOf = async (
+    hook: string,
+    key: string,
+    fingerprint: string | null = null,
+  ): Promise<HookOutcome | null> => {
     const first = await store.findIdempotencyKey(hook, key);
-    return first === null ? null : { kind: 'duplicate', status: first.status, body: first.body };
+    if (first === null) return null;
+    if (fingerprint !== null && first.fingerprint !== undefined && first.fingerprint !== fingerprint)
+      throw new RequestError('idempotency_key_reused');
+    return { kind: 'duplicate', status: first.status, body: first.body };
   };
   /** The key's record: the answer this outcome gets, and the one it gets if its runs join queued runs. */
-  const record = (hook: string, key: string, outcome: HookOutcome): IdempotencyRecord => {
+  const record = (
+    hook: string,
+    key: string,
+    outcome: HookOutcome,
+    fingerprint: string | null = null,
+  ): IdempotencyRecord => {
     const now = deps.clock.now();
     return {
       hook,
@@ -206,6 +222,7 @@ export function createHookHandler(
       ...describeOutcome(outcome),
       createdAt: now,
       expiresAt: now + deps.idempotencyWindowSeconds * 1000,
+      ...(fingerprint === null ? {} : { fingerprint }),
       answerJoined: (coalesced) => describeOutcome(joinedOutcome(outcome, coalesced)).body,
     };
   };
@@ -217,6 +234,7 @@ export function createHookHandler(
     ingress: IngressStore,
     hook: string,
     key: string | null,
+    fingerprint: string | null,
     many: Extract<HookOutcome, { kind: 'many' }>,
   ): Promise<HookOutcome> => {
     const itemKeys = many.items.map((i) => {
@@ -229,7 +247,7 @@ export function createHookHandler(
       ({ skippedItems: skipped, coalesced } = await ingress.recordActions({
         events: [],
         runs: [],
-        idempotency: key === null ? null : record(hook, key, many),
+        idempotency: key === null ? null : record(hook, key, many, fingerprint),
         items: many.items.map((i, n) => ({
           events: i.outcome.kind === 'wake' ? [i.outcome.event] : [],
           runs: i.outcome.kind === 'agent' ? [i.outcome.run] : [],
@@ -238,7 +256,8 @@ export function createHookHandler(
         })),
       }));
     } catch (error) {
-      if (error instanceof DuplicateRequestError && key !== null) return (await duplicateOf(hook, key)) ?? many;
+      if (error instanceof DuplicateRequestError && key !== null)
+        return (await duplicateOf(hook, key, fingerprint)) ?? many;
       throw error;
     }
     const items = await Promise.all(
@@ -251,13 +270,15 @@ export function createHookHandler(
     return { kind: 'many', items };
   };
   return async (call, ingress = store) => {
-    const key = resolveIdempotencyKey(call);
+    // A replay is a new request: the key it carries is the one the original request recorded.
+    const key = call.replay === true ? null : resolveIdempotencyKey(call);
+    const fingerprint = key === null ? null : idempotencyFingerprint(call);
     if (key !== null) {
-      const seen = await duplicateOf(call.name, key);
+      const seen = await duplicateOf(call.name, key, fingerprint);
       if (seen !== null) return seen;
     }
     const outcome = published(call, await buildHookAction(deps, call));
-    if (outcome.kind === 'many') return recordMany(ingress, call.name, key, outcome);
+    if (outcome.kind === 'many') return recordMany(ingress, call.name, key, fingerprint, outcome);
     if (outcome.kind !== 'wake' && outcome.kind !== 'agent' && outcome.kind !== 'event') return outcome;
     const coalescing = outcome.kind === 'agent' && outcome.run.coalesce !== undefined;
     if (key === null && !coalescing && outcome.kind !== 'event') {
@@ -271,11 +292,12 @@ export function createHookHandler(
         events: outcome.kind === 'wake' ? [outcome.event] : [],
         runs: outcome.kind === 'agent' ? [outcome.run] : [],
         ...eventsOf(outcome),
-        idempotency: key === null ? null : record(call.name, key, outcome),
+        idempotency: key === null ? null : record(call.name, key, outcome, fingerprint),
       }));
     } catch (error) {
       // A repeat sent at the same moment lost the race to record the key.
-      if (error instanceof DuplicateRequestError && key !== null) return (await duplicateOf(call.name, key)) ?? outcome;
+      if (error instanceof DuplicateRequestError && key !== null)
+        return (await duplicateOf(call.name, key, fingerprint)) ?? outcome;
       throw error;
     }
     return joinedOutcome(outcome, coalesced);

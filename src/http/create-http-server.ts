@@ -176,6 +176,10 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_MS }, (req, res) => admit(req, res, false));
   // Answer `Expect: 100-continue` ourselves, so a body we would refuse is never invited.
   server.on('checkContinue', (req, res) => admit(req, res, true));
+  // Any other expectation: Node's own answer is a 417 with no body; every error here is JSON.
+  server.on('checkExpectation', (req, res) =>
+    sendError(req, res, new RequestError('expectation_failed'), { close: true }),
+  );
   server.on('connection', (socket: Socket) => {
     // Node's server destroys a socket whose timeout fires when nothing else listens for it.
     socket.setTimeout(firstByteMs);

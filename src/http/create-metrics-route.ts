@@ -6,7 +6,7 @@ import { RequestError } from '../common/errors.js';
 import type { Log } from '../common/log.js';
 import type { RequestHandler } from './create-request-handler.js';
 import { admitBearer } from './admit-bearer.js';
-import { errorJson, sendError } from './send-response.js';
+import { refuseUnlessGetOrHead, sendError } from './send-response.js';
 
 export interface MetricsRouteDeps {
   /** The Prometheus text and its content type. */
@@ -21,16 +21,6 @@ export interface MetricsRouteDeps {
   clientAddress: (socketAddress: string | undefined, forwardedFor: string | string[] | undefined) => string;
   clock: Clock;
   log: Log;
-}
-
-function sendMethodNotAllowed(res: ServerResponse): void {
-  const body = errorJson(new RequestError('method_not_allowed', { message: 'Only GET is accepted here.' }));
-  res.writeHead(405, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    allow: 'GET, HEAD',
-  });
-  res.end(body);
 }
 
 /** `GET /metrics`: Prometheus text, behind `Authorization: Bearer <gateway.auth.token>` unless public. */
@@ -59,10 +49,7 @@ export function createMetricsRoute(deps: MetricsRouteDeps): RequestHandler {
   return (req, res) => {
     // A scrape sends no body; whatever comes is read and dropped.
     req.resume();
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      sendMethodNotAllowed(res);
-      return;
-    }
+    if (refuseUnlessGetOrHead(req, res)) return;
     if (!deps.public && !admitBearer(deps, req, res, { verify, refuse, surface: 'metrics' })) return;
     void serve(req, res);
   };

@@ -15,7 +15,7 @@ import { createGroupCounts } from './group-counts.js';
 import { parseHookCall } from './parse-hook-call.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
 import type { ObservedRequest, RequestObserver } from './request-observer.js';
-import { sendError, sendJson } from './send-response.js';
+import { refuseUnlessGetOrHead, sendError, sendJson } from './send-response.js';
 
 /** The parts built from the config file, which a reload replaces as a whole. */
 export interface IngressSettings {
@@ -255,6 +255,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const path = q === -1 ? url : url.slice(0, q);
 
     if (path === '/healthz') {
+      if (refuseUnlessGetOrHead(req, res)) return;
       const ready = deps.isReady();
       sendJson(res, ready ? 200 : 503, ready ? HEALTH_OK : '{"ok":false,"code":"unavailable"}');
       return;

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { SignatureCandidate, SignatureGate, SignedBy } from '../auth/index.js';
 import { RequestError } from '../common/errors.js';
 import type { MappedHookCall, Payload } from '../hooks/index.js';
-import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
+import { parseHookBody, parseJsonObject } from './parse-request-body.js';
 import type { ObservedRequest } from './request-observer.js';
 
 /** A hook request as the door takes it: plain values, the body exactly as received. */
@@ -50,10 +50,12 @@ export function parseHookCall(signatures: SignatureGate, r: HookRequest): HookDe
       });
     signedBy = verdict.signedBy;
   }
-  r.observed?.noteBody(r.rawBody);
+  r.observed?.noteBody(r.rawBody, r.headers);
   // Forms are for mapped senders (Slack commands, Twilio); /wake and /agent take JSON only.
-  const form = r.name !== 'wake' && r.name !== 'agent' && isFormBody(r.headers['content-type']);
-  const payload = form ? parseFormObject(r.rawBody) : parseJsonObject(r.rawBody);
+  const payload =
+    r.name === 'wake' || r.name === 'agent'
+      ? parseJsonObject(r.rawBody)
+      : parseHookBody(r.rawBody, r.headers['content-type']);
   const challenge = slackChallenge(signedBy, payload);
   if (challenge !== undefined) return { kind: 'challenge', challenge };
   return {

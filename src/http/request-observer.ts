@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { IngressStore } from '../store/index.js';
 
 /**
@@ -7,8 +8,8 @@ import type { IngressStore } from '../store/index.js';
 export interface ObservedRequest {
   /** The request record's id. */
   readonly id: string;
-  /** The body as read, once it is complete. */
-  noteBody(raw: Buffer): void;
+  /** The body as read, once it is complete, and the headers it came with. */
+  noteBody(raw: Buffer, headers: IncomingHttpHeaders): void;
   /** The error the request is being refused with. */
   noteError(error: unknown): void;
   /**

@@ -26,6 +26,8 @@ export interface RuntimeOptions {
   budgets?: () => RunBudgets | undefined;
   /** While it says true this replica claims no run and takes no heartbeat turn (it drains). @default never */
   draining?: () => boolean;
+  /** The periodic heartbeat's period, below what the config allows (tests). @default agents.defaults.heartbeat.every */
+  heartbeatEveryMs?: number;
 }
 
 /** What this process is working on now. */
@@ -61,7 +63,7 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
   const stopGraceMs = options.stopGraceMs ?? 5000;
   const owner = `${process.pid}:${randomUUID()}`;
   const { config, log, clock, store } = deps;
-  const everyMs = parseDurationMs(config.agents.defaults.heartbeat.every) ?? 0;
+  const everyMs = options.heartbeatEveryMs ?? parseDurationMs(config.agents.defaults.heartbeat.every) ?? 0;
   const floodPauseMs = parseDurationMs(config.agents.defaults.heartbeat.floodPause) ?? 0;
   const agentIds =
     config.agents.list.length > 0 ? config.agents.list.map((a) => a.id) : [resolveDefaultAgentId(config.agents)];
@@ -128,7 +130,7 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
               shutdown: shutdown.signal,
               ...(minIntervalMs === undefined ? {} : { minIntervalMs }),
             };
-            const flooded = await withHeartbeatLease(deps, lease, async (held) => {
+            const outcome = await withHeartbeatLease(deps, lease, async (held) => {
               turnsInFlight++;
               try {
                 return await runHeartbeatTurn(deps, agentId, trigger, held);
@@ -137,10 +139,12 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
               }
             });
             // Refused: another replica holds the lease (it runs the turn), or a hold covers the agent.
-            if (flooded === undefined && coveringHold(await store.listHolds(), agentId) !== undefined)
+            if (outcome === undefined && coveringHold(await store.listHolds(), agentId) !== undefined)
               refused.add(agentId);
+            // A digest that kept events pending: a `now` event among them gets the next turn, after the pause.
+            if (outcome === 'kept' && (await store.hasPendingNowEvent(mainSessionKey(agentId)))) s!.request();
             // A flood goes on arriving: the next requested turn waits, and takes what came meanwhile at once.
-            return flooded === true ? floodPauseMs : undefined;
+            return outcome === 'digest' || outcome === 'kept' ? floodPauseMs : undefined;
           } catch (error) {
             log.error('heartbeat turn failed; its events stay pending', { agentId, err: error });
             // The scheduler asks for the turn again after a wait (a `now` wake must not wait for the next one).

@@ -25,7 +25,7 @@ export type * from './request-record.js';
 export type * from './relay-queue.js';
 export { createStore, type CreateStoreOptions, type StoreMode } from './create-store.js';
 export { StoreLockedError, StoreMissingError } from './sqlite/lock-database.js';
-export { StoreOpenError } from './postgres/store-open-error.js';
+export { StoreOpenError } from './store-open-error.js';
 export { DuplicateRequestError } from './duplicate-request-error.js';
 export { isStoreUnavailable } from './is-store-unavailable.js';
 export { createPruner, pruneCutoffs, type PruneObserver, type Pruner } from './create-pruner.js';

@@ -23,6 +23,8 @@ export interface NewRelayRequest {
   key: string | null;
   /** Until when a repeat with the same key is answered as this request (`null` without a key). */
   keyExpiresAt: number | null;
+  /** A digest of the payload a client's own `Idempotency-Key` came with (`idempotencyFingerprint`). */
+  fingerprint: string | null;
   receivedAt: number;
 }
 
@@ -94,9 +96,12 @@ export interface RelayPruneCounts {
 export interface RelayQueue {
   /**
    * Records a request (`pending`) in one commit. A request whose key was recorded before, within its
-   * window, is not recorded: resolves with the first one's id and `duplicate: true`.
+   * window, is not recorded: resolves with the first one's id, `duplicate: true` and the first one's
+   * fingerprint.
    */
-  addRelayRequest(request: NewRelayRequest): Promise<{ id: string; duplicate: boolean }>;
+  addRelayRequest(
+    request: NewRelayRequest,
+  ): Promise<{ id: string; duplicate: false } | { id: string; duplicate: true; fingerprint: string | null }>;
   /**
    * Leases the oldest pending requests nobody holds (or whose lease expired, judged by the store's
    * clock): at most `limit`, and at most `maxBytes` of bodies (always one, however large). A request

@@ -28,6 +28,8 @@ export interface RequestRecord {
   runIds: readonly string[];
   /** The raw body (UTF-8), only with `gateway.recordPayloads: true`. */
   payload: string | null;
+  /** The request's headers, lower-case, without those carrying credentials; kept with the payload only. */
+  headers: Readonly<Record<string, string>> | null;
 }
 
 /** Filters for listing request records, newest first. */

@@ -194,6 +194,7 @@ export interface IdempotencyRow {
   body: string;
   created_at: number;
   expires_at: number;
+  fingerprint?: string | null;
 }
 
 export const toIdempotency = (r: IdempotencyRow): IdempotencyRecord => ({
@@ -203,6 +204,7 @@ export const toIdempotency = (r: IdempotencyRow): IdempotencyRecord => ({
   body: r.body,
   createdAt: r.created_at,
   expiresAt: r.expires_at,
+  ...(r.fingerprint == null ? {} : { fingerprint: r.fingerprint }),
 });
 
 /** Queue depths as both drivers' stats query returns them. */
@@ -253,6 +255,8 @@ export interface RequestRow {
   event_ids: string[];
   run_ids: string[];
   payload: string | null;
+  /** JSON text; `null` in rows written before it was kept, and without a payload. */
+  headers?: string | null;
 }
 
 export const toRequestRecord = (r: RequestRow): RequestRecord => ({
@@ -269,6 +273,7 @@ export const toRequestRecord = (r: RequestRow): RequestRecord => ({
   eventIds: r.event_ids,
   runIds: r.run_ids,
   payload: r.payload,
+  headers: r.headers == null ? null : (JSON.parse(r.headers) as Record<string, string>),
 });
 
 /** A `catch_up` row as both stores read it (`CATCH_UP_COLUMNS`). */

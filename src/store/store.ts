@@ -11,6 +11,7 @@ import type {
   IdempotencyRecord,
   ListOptions,
   PendingDigest,
+  DigestOptions,
   PruneCounts,
   PruneCutoffs,
   NewDelivery,
@@ -76,7 +77,7 @@ export interface StoreReader {
   /** Pending (unconsumed) events of a session, oldest first. */
   listPendingEvents(sessionKey: string, options?: ListOptions): Promise<SystemEventRecord[]>;
   /** A digest of a session's pending events (`null` when none is pending). */
-  digestPending(sessionKey: string, options: { groups: number; newest: number }): Promise<PendingDigest | null>;
+  digestPending(sessionKey: string, options: DigestOptions): Promise<PendingDigest | null>;
   /** Whether a session holds a pending event that asked for an immediate heartbeat. */
   hasPendingNowEvent(sessionKey: string): Promise<boolean>;
   /** The last `limit` transcript entries of a session, oldest first. */

@@ -1,5 +1,6 @@
 import type { ChannelValue, ThinkingLevel, WakeMode } from '../config/index.js';
 import type { NewLogEvent } from './event-log-types.js';
+import type { DigestKind } from './maintenance-types.js';
 
 /** Where an action came from; decides whether its content is wrapped as untrusted. */
 export interface ActionSource {
@@ -9,6 +10,18 @@ export interface ActionSource {
   external: boolean;
   /** Set by a mapping's `allowUnsafeExternalContent: true`. */
   allowUnsafeExternalContent: boolean;
+  /** Set by a mapping's `priority: "high"`: a digest lists its events one by one, never in a kind. */
+  priority?: 'high';
+  /**
+   * The event is the gateway's summary of a run from this hook: its first line's `Hook <name>:`
+   * is the gateway's own, the rest (the run's reply or error) is external content.
+   */
+  summary?: true;
+  /**
+   * A summary whose run's reply went to a chat: its news has reached the user, so a heartbeat turn
+   * made only of such summaries delivers no reply of its own (one hook, one chat message).
+   */
+  delivered?: true;
 }
 
 /** A system event to put on an agent's main session (the effect of a wake). */
@@ -202,10 +215,12 @@ export interface HeartbeatTurn {
   /** Events the turn's prompt listed; marked consumed. */
   consumedEventIds: readonly string[];
   /**
-   * A digest turn: every pending event of the session up to and including `eventId` is marked
-   * consumed, and there must be exactly `count` of them (else the turn is refused).
+   * A digest turn: the session's pending events up to and including `eventId` are marked consumed
+   * (with `kinds`, only the ordinary events of those kinds: the rest stay pending); there must be
+   * exactly `count` pending events up to it, those in `consumedEventIds` included, else the turn is
+   * refused.
    */
-  consumeThrough?: { eventId: string; count: number } | null;
+  consumeThrough?: { eventId: string; count: number; kinds?: readonly DigestKind[] } | null;
   transcript: readonly TranscriptEntry[];
   delivery: NewDelivery | null;
   at: number;
@@ -282,6 +297,11 @@ export interface IdempotencyRecord {
   createdAt: number;
   /** After this the key is forgotten and may be used again. */
   expiresAt: number;
+  /**
+   * A digest of the first request's body, for a key the client chose (`Idempotency-Key`): a repeat
+   * with another body is refused rather than answered as the first.
+   */
+  fingerprint?: string;
   /**
    * The body once the store knows which runs joined a queued run (`coalesced`: a run's id to the id
    * of the run it joined), kept instead of `body` when any did: a repeat gets what the first got.

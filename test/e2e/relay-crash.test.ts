@@ -47,7 +47,8 @@ function storm(n: number): Sent {
   // A repeat is GitHub's redelivery of the request before it: the same body and delivery id.
   const of = kind === 'repeat' ? n - 1 : n;
   const body = JSON.stringify({ n: of, kind: kind === 'repeat' ? 'valid' : kind, ref: 'refs/heads/main' });
-  const secret = kind === 'forged' ? 'not-the-secret' : kind === 'rotated' ? 'relay-side-key' : GITHUB_SECRET;
+  const secret =
+    kind === 'forged' ? 'not-the-secret' : kind === 'rotated' ? 'relay-side-key-0123456789' : GITHUB_SECRET;
   return {
     n,
     kind,
@@ -92,8 +93,8 @@ describe('pull relay under a storm, its home killed', () => {
         hooks: {
           enabled: true,
           token: HOOK_TOKEN,
-          mappings: mappings('relay-side-key'),
-          authRateLimit: { maxFailures: 100_000 },
+          mappings: mappings('relay-side-key-0123456789'),
+          authRateLimit: { maxFailures: 6000, windowSeconds: 600, lockoutSeconds: 600 },
         },
         relay: { enabled: true, token: RELAY_TOKEN, leaseSeconds: 2, maxLeases: 50 },
       }),
@@ -101,7 +102,7 @@ describe('pull relay under a storm, its home killed', () => {
     const homeTemp = createTempConfig(
       baseConfig({
         gateway: { port: homePort, logLevel: 'error' },
-        hooks: { enabled: true, token: HOOK_TOKEN, mappings: mappings('home-side-key') },
+        hooks: { enabled: true, token: HOOK_TOKEN, mappings: mappings('home-side-key-0123456789') },
         pull: { url: `http://127.0.0.1:${relayPort}`, token: RELAY_TOKEN, waitSeconds: 1, retryMaxSeconds: 1 },
       }),
     );
@@ -120,7 +121,8 @@ describe('pull relay under a storm, its home killed', () => {
     for (const kind of ['valid', 'forged', 'rotated'] as const) {
       const sample = storm(kind === 'valid' ? 0 : kind === 'forged' ? 7 : 11);
       const body = sample.body.replace(/"n":\d+/, '"n":-1');
-      const secret = kind === 'forged' ? 'not-the-secret' : kind === 'rotated' ? 'relay-side-key' : GITHUB_SECRET;
+      const secret =
+        kind === 'forged' ? 'not-the-secret' : kind === 'rotated' ? 'relay-side-key-0123456789' : GITHUB_SECRET;
       const r = await post(homePort, {
         ...sample,
         body,

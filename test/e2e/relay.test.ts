@@ -43,7 +43,7 @@ function relayConfig(relay: Record<string, unknown> = {}) {
     hooks: {
       enabled: true,
       token: HOOK_TOKEN,
-      mappings: mappings('relay-side-key'),
+      mappings: mappings('relay-side-key-0123456789'),
       authRateLimit: { maxFailures: 5 },
     },
     relay: { enabled: true, token: RELAY_TOKEN, leaseSeconds: 2, ...relay },
@@ -52,7 +52,7 @@ function relayConfig(relay: Record<string, unknown> = {}) {
 
 function homeConfig(relayPort: number) {
   return baseConfig({
-    hooks: { enabled: true, token: HOOK_TOKEN, mappings: mappings('home-side-key') },
+    hooks: { enabled: true, token: HOOK_TOKEN, mappings: mappings('home-side-key-0123456789') },
     pull: { url: `http://127.0.0.1:${relayPort}`, token: RELAY_TOKEN, waitSeconds: 1, retryMaxSeconds: 1 },
   });
 }
@@ -169,8 +169,10 @@ describe('pull relay', () => {
     assertError(await postGithub(relay.port, '/hooks/gitlab', 3), 401, 'unauthorized');
     assertError(await send(relay.port, '/hooks/nowhere', { body: { n: 4 } }), 404, 'hook_not_found');
     assertError(await send(relay.port, '/hooks/wake', { body: { mode: 'now' } }), 400, 'invalid_payload');
-    const plain = await send(relay.port, '/hooks/plain', { body: { n: 5 } });
+    const plain = await send(relay.port, '/hooks/plain', { body: { n: 5 }, headers: { 'idempotency-key': 'k-5' } });
     assert.equal(plain.status, 202, plain.text);
+    const reused = await send(relay.port, '/hooks/plain', { body: { n: 6 }, headers: { 'idempotency-key': 'k-5' } });
+    assertError(reused, 422, 'idempotency_key_reused');
     const backlog = (await admin(relay.port, '/relay')).json as { backlog: { pending: number } };
     assert.equal(backlog.backlog.pending, 2);
     await sleep(20);
@@ -213,7 +215,7 @@ describe('pull relay', () => {
 
   it("keeps at the relay, with the home's reason, what the home's own key refuses", async () => {
     const relay = await start(relayConfig());
-    const accepted = await postGithub(relay.port, '/hooks/rotated', 7, { secret: 'relay-side-key' });
+    const accepted = await postGithub(relay.port, '/hooks/rotated', 7, { secret: 'relay-side-key-0123456789' });
     assert.equal(accepted.status, 202, accepted.text);
     const home = await start(homeConfig(relay.port));
     const dead = await until('the dead letter', async () => {

@@ -1,5 +1,6 @@
 import { createIds } from '../../src/common/ids.js';
 import type {
+  RequestRecord,
   ClaimedRun,
   IngressStore,
   NewDelivery,
@@ -112,3 +113,21 @@ export async function enqueueAlone(
   await store.enqueueRun(run);
   return run.id;
 }
+/** A request record: an accepted wake at 1,000 ms, no payload. */
+export const newRequestRecord = (o: Partial<RequestRecord> = {}): RequestRecord => ({
+  id: ids.next(),
+  at: 1_000,
+  method: 'POST',
+  path: '/hooks/wake',
+  hook: 'wake',
+  client: '127.0.0.1',
+  status: 200,
+  code: null,
+  reason: null,
+  durationMs: 1,
+  eventIds: [],
+  runIds: [],
+  payload: null,
+  headers: null,
+  ...o,
+});

@@ -33,6 +33,12 @@ export interface MappedHookCall {
    * key of its own, so a batch leased again after a crash is recognised.
    */
   relayId?: string;
+  /**
+   * An operator (authenticated by the gateway token) replays a recorded request: a mapping with
+   * `verify.required` serves it without a signature, and it is a new request, never an
+   * idempotent repeat of the one it replays.
+   */
+  replay?: true;
 }
 
 /** One action a mapping builds. */
@@ -89,7 +95,8 @@ const OVERRIDABLE = [
   'timeoutSeconds',
 ] as const;
 
-function safeHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+/** A request's headers without those that carry credentials, each as one string (what templates, transforms and request records see). */
+export function safeHeaders(headers: IncomingHttpHeaders | Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined || SECRET_HEADERS.has(k)) continue;
@@ -151,7 +158,7 @@ function checkAuthentication(mapped: CompiledMapping, call: MappedHookCall): voi
       message: `The signature does not verify for mapping "${mapped.id}".`,
     });
   }
-  if (call.signedBy === undefined && mapped.mapping.verify?.required === true) {
+  if (call.signedBy === undefined && call.replay !== true && mapped.mapping.verify?.required === true) {
     throw new RequestError('signature_invalid', {
       message: `Mapping "${mapped.id}" accepts only signed requests (verify.required).`,
     });
@@ -220,7 +227,8 @@ export function resolveMapping(mappings: readonly CompiledMapping[], call: Mappe
     ? undefined
     : matchMapping(mappings, call.name, call.payload);
   if (mapped === undefined)
-    throw new RequestError('hook_not_found', { message: `No hook mapping matches "${call.name}".` });
+    // The name is not echoed: the caller wrote it, and an answer is no place for what a caller wrote.
+    throw new RequestError('hook_not_found');
   checkAuthentication(mapped, call);
   const shapeIssues = mapped.validate?.(call.payload) ?? [];
   if (shapeIssues.length > 0) invalid(shapeIssues);
@@ -305,6 +313,7 @@ async function buildOne(
     hook: mapped.id,
     external: true,
     allowUnsafeExternalContent: mapped.mapping.allowUnsafeExternalContent === true,
+    ...(mapped.mapping.priority === 'high' ? { priority: 'high' as const } : {}),
   };
   const name = typeof fields['name'] === 'string' ? fields['name'] : mapped.id;
   switch (fields['action']) {

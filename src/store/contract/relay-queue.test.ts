@@ -21,6 +21,7 @@ describeEachDriver('store contract: relay queue', (driver) => {
       auth: 'signature',
       key: null,
       keyExpiresAt: null,
+      fingerprint: null,
       receivedAt: f.clock.now(),
       ...o,
     };
@@ -65,10 +66,14 @@ describeEachDriver('store contract: relay queue', (driver) => {
   });
 
   it('answers a repeat of a key within its window with the first request, and records nothing new', async () => {
-    const first = request({ key: 'delivery:abc', keyExpiresAt: f.clock.now() + MINUTE });
+    const first = request({ key: 'delivery:abc', keyExpiresAt: f.clock.now() + MINUTE, fingerprint: 'sha256:aa' });
     await store.addRelayRequest(first);
-    const repeat = request({ key: 'delivery:abc', keyExpiresAt: f.clock.now() + MINUTE });
-    assert.deepEqual(await store.addRelayRequest(repeat), { id: first.id, duplicate: true });
+    const repeat = request({ key: 'delivery:abc', keyExpiresAt: f.clock.now() + MINUTE, fingerprint: 'sha256:bb' });
+    assert.deepEqual(
+      await store.addRelayRequest(repeat),
+      { id: first.id, duplicate: true, fingerprint: 'sha256:aa' },
+      "with the first one's fingerprint, for the door to compare",
+    );
     const other = request({ hook: 'stripe', key: 'delivery:abc', keyExpiresAt: f.clock.now() + MINUTE });
     assert.deepEqual(await store.addRelayRequest(other), { id: other.id, duplicate: false }, 'keys are per hook');
     assert.deepEqual(ids(await lease()), [first.id, other.id]);
@@ -81,7 +86,7 @@ describeEachDriver('store contract: relay queue', (driver) => {
     const later = request({ key: 'k', keyExpiresAt: f.clock.now() + MINUTE });
     assert.deepEqual(await store.addRelayRequest(later), { id: later.id, duplicate: false });
     const again = request({ key: 'k', keyExpiresAt: f.clock.now() + MINUTE });
-    assert.deepEqual(await store.addRelayRequest(again), { id: later.id, duplicate: true });
+    assert.deepEqual(await store.addRelayRequest(again), { id: later.id, duplicate: true, fingerprint: null });
   });
 
   it('leases the oldest first, within the limit and the byte budget, and always one', async () => {
@@ -135,6 +140,7 @@ describeEachDriver('store contract: relay queue', (driver) => {
     assert.deepEqual(await store.addRelayRequest(request({ key: 'k', keyExpiresAt: 0 })), {
       id: r.id,
       duplicate: true,
+      fingerprint: null,
     });
     const [row] = await store.listRelayRequests({ limit: 10 });
     assert.deepEqual([row?.state, row?.bytes, row?.endedAt], ['done', r.body.length, f.clock.now() - 2 * MINUTE]);

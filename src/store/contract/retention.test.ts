@@ -3,29 +3,22 @@ import assert from 'node:assert/strict';
 import { createLog } from '../../common/log.js';
 import { RetentionSchema } from '../../config/index.js';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
-import { MAIN, completion, ids, newDelivery, newEvent, newRun, turn } from '../../../test/helpers/store-records.js';
+import {
+  MAIN,
+  completion,
+  newDelivery,
+  newEvent,
+  newRequestRecord,
+  newRun,
+  turn,
+} from '../../../test/helpers/store-records.js';
 import { createPruner, pruneCutoffs } from '../create-pruner.js';
 import type { RequestRecord } from '../request-record.js';
 import type { Store } from '../store.js';
 
 const DAY = 86_400_000;
 
-const request = (at: number, o: Partial<RequestRecord> = {}): RequestRecord => ({
-  id: ids.next(),
-  at,
-  method: 'POST',
-  path: '/hooks/wake',
-  hook: 'wake',
-  client: '127.0.0.1',
-  status: 200,
-  code: null,
-  reason: null,
-  durationMs: 1,
-  eventIds: [],
-  runIds: [],
-  payload: null,
-  ...o,
-});
+const request = (at: number, o: Partial<RequestRecord> = {}): RequestRecord => newRequestRecord({ at, ...o });
 
 describeEachDriver('store contract: retention', (driver) => {
   let f: StoreFixture;

@@ -263,9 +263,9 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
     ).values(),
   ];
   if (requests.length > 0) {
-    ctes.push(`q AS (INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
+    ctes.push(`q AS (INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload, headers)
       SELECT u.id, u.at, u.method, u.path, u.hook, u.client, u.status, u.code, u.reason, u.duration_ms,
-        string_to_array(u.event_ids, ','), string_to_array(u.run_ids, ','), u.payload
+        string_to_array(u.event_ids, ','), string_to_array(u.run_ids, ','), u.payload, u.headers
       FROM unnest(${arr(
         requests.map((r) => r.id),
         'text',
@@ -309,10 +309,14 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
         )}, ${arr(
           requests.map((r) => r.payload),
           'text',
+        )}, ${arr(
+          requests.map((r) => (r.headers === null ? null : JSON.stringify(r.headers))),
+          'text',
         )})
-        AS u (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
+        AS u (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload, headers)
       ON CONFLICT (id) DO UPDATE SET status = excluded.status, code = excluded.code, reason = excluded.reason,
-        duration_ms = excluded.duration_ms, event_ids = excluded.event_ids, run_ids = excluded.run_ids, payload = excluded.payload)`);
+        duration_ms = excluded.duration_ms, event_ids = excluded.event_ids, run_ids = excluded.run_ids, payload = excluded.payload,
+        headers = excluded.headers)`);
   }
   const signals = [...new Set(writes.flatMap(signalsOf).map(encodeSignal))];
   values.push(channel);

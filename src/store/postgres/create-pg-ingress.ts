@@ -47,10 +47,12 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit, stalls: St
           const claim = async (k: IdempotencyRecord | null): Promise<boolean> => {
             if (k === null) return true;
             const { rowCount } = await client.query(
-              `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
+              `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at, fingerprint)
+                VALUES ($1, $2, $3, $4, $5, $6, $8)
                 ON CONFLICT (hook, key) DO UPDATE SET status = excluded.status, body = excluded.body, created_at = excluded.created_at,
-                expires_at = excluded.expires_at WHERE idempotency_keys.expires_at <= ${nowSql(7)}`,
-              [k.hook, k.key, k.status, k.body, k.createdAt, k.expiresAt, ctx.clockParam()],
+                expires_at = excluded.expires_at, fingerprint = excluded.fingerprint
+                WHERE idempotency_keys.expires_at <= ${nowSql(7)}`,
+              [k.hook, k.key, k.status, k.body, k.createdAt, k.expiresAt, ctx.clockParam(), k.fingerprint ?? null],
             );
             if (rowCount === 1) claimed.push(k);
             return rowCount === 1;

@@ -19,19 +19,21 @@ const UNIQUE_VIOLATION = '23505';
  */
 export function createPgRelayQueue(ctx: PgContext): RelayQueue {
   const { pool } = ctx;
-  const findKey = async (hook: string, key: string): Promise<string | null> => {
+  const findKey = async (hook: string, key: string) => {
     const { rows } = await pool.query(
-      `SELECT id FROM relay_requests WHERE hook = $1 AND idem_key = $2 AND key_expires_at > ${nowOnceSql(3)}`,
+      `SELECT id, fingerprint FROM relay_requests WHERE hook = $1 AND idem_key = $2
+        AND key_expires_at > ${nowOnceSql(3)}`,
       [hook, key, ctx.clockParam()],
     );
-    return (rows[0] as { id: string } | undefined)?.id ?? null;
+    const first = rows[0] as { id: string; fingerprint: string | null } | undefined;
+    return first === undefined ? null : { id: first.id, duplicate: true as const, fingerprint: first.fingerprint };
   };
   return {
     async addRelayRequest(r) {
       ctx.checkWritable();
       if (r.key !== null) {
         const first = await findKey(r.hook, r.key);
-        if (first !== null) return { id: first, duplicate: true };
+        if (first !== null) return first;
       }
       const values = [
         r.id,
@@ -43,13 +45,15 @@ export function createPgRelayQueue(ctx: PgContext): RelayQueue {
         r.auth,
         r.key,
         r.keyExpiresAt,
+        r.fingerprint,
         r.receivedAt,
       ];
       const insert = `INSERT INTO relay_requests (id, hook, url, headers, body, bytes, auth, idem_key, key_expires_at,
-        received_at, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending')`;
+        fingerprint, received_at, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending')`;
+      const added = { id: r.id, duplicate: false as const };
       if (r.key === null) {
         await pool.query(insert, values);
-        return { id: r.id, duplicate: false };
+        return added;
       }
       try {
         await ctx.tx(async (client) => {
@@ -60,13 +64,13 @@ export function createPgRelayQueue(ctx: PgContext): RelayQueue {
           );
           await client.query(insert, values);
         });
-        return { id: r.id, duplicate: false };
+        return added;
       } catch (error) {
         // A repeat recorded by another relay (or request) at the same moment won.
         if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
         const first = await findKey(r.hook, r.key);
         if (first === null) throw error;
-        return { id: first, duplicate: true };
+        return first;
       }
     },
     leaseRelayRequests({ leaseId, limit, maxBytes, leaseMs, maxLeases }) {

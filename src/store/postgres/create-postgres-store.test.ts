@@ -13,7 +13,7 @@ import { batchStatement } from './create-pg-group-commit.js';
 import { StoreMissingError } from '../sqlite/lock-database.js';
 import { createPostgresStore, describeUrl } from './create-postgres-store.js';
 import { PG_MIGRATIONS } from './migrations.js';
-import { StoreOpenError } from './store-open-error.js';
+import { StoreOpenError } from '../store-open-error.js';
 
 /** Asserts that `write` fails as store-unavailable, and does not still hang 5 s later. */
 async function assertUnavailableWithin5s(write: Promise<unknown>): Promise<void> {

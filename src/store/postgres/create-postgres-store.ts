@@ -23,7 +23,7 @@ import { createPgRelayQueue } from './create-pg-relay-queue.js';
 import type { StoreObserver } from '../store-stats.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
-import { StoreOpenError } from './store-open-error.js';
+import { StoreOpenError } from '../store-open-error.js';
 import { createPgTransaction } from './create-pg-transaction.js';
 import { channelFor, type PgContext } from './pg-context.js';
 

@@ -295,5 +295,15 @@ export const PG_MIGRATIONS: readonly string[] = [
     lease_until bigint
   );
   `,
+  `
+  -- A digest of the body a client's Idempotency-Key first came with: the key reused with another
+  -- body is refused (422 idempotency_key_reused), not answered as the first request.
+  ALTER TABLE idempotency_keys ADD COLUMN fingerprint text;
+  `,
+  `
+  -- The headers of a request whose payload is kept (gateway.recordPayloads), credentials left
+  -- out, as JSON text: a replay carries them as the request did.
+  ALTER TABLE requests ADD COLUMN headers text;
+  `,
   PG_RELAY_MIGRATION,
 ];

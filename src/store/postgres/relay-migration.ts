@@ -11,6 +11,7 @@ export const PG_RELAY_MIGRATION = `
     auth text NOT NULL,
     idem_key text,
     key_expires_at bigint,
+    fingerprint text,
     received_at bigint NOT NULL,
     state text NOT NULL,
     attempts integer NOT NULL DEFAULT 0,

@@ -20,8 +20,8 @@ export function createSqliteRelayQueue({ db, write, now }: SqliteContext): Relay
       return write(() => {
         const t = now();
         if (r.key !== null) {
-          const first = st().findKey.get(r.hook, r.key, t) as { id: string } | undefined;
-          if (first !== undefined) return { id: first.id, duplicate: true };
+          const first = st().findKey.get(r.hook, r.key, t) as { id: string; fingerprint: string | null } | undefined;
+          if (first !== undefined) return { id: first.id, duplicate: true as const, fingerprint: first.fingerprint };
           // A key whose window ended is free again.
           st().freeKey.run(r.hook, r.key, t);
         }
@@ -35,9 +35,10 @@ export function createSqliteRelayQueue({ db, write, now }: SqliteContext): Relay
           auth: r.auth,
           key: r.key,
           keyExpiresAt: r.keyExpiresAt,
+          fingerprint: r.fingerprint,
           receivedAt: r.receivedAt,
         });
-        return { id: r.id, duplicate: false };
+        return { id: r.id, duplicate: false as const };
       });
     },
     leaseRelayRequests({ leaseId, limit, maxBytes, leaseMs, maxLeases }) {
@@ -88,13 +89,16 @@ export function createSqliteRelayQueue({ db, write, now }: SqliteContext): Relay
 
 function prepare(db: SqliteContext['db']) {
   return {
-    findKey: db.prepare('SELECT id FROM relay_requests WHERE hook = ? AND idem_key = ? AND key_expires_at > ?'),
+    findKey: db.prepare(
+      'SELECT id, fingerprint FROM relay_requests WHERE hook = ? AND idem_key = ? AND key_expires_at > ?',
+    ),
     freeKey: db.prepare(
       'UPDATE relay_requests SET idem_key = NULL WHERE hook = ? AND idem_key = ? AND key_expires_at <= ?',
     ),
     insert: db.prepare(
-      `INSERT INTO relay_requests (id, hook, url, headers, body, bytes, auth, idem_key, key_expires_at, received_at, state)
-        VALUES (@id, @hook, @url, @headers, @body, @bytes, @auth, @key, @keyExpiresAt, @receivedAt, 'pending')`,
+      `INSERT INTO relay_requests (id, hook, url, headers, body, bytes, auth, idem_key, key_expires_at, fingerprint,
+        received_at, state) VALUES (@id, @hook, @url, @headers, @body, @bytes, @auth, @key, @keyExpiresAt,
+        @fingerprint, @receivedAt, 'pending')`,
     ),
     deadLetter: db.prepare(
       `UPDATE relay_requests SET state = 'dead', ended_at = @now, reason = @reason, lease_id = NULL, lease_until = NULL

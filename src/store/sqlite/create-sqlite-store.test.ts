@@ -368,6 +368,7 @@ describe('createGroupCommit', () => {
         eventIds: ['e1'],
         runIds: [],
         payload: '{"text":"a"}',
+        headers: null,
       });
       assert.deepEqual((await migrated.getRequest(made[2]!))?.eventIds, ['e2', 'e3']);
       assert.deepEqual(

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../common/clock.js';
@@ -26,8 +26,11 @@ import { createSqliteRequestLog } from './create-sqlite-request-log.js';
 import { createSqliteStats } from './create-sqlite-stats.js';
 import { createSqliteHolds } from './create-sqlite-holds.js';
 import type { StoreObserver } from '../store-stats.js';
-import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
+import { createPrivateFile, lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
 import { MIGRATIONS } from './migrations.js';
+import { resolveDatabasePath } from './resolve-database-path.js';
+import { toSqliteOpenError } from './sqlite-open-error.js';
+import { StoreOpenError } from '../store-open-error.js';
 import { prepareStatements } from './prepare-statements.js';
 import { startCheckpointer, type Checkpointer } from './start-checkpointer.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
@@ -82,6 +85,22 @@ const DEFAULT_AUTOCHECKPOINT_FRAMES = 1000;
 /** What a WAL file is cut back to when the writer starts it over. */
 const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 
+/** Two names of one database are two gateways' worth of locks and WALs over one file: refused. */
+function refuseHardLinks(path: string): void {
+  let links: number;
+  try {
+    links = statSync(path).nlink;
+  } catch {
+    return; // not created yet
+  }
+  if (links > 1) {
+    throw new StoreOpenError(
+      'store_open_failed',
+      `cannot open the SQLite store ${path}: it has ${links} names (hard links), and SQLite keeps a database's WAL and this gateway its lock beside one name, so a gateway or command opening another name would corrupt it; give store.path a database with one name (copy the file instead of linking it)`,
+    );
+  }
+}
+
 function synced(walSync: WalSync): Promise<void> {
   return new Promise((resolve, reject) => walSync.whenSynced((error) => (error === null ? resolve() : reject(error))));
 }
@@ -99,14 +118,30 @@ function migrate(db: Database.Database): void {
 function checkVersion(db: Database.Database, path: string): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version !== MIGRATIONS.length) {
-    throw new Error(
+    throw new StoreOpenError(
+      'store_outdated',
       `${path} has schema version ${version}, this hookgate expects ${MIGRATIONS.length}: start the gateway once to migrate it`,
     );
   }
 }
 
-/** Opens the embedded SQLite store (WAL). In `serve` mode it belongs to this process alone. */
+/**
+ * Opens the embedded SQLite store (WAL). In `serve` mode it belongs to this process alone. The
+ * database is the file `path` really names (symlinks resolved); one with more than one name (hard
+ * links) is refused, since a lock or a WAL kept beside one name is not seen through another. A
+ * failure to open is one sentence naming the file and the cause (`StoreOpenError`).
+ */
 export function createSqliteStore(options: SqliteStoreOptions): Store {
+  let path = options.path;
+  try {
+    path = resolveDatabasePath(options.path);
+    return openSqliteStore({ ...options, path });
+  } catch (error) {
+    throw toSqliteOpenError(path, error);
+  }
+}
+
+function openSqliteStore(options: SqliteStoreOptions): Store {
   const mode = options.mode ?? 'serve';
   const clock = options.clock ?? systemClock;
   let lock: DatabaseLock | undefined;
@@ -117,6 +152,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   let db: Database.Database;
   let walSync: WalSync | undefined;
   try {
+    refuseHardLinks(options.path);
+    if (mode === 'serve') createPrivateFile(options.path);
     db = new Database(options.path, { readonly: mode === 'read', fileMustExist: mode !== 'serve' });
     // better-sqlite3 waits synchronously: a long busy wait would freeze every request. The serving
     // gateway is the database's only regular writer, so a lock held by a CLI command is brief.
@@ -139,12 +176,17 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const encodeSource = createSourceEncoder();
   if (mode === 'serve') {
     // This process holds the lock, so every lease in the database belongs to a process that died.
-    db.transaction(() => {
-      st.expireRunLeases.run();
-      st.expireDeliveryLeases.run();
-      st.expireHeartbeatLeases.run();
-      st.expireCatchUpLeases.run();
-    })();
+    // On a full disk the leases are left to expire on the clock: the gateway starts to say so.
+    try {
+      db.transaction(() => {
+        st.expireRunLeases.run();
+        st.expireDeliveryLeases.run();
+        st.expireHeartbeatLeases.run();
+        st.expireCatchUpLeases.run();
+      })();
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_FULL') throw error;
+    }
   }
   let closed = false;
   let closing: Promise<void> | undefined;
@@ -183,7 +225,11 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     const claim = (k: IdempotencyRecord | null): boolean => {
       if (k === null) return true;
       const { hook, key, status, body, createdAt, expiresAt } = k;
-      if (st.claimIdempotencyKey.run({ hook, key, status, body, createdAt, expiresAt, now: clock.now() }).changes !== 1)
+      const fingerprint = k.fingerprint ?? null;
+      if (
+        st.claimIdempotencyKey.run({ hook, key, status, body, createdAt, expiresAt, fingerprint, now: clock.now() })
+          .changes !== 1
+      )
         return false;
       claimed.push(k);
       return true;

@@ -350,5 +350,38 @@ export const MIGRATIONS: readonly string[] = [
     lease_until INTEGER
   );
   `,
+  `
+  -- A digest turn that showed only some kinds of its backlog consumes those kinds and leaves the
+  -- rest pending (see consumed-marks.ts): a filtered mark, with its kinds beside it. Marks are
+  -- told apart by id, since two may end at the same event.
+  CREATE TABLE consumed_marks_by_id (
+    id INTEGER PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    turn_id TEXT,
+    at INTEGER NOT NULL,
+    filtered INTEGER NOT NULL DEFAULT 0,
+    stamped_seq INTEGER NOT NULL DEFAULT 0
+  );
+  INSERT INTO consumed_marks_by_id (session_key, seq, turn_id, at)
+    SELECT session_key, seq, turn_id, at FROM consumed_marks ORDER BY seq;
+  DROP TABLE consumed_marks;
+  ALTER TABLE consumed_marks_by_id RENAME TO consumed_marks;
+  CREATE INDEX consumed_marks_session ON consumed_marks (session_key, filtered, seq);
+  CREATE TABLE consumed_mark_kinds (
+    mark_id INTEGER NOT NULL,
+    session_key TEXT NOT NULL,
+    mark_seq INTEGER NOT NULL,
+    hook TEXT,
+    shape TEXT NOT NULL
+  );
+  CREATE INDEX consumed_mark_kinds_kind ON consumed_mark_kinds (session_key, hook, shape, mark_seq);
+  CREATE INDEX consumed_mark_kinds_mark ON consumed_mark_kinds (mark_id);
+  `,
+  `
+  -- A digest of the body a client's Idempotency-Key first came with: the key reused with another
+  -- body is refused (422 idempotency_key_reused), not answered as the first request.
+  ALTER TABLE idempotency_keys ADD COLUMN fingerprint TEXT;
+  `,
   SQLITE_RELAY_MIGRATION,
 ];

@@ -94,10 +94,11 @@ export function prepareStatements(db: Database) {
         AND length(message) + @growth <= @max RETURNING id`,
     ),
     claimIdempotencyKey: db.prepare(
-      `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at)
-        VALUES (@hook, @key, @status, @body, @createdAt, @expiresAt)
+      `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at, fingerprint)
+        VALUES (@hook, @key, @status, @body, @createdAt, @expiresAt, @fingerprint)
         ON CONFLICT (hook, key) DO UPDATE SET status = excluded.status, body = excluded.body,
-        created_at = excluded.created_at, expires_at = excluded.expires_at WHERE idempotency_keys.expires_at <= @now`,
+        created_at = excluded.created_at, expires_at = excluded.expires_at, fingerprint = excluded.fingerprint
+        WHERE idempotency_keys.expires_at <= @now`,
     ),
     setIdempotencyBody: db.prepare('UPDATE idempotency_keys SET body = ? WHERE hook = ? AND key = ?'),
     selectIdempotencyKey: db.prepare('SELECT * FROM idempotency_keys WHERE hook = ? AND key = ? AND expires_at > ?'),
@@ -141,7 +142,10 @@ export function prepareStatements(db: Database) {
       `SELECT count(*) AS n FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} AND e.seq <= @seq`,
     ),
     addConsumedMark: db.prepare(
-      'INSERT INTO consumed_marks (session_key, seq, turn_id, at) VALUES (@key, @seq, @turnId, @at)',
+      'INSERT INTO consumed_marks (session_key, seq, turn_id, at, filtered) VALUES (@key, @seq, @turnId, @at, @filtered)',
+    ),
+    addConsumedMarkKind: db.prepare(
+      'INSERT INTO consumed_mark_kinds (mark_id, session_key, mark_seq, hook, shape) VALUES (@markId, @key, @seq, @hook, @shape)',
     ),
     consumeEvent: db.prepare(
       `UPDATE system_events AS e SET consumed_at = ?, consumed_by = ? WHERE e.id = ? AND ${PENDING('e')}`,

@@ -14,6 +14,7 @@ export const SQLITE_RELAY_MIGRATION = `
     auth TEXT NOT NULL,
     idem_key TEXT,
     key_expires_at INTEGER,
+    fingerprint TEXT,
     received_at INTEGER NOT NULL,
     state TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
