@@ -3,10 +3,11 @@
  * runtime part (agent runs end to end, and the ingress while runs execute), the fleet and
  * retention parts, the latency part (an open-loop rate on a database holding a million rows), and
  * the scale part (the store's claims and listings beside backlogs of that size), and the MCP Events
- * part (occurrences fanned out to webhook subscribers: lag and the ingress rate beside them).
+ * part (occurrences fanned out to webhook subscribers: lag and the ingress rate beside them), and the
+ * relay part (a relay and a home behind it: lag from the sender's answer to the home's commit).
  * Children are loopback child processes; the load comes from this process.
  *
- * Env: BENCH_PART (all | ingress | runtime | fleet | retention | latency | scale | mcp), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
+ * Env: BENCH_PART (all | ingress | runtime | fleet | retention | latency | scale | mcp | relay), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
  * the shipped `dist/bundle/main.js`, when built | src: `dist/src/main.js`), BENCH_SYNC (full;
  * `normal` to see what the per-commit fsync costs), BENCH_TMPDIR (os.tmpdir(); the SQLite files
  * live there, so put it on the disk you care about); each part reads its own (see ingress-bench.ts,
@@ -23,11 +24,12 @@ import { retentionBudgetS, retentionSettings, runRetentionBench } from './retent
 import { latencyBudgetS, latencySettings, runLatencyBench } from './latency-bench.js';
 import { runScaleBench, scaleBudgetS, scaleSettings } from './scale-bench.js';
 import { mcpBudgetS, mcpSettings, runMcpBench } from './mcp-bench.js';
+import { relayBudgetS, relaySettings, runRelayBench } from './relay-bench.js';
 
 async function main(): Promise<number> {
   const part = envChoice(
     'BENCH_PART',
-    ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency', 'scale', 'mcp'] as const,
+    ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency', 'scale', 'mcp', 'relay'] as const,
     'all',
   );
   const ingress = part === 'all' || part === 'ingress' ? ingressSettings() : null;
@@ -37,6 +39,7 @@ async function main(): Promise<number> {
   const latency = part === 'all' || part === 'latency' ? latencySettings() : null;
   const scale = part === 'all' || part === 'scale' ? scaleSettings() : null;
   const mcp = part === 'all' || part === 'mcp' ? mcpSettings() : null;
+  const relay = part === 'all' || part === 'relay' ? relaySettings() : null;
   const entry = gatewayEntry();
   const ctx: BenchContext = {
     entry: entry.kind,
@@ -53,7 +56,8 @@ async function main(): Promise<number> {
       (retention === null ? 0 : retentionBudgetS(retention)) +
       (latency === null ? 0 : latencyBudgetS(latency)) +
       (scale === null ? 0 : scaleBudgetS(scale)) +
-      (mcp === null ? 0 : mcpBudgetS(mcp)),
+      (mcp === null ? 0 : mcpBudgetS(mcp)) +
+      (relay === null ? 0 : relayBudgetS(relay)),
   );
   log(
     `hookgate bench: part=${part} loader=${ctx.loader} sync=${ctx.sync} gateway=${entry.kind} (${entry.path}), state under ${ctx.root}`,
@@ -83,6 +87,10 @@ async function main(): Promise<number> {
   if (mcp !== null) {
     log('');
     ok = (await runMcpBench(ctx, mcp)) && ok;
+  }
+  if (relay !== null) {
+    log('');
+    ok = (await runRelayBench(ctx, relay)) && ok;
   }
   return ok ? 0 : 1;
 }

@@ -17,6 +17,7 @@ import { createAdminSurface } from './admin/index.js';
 import { catchUpTargets, createCatchUp, type CatchUp, type CatchUpReport } from './catch-up/index.js';
 import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
+import { RequestError } from './common/errors.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
 import { createSecretScrubber, type Scrub } from './common/scrub-secrets.js';
@@ -36,13 +37,17 @@ import {
   createMcpRoute,
   createMetricsRoute,
   createReadinessRoute,
+  createRelayRoute,
   createRequestHandler,
   type IngressSettings,
+  type RequestHandler,
 } from './http/index.js';
 import {
   createHookLabeler,
   createMetrics,
+  createPullMetrics,
   createReadiness,
+  createRelayMetrics,
   observeAuthLimiter,
   observeModelRegistry,
   observeStore,
@@ -67,6 +72,7 @@ import {
 } from './runtime/index.js';
 import { createPruner, createStore, type Store, type StoreMode, type StoreObserver } from './store/index.js';
 import { createMcpEvents, type McpEvents } from './outputs/mcp-events/index.js';
+import { createHomePull, createRelay, type Puller, type Relay } from './relay/index.js';
 import { readVersion } from './cli/read-version.js';
 
 /** The dashboard's files, copied beside the compiled code and the bundle by the build. */
@@ -105,6 +111,8 @@ export interface GatewayDeps {
   runtime?: RuntimeOptions;
   /** Readiness probe tuning (tests turn the cache off). */
   readiness?: Pick<ReadinessDeps, 'cacheMs' | 'timeoutMs'>;
+  /** Relay tuning (tests shorten how often a waiting lease looks at the store). */
+  relay?: { recheckMs?: number };
   /** MCP Events tuning (tests resolve callback names, shorten the sender's waits). */
   mcp?: Pick<Parameters<typeof createMcpEvents>[0], 'lookup' | 'send' | 'pollMs' | 'pageSize' | 'minTtlMs'>;
 }
@@ -141,6 +149,22 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   // touches anything.
   const store = observeStore(await openStore(loaded, { mode: 'serve', observer: metrics.store }), metrics, clock.now);
   let ready = false;
+  // A relay holds each request for a home gateway and runs no agents: no runtime, deliveries or catch-up start.
+  const relay: Relay | undefined = config.relay.enabled
+    ? createRelay({
+        config: config.relay,
+        store,
+        clock,
+        ids,
+        log,
+        observer: createRelayMetrics(metrics.registry, {
+          backlog: () => store.readRelayBacklog(),
+          now: clock.now,
+          onSampleError: (err) => log.warn('reading the relay backlog for /metrics failed', { err }),
+        }),
+        ...deps.relay,
+      })
+    : undefined;
   // Holds are read by every claim in the store; this copy serves readiness, metrics and the admin
   // API, and restarts the work a lifted hold had refused.
   const dispatch = createDispatchWatch({
@@ -230,6 +254,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         // MCP is restart-only: the log is written from the start's config on.
         ...(config.mcp.enabled ? { publish: { ids } } : {}),
       }),
+      ...(relay === undefined ? {} : { relay: relay.door(mappings, l.config.hooks.idempotencyWindowSeconds) }),
     };
   };
   let ingress = buildIngress(loaded);
@@ -256,12 +281,17 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     probeWrite: () => store.probeWrite(),
     isStarted: () => ready,
     loops: [
-      { name: 'runs', isAlive: () => runtime.isAlive() },
-      ...(deliveryWorker === undefined ? [] : [{ name: 'deliveries', isAlive: () => deliveryWorker.isAlive() }]),
+      ...(relay === undefined ? [{ name: 'runs', isAlive: () => runtime.isAlive() }] : []),
+      ...(deliveryWorker === undefined || relay !== undefined
+        ? []
+        : [{ name: 'deliveries', isAlive: () => deliveryWorker.isAlive() }]),
       ...(mcp === undefined ? [] : [{ name: 'subscriptions', isAlive: () => mcp.sender.isAlive() }]),
     ],
     clock,
-    detail: () => ({ dispatch: describeDispatch(dispatch) }),
+    detail: () => ({
+      dispatch: describeDispatch(dispatch),
+      ...(puller === undefined ? {} : { pull: describePull(puller) }),
+    }),
     ...deps.readiness,
   });
   const surface = createAdminSurface({
@@ -275,7 +305,12 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     assetsDir: ADMIN_ASSETS_DIR,
     onRecordDropped: metrics.requestRecordDropped,
     scrub,
-    handleHook: (call, through) => ingress.handleHook(call, through),
+    handleHook: relay === undefined ? (call, through) => ingress.handleHook(call, through) : refuseOnRelay,
+    ...(relay !== undefined
+      ? { relay: { role: 'relay' as const, store } }
+      : config.pull === undefined
+        ? {}
+        : { relay: { role: 'home' as const, url: config.pull.url, status: () => ({ ...puller?.status() }) } }),
     hooksPath: () => ingress.hooks.path,
     dispatch: {
       store,
@@ -303,6 +338,18 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       logCatchUp(log, r);
     },
   });
+  const puller: Puller | undefined =
+    config.pull === undefined
+      ? undefined
+      : createHomePull({
+          config: config.pull,
+          settings: () => ingress,
+          observer: surface.observer,
+          clock,
+          log,
+          random: Math.random,
+          metrics: createPullMetrics(metrics.registry),
+        });
   const handler = createRequestHandler({
     settings: () => ingress,
     limiter,
@@ -328,6 +375,14 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
               }),
             ] as const,
           ]),
+      ...relayRoutes(relay, {
+        limiter,
+        clientAddress,
+        clock,
+        log,
+        token: config.relay.token ?? '',
+        bodyTimeoutMs: config.gateway.bodyTimeoutMs,
+      }),
       ['/readyz', createReadinessRoute(readiness)],
       [
         '/metrics',
@@ -364,19 +419,23 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     port = await http.listen(deps.port ?? config.gateway.port, config.gateway.bind);
     await sharedLimiter?.start();
     await dispatch.start();
-    await runtime.start();
     pruner.start();
-    mcp?.sender.start();
-    catchUp.start();
-    if (deliveryWorker !== undefined) {
-      deliveryWorker.start();
-    }
+    if (relay === undefined) {
+      await runtime.start();
+      mcp?.sender.start();
+      catchUp.start();
+      deliveryWorker?.start();
+    } else relay.start();
+    // After the runtime: what the home pulls is taken like what its door receives.
+    puller?.start();
     unsubscribe = store.subscribe((signal) => {
       if (signal.kind === 'deliveries') deliveryWorker?.notify();
       else if (signal.kind === 'holds') void dispatch.refresh();
     });
   } catch (error) {
     unsubscribe();
+    await puller?.stop();
+    await relay?.stop();
     await catchUp.stop();
     dispatch.stop();
     sharedLimiter?.stop();
@@ -394,6 +453,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     url: `http://${config.gateway.bind.includes(':') ? `[${config.gateway.bind}]` : config.gateway.bind}:${port}`,
     hooksPath: config.hooks.enabled ? config.hooks.path : null,
     mcpPath: config.mcp.enabled ? config.mcp.path : null,
+    ...(relay === undefined ? {} : { relay: true }),
+    ...(config.pull === undefined ? {} : { pullFrom: config.pull.url }),
     store: config.store.driver,
   });
 
@@ -425,6 +486,10 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       closing ??= (async () => {
         ready = false;
         unsubscribe();
+        // The batch in hand is finished and acknowledged while the door and the store still work.
+        await puller?.stop();
+        // Waiting leases are answered at once, so the listener closes without waiting them out.
+        await relay?.stop();
         await catchUp.stop();
         dispatch.stop();
         sharedLimiter?.stop();
@@ -458,6 +523,34 @@ function describeDispatch(w: DispatchWatch): Record<string, unknown> {
     held: holds.length > 0 || w.draining(),
     draining: { replica: w.draining(), fleet: holds.some((h) => h.kind === 'drain') },
     paused: holds.filter((h) => h.kind === 'pause').map((h) => ({ scope: h.scope, key: h.key })),
+  };
+}
+
+/** A relay builds no actions: a replay is for its home, where the request went. */
+const refuseOnRelay = (): Promise<never> => Promise.reject(new RequestError('not_on_relay'));
+
+/** The pull API's two paths on a relay, behind the relay token. */
+function relayRoutes(
+  relay: Relay | undefined,
+  guard: Omit<Parameters<typeof createRelayRoute>[0], 'handle'>,
+): Array<readonly [string, RequestHandler]> {
+  if (relay === undefined) return [];
+  const route = createRelayRoute({ ...guard, handle: (call) => relay.handle(call) });
+  return [
+    ['/relay/lease', route],
+    ['/relay/ack', route],
+  ];
+}
+
+/**
+ * What `/readyz` says of a home's pull: whether the relay answers (the door serves either way); never
+ * the relay's address or the error (the route answers without a token).
+ */
+function describePull(p: Puller): Record<string, unknown> {
+  const s = p.status();
+  return {
+    relayUp: s.relayUp,
+    failingSince: s.failingSince === null ? null : new Date(s.failingSince).toISOString(),
   };
 }
 

@@ -16,6 +16,7 @@ import type { RequestRecorder } from './create-request-recorder.js';
 import { replayRequest } from './replay-request.js';
 import { found, ok, type AdminAnswer, type AdminCall, type AdminRoute } from './admin-route.js';
 import { createDispatchRoutes, type DispatchAdminDeps } from './dispatch-routes.js';
+import { createRelayRoutes, type RelayAdminDeps } from './relay-routes.js';
 
 export type { AdminAnswer, AdminCall } from './admin-route.js';
 
@@ -34,6 +35,8 @@ export interface AdminApiDeps {
   publishRuns?: boolean;
   /** Pause, resume and drain (`/dispatch`); absent, those endpoints are not served. */
   dispatch?: DispatchAdminDeps;
+  /** A relay's queue or a home's pull (`/relay`); absent, that endpoint is not served. */
+  relay?: RelayAdminDeps;
   /** Records real replays in the request log. */
   recorder?: RequestRecorder;
 }
@@ -68,6 +71,7 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
   const { store } = deps;
   const routes: AdminRoute[] = [
     ...(deps.dispatch === undefined ? [] : createDispatchRoutes(deps.dispatch)),
+    ...(deps.relay === undefined ? [] : createRelayRoutes(deps.relay)),
     {
       method: 'GET',
       pattern: /^\/requests$/,

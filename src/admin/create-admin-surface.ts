@@ -12,6 +12,7 @@ import { createAdminHandler } from './create-admin-handler.js';
 import { createRequestRecorder } from './create-request-recorder.js';
 import { readAdminAssets, type AdminAsset } from './read-admin-assets.js';
 import type { DispatchAdminDeps } from './dispatch-routes.js';
+import type { RelayAdminDeps } from './relay-routes.js';
 
 export interface AdminSurfaceDeps {
   config: Config;
@@ -31,6 +32,8 @@ export interface AdminSurfaceDeps {
   onRecordDropped?: () => void;
   /** Pause, resume and drain through the API. */
   dispatch?: DispatchAdminDeps;
+  /** A relay's queue, or a home's pull, through the API. */
+  relay?: RelayAdminDeps;
   /** Applied to every reason a request record stores. */
   scrub: Scrub;
 }
@@ -72,6 +75,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     ids: deps.ids,
     publishRuns: config.mcp.enabled,
     ...(deps.dispatch === undefined ? {} : { dispatch: deps.dispatch }),
+    ...(deps.relay === undefined ? {} : { relay: deps.relay }),
     recorder: observer,
   });
   const admin = createAdminHandler({

@@ -13,6 +13,7 @@ const FILES = {
   'app.js': { file: 'app.js', contentType: 'text/javascript; charset=utf-8' },
   'dom.js': { file: 'dom.js', contentType: 'text/javascript; charset=utf-8' },
   'dispatch.js': { file: 'dispatch.js', contentType: 'text/javascript; charset=utf-8' },
+  'relay.js': { file: 'relay.js', contentType: 'text/javascript; charset=utf-8' },
   'app.css': { file: 'app.css', contentType: 'text/css; charset=utf-8' },
 } as const;
 

@@ -78,6 +78,15 @@ export const ERROR_CATALOG = {
     status: 401,
     message: 'Missing or invalid MCP token (mcp.token); send it as "Authorization: Bearer <token>".',
   },
+  not_on_relay: {
+    status: 409,
+    message: 'A relay holds requests for its home gateway and builds no actions: do this at the home.',
+  },
+  relay_not_requeueable: { status: 409, message: 'Only a dead letter can be put back in the relay queue.' },
+  relay_unauthorized: {
+    status: 401,
+    message: 'Missing or invalid relay token (relay.token); send it as "Authorization: Bearer <token>".',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

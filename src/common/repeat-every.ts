@@ -19,3 +19,17 @@ export async function repeatEvery(
     await fn();
   }
 }
+
+/**
+ * A background loop: `fn` now, then every `ms` after each call ends, until `signal` aborts (one loop,
+ * so a call that outlasts `ms` is never joined by another). Resolves once stopped.
+ */
+export async function runNowAndEvery(
+  clock: Clock,
+  ms: number,
+  signal: AbortSignal,
+  fn: () => Promise<unknown> | unknown,
+): Promise<void> {
+  await fn();
+  await repeatEvery(clock, ms, signal, fn);
+}

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { isInsideDir } from '../common/is-inside-dir.js';
 import type { Issue } from '../common/errors.js';
 import { parseDurationMs } from '../common/parse-duration.js';
+import { checkRelayRules } from './check-relay-rules.js';
 import { checkSecurityRules } from './check-security-rules.js';
 import { FALLBACK_MODEL, resolveModel } from './resolve-model.js';
 import { MIN_HEARTBEAT_EVERY_MS, type Config } from './schema.js';
@@ -106,6 +107,7 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
     issues.push({ path: 'hooks.path', message: 'must not be "/" (hooks need their own prefix, such as "/hooks")' });
   }
   issues.push(...checkMcpRules(config, base));
+  issues.push(...checkRelayRules(config, base));
   const prefixes = hooks.allowedSessionKeyPrefixes;
   if (prefixes !== undefined) {
     if (hooks.defaultSessionKey === undefined && !prefixes.some((p) => GENERATED_SESSION_PREFIX.startsWith(p))) {

@@ -1,4 +1,5 @@
 import type { Issue } from '../common/errors.js';
+import { checkRelayWarnings } from './check-relay-rules.js';
 import type { Config } from './schema.js';
 
 /** Below this a hook token is guessable by a patient client the lockout only slows down. */
@@ -48,5 +49,6 @@ export function checkConfigWarnings(config: Config): Issue[] {
       });
     }
   });
+  warnings.push(...checkRelayWarnings(config));
   return warnings;
 }

@@ -18,6 +18,8 @@ export function listConfigSecrets(config: Config): string[] {
   add(config.hooks.token);
   add(config.gateway.auth.token);
   add(config.mcp.token);
+  add(config.relay.token);
+  add(config.pull?.token);
   for (const p of Object.values(config.models.providers)) {
     add(p.apiKey);
     for (const [name, value] of Object.entries(p.headers ?? {})) {

@@ -4,9 +4,11 @@ import { parsePath } from '../common/template-syntax.js';
 import { RetentionSchema, StoreSchema } from './store-schema.js';
 import { VerifySchema } from './verify-schema.js';
 import { CatchUpSchema } from './catch-up-schema.js';
+import { PullSchema, RelaySchema } from './relay-schema.js';
 
-export { CatchUpSchema, RetentionSchema, StoreSchema, VerifySchema };
+export { CatchUpSchema, PullSchema, RelaySchema, RetentionSchema, StoreSchema, VerifySchema };
 export type { CatchUpConfig } from './catch-up-schema.js';
+export type { PullConfig, RelayConfig } from './relay-schema.js';
 
 /** Chat channels in the spec's order; `last` resolution falls back through them in this order. */
 export const CHANNEL_NAMES = [
@@ -710,6 +712,12 @@ export const ConfigSchema = z.strictObject({
   mcp: McpSchema.prefault({}).describe('The MCP endpoint: subscribers receive or poll the published occurrences.'),
   delivery: DeliverySchema.prefault({}).describe(
     "The guard on replies before they reach a chat service (the reply of every hook's run or heartbeat).",
+  ),
+  relay: RelaySchema.prefault({}).describe(
+    'A relay on a public host: hook requests held for a home gateway behind NAT, which pulls them (docs/relay.md).',
+  ),
+  pull: PullSchema.optional().describe(
+    'A home gateway: pull the requests a relay holds and process each through this door (docs/relay.md).',
   ),
 });
 

@@ -19,6 +19,7 @@ import { buildMappedRequest, type MappedHookCall } from './mappings/build-mapped
 import type { CompiledMapping } from './mappings/compile-mappings.js';
 import type { TransformRunner } from './transforms/create-transform-runner.js';
 import { publishOutcome } from './publish-outcome.js';
+import { checkBuiltinAuthentication } from './check-hook-call.js';
 
 /** What a hook request turned into, once durably recorded. */
 export type HookOutcome =
@@ -80,10 +81,7 @@ export interface PublishDeps {
  */
 export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall): Promise<HookOutcome> {
   const { policy } = deps;
-  if (call.signedBy !== undefined && (call.name === 'wake' || call.name === 'agent')) {
-    // The built-in endpoints know only the hook token.
-    throw new RequestError('signature_invalid', { message: 'The built-in endpoints accept only the hook token.' });
-  }
+  checkBuiltinAuthentication(call);
   const wake = (request: WakeRequest): HookOutcome => ({ kind: 'wake', event: policy.resolveWake(request) });
   const event = (request: EventRequest): HookOutcome => ({ kind: 'event', action: policy.resolveEvent(request) });
   const run = (request: AgentRequest): HookOutcome => {

@@ -2,7 +2,8 @@
 export { buildHookAction, createHookHandler } from './create-hook-handler.js';
 export type { HookActionDeps, HookHandler, HookOutcome } from './create-hook-handler.js';
 export { describeOutcome } from './describe-outcome.js';
-export { resolveIdempotencyKey } from './resolve-idempotency-key.js';
+export { checkHookCall } from './check-hook-call.js';
+export { idempotencyFingerprint, resolveIdempotencyKey } from './resolve-idempotency-key.js';
 export { parseWakePayload } from './parse-wake-payload.js';
 export type { WakePayload } from './parse-wake-payload.js';
 export { parseAgentPayload } from './parse-agent-payload.js';

@@ -13,8 +13,9 @@ function header(headers: MappedHookCall['headers'], name: string): string | unde
 /**
  * The identity a repeat of this request would carry: the client's `Idempotency-Key`, else the id
  * the sender gives each delivery — from its signature scheme (`X-GitHub-Delivery`, `webhook-id`),
- * a Stripe event's `id`, a Slack event's `event_id` (Slack resends it with `X-Slack-Retry-Num`).
- * `null` when the request carries none. A malformed `Idempotency-Key` is a 400.
+ * a Stripe event's `id`, a Slack event's `event_id` (Slack resends it with `X-Slack-Retry-Num`);
+ * else, for a request pulled from a relay, the relay's id of it. `null` when the request carries
+ * none. A malformed `Idempotency-Key` is a 400.
  */
 export function resolveIdempotencyKey(call: MappedHookCall): string | null {
   const given = header(call.headers, 'idempotency-key');
@@ -29,6 +30,7 @@ export function resolveIdempotencyKey(call: MappedHookCall): string | null {
     return boundKey(`stripe:${p['id']}`);
   if (p['type'] === 'event_callback' && typeof p['event_id'] === 'string' && p['event_id'] !== '')
     return boundKey(`slack:${p['event_id']}`);
+  if (call.relayId !== undefined && call.relayId !== '') return boundKey(`relay:${call.relayId}`);
   return null;
 }
 

@@ -1,18 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthLimiter, SignatureCandidate, SignatureGate, SignedBy } from '../auth/index.js';
+import type { AuthLimiter, SignatureCandidate, SignatureGate } from '../auth/index.js';
 import { extractToken } from '../auth/index.js';
 import type { Clock } from '../common/clock.js';
 import { RequestError } from '../common/errors.js';
 import { createThrottledLog } from '../common/create-throttled-log.js';
 import type { Log } from '../common/log.js';
 import type { HooksConfig } from '../config/index.js';
-import { describeOutcome, type HookHandler, type Payload } from '../hooks/index.js';
+import { describeOutcome, type HookHandler, type MappedHookCall } from '../hooks/index.js';
 import type { RunWaitResult } from '../runtime/index.js';
 import { isStoreUnavailable } from '../store/index.js';
 import { clipLogged, logAccess, type AccessEntry } from './access-log.js';
 import { addressGroup } from './create-peer-grouper.js';
 import { createGroupCounts } from './group-counts.js';
-import { parseHookBody, parseJsonObject } from './parse-request-body.js';
+import { parseHookCall } from './parse-hook-call.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
 import type { ObservedRequest, RequestObserver } from './request-observer.js';
 import { refuseUnlessGetOrHead, sendError, sendJson } from './send-response.js';
@@ -27,7 +27,15 @@ export interface IngressSettings {
   /** Waits for a run's end (and its delivery's) for a `waitForCompletion` caller; `signal` ends the wait early (the caller left). */
   waitForRun: (runId: string, timeoutMs: number, signal?: AbortSignal) => Promise<RunWaitResult>;
   handleHook: HookHandler;
+  /**
+   * Set on a relay: takes each call the door admitted, with its body as received, instead of the
+   * hook handler, and gives the answer.
+   */
+  relay?: RelayDoor;
 }
+
+/** A relay's door: an admitted call (its raw bytes beside it) held for a home gateway; the answer to send. */
+export type RelayDoor = (call: MappedHookCall, rawBody: Buffer) => Promise<{ status: number; body: string }>;
 
 export interface RequestHandlerDeps {
   /** Read once per request, so a request runs start to end on one config. */
@@ -80,13 +88,6 @@ function waitedAnswer(r: RunWaitResult, returnReply: boolean): { status: number;
       ...(returnReply && r.reply !== null ? { reply: r.reply } : {}),
     }),
   };
-}
-
-/** Slack checks a new Events API URL with a signed `url_verification` request and expects its challenge back. */
-function slackChallenge(signedBy: SignedBy | undefined, payload: Payload): string | undefined {
-  if (signedBy === undefined || !signedBy.kinds.includes('slack')) return undefined;
-  const challenge = payload['challenge'];
-  return payload['type'] === 'url_verification' && typeof challenge === 'string' ? challenge : undefined;
 }
 
 /**
@@ -202,42 +203,25 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     }
     try {
       const raw = await readCounted(req, group, limits);
-      let signedBy: SignedBy | undefined;
-      if (candidates !== undefined) {
-        const verdict = settings.signatures.verify(candidates, {
-          headers: req.headers,
-          rawBody: raw,
-          nowMs: deps.clock.now(),
-        });
-        if (!verdict.ok)
-          throw new RequestError('signature_invalid', {
-            message: `Missing or invalid request signature (${verdict.reason}).`,
-          });
-        signedBy = verdict.signedBy;
-      }
-      // Only an authenticated body is kept (`gateway.recordPayloads`): an unsigned one is a stranger's.
-      entry.observed?.noteBody(raw, req.headers);
-      // Forms are for mapped senders (Slack commands, Twilio); /wake and /agent take JSON only.
-      const payload =
-        name === 'wake' || name === 'agent' ? parseJsonObject(raw) : parseHookBody(raw, req.headers['content-type']);
-      const challenge = slackChallenge(signedBy, payload);
-      if (challenge !== undefined) {
-        sendJson(res, 200, JSON.stringify({ challenge }));
+      const door = parseHookCall(settings.signatures, {
+        name,
+        headers: req.headers,
+        url: req.url ?? '',
+        rawBody: raw,
+        candidates,
+        nowMs: deps.clock.now(),
+        observed: entry.observed,
+      });
+      if (door.kind === 'challenge') {
+        sendJson(res, 200, JSON.stringify({ challenge: door.challenge }));
         return;
       }
-      const outcome = await settings.handleHook(
-        {
-          name,
-          payload,
-          headers: req.headers,
-          url: req.url ?? '',
-          ...(signedBy === undefined ? {} : { signedBy: { mappingIds: signedBy.mappingIds } }),
-          ...(signedBy?.deliveryId === undefined ? {} : { deliveryId: signedBy.deliveryId }),
-          ...(signedBy?.retryNum === undefined ? {} : { retryNum: signedBy.retryNum }),
-          ...(entry.observed === undefined ? {} : { requestId: entry.observed.id }),
-        },
-        entry.observed?.ingress(),
-      );
+      if (settings.relay !== undefined) {
+        const answer = await settings.relay(door.call, raw);
+        if (!res.destroyed) sendJson(res, answer.status, answer.body);
+        return;
+      }
+      const outcome = await settings.handleHook(door.call, entry.observed?.ingress());
       if (outcome.kind === 'wake') entry.eventId = outcome.event.id;
       else if (outcome.kind === 'event') entry.eventId = outcome.action.id;
       else if (outcome.kind === 'agent') entry.runId = outcome.run.id;

@@ -54,6 +54,8 @@ export interface GatewayMetrics {
   readonly mcpSender: { delivered(lagMs: number): void; failed(reason: string): void };
   /** The Prometheus text exposition, with queue depths sampled now (or from the short cache). */
   render(): Promise<string>;
+  /** The registry, for the metrics of parts only some gateways run (a relay's, a home's pull). */
+  readonly registry: Registry;
   readonly contentType: string;
 }
 
@@ -388,5 +390,6 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
       return registry.metrics();
     },
     contentType: registry.contentType,
+    registry,
   };
 }

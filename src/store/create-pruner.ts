@@ -1,7 +1,7 @@
 import type { Clock } from '../common/clock.js';
 import type { Log } from '../common/log.js';
 import { parseDurationMs } from '../common/parse-duration.js';
-import { repeatEvery } from '../common/repeat-every.js';
+import { runNowAndEvery } from '../common/repeat-every.js';
 import type { RetentionConfig } from '../config/index.js';
 import type { RetentionStore } from './store.js';
 import type { PruneCounts, PruneCutoffs } from './types.js';
@@ -150,10 +150,7 @@ export function createPruner(deps: {
   return {
     start() {
       // One loop, so a pass that outlasts `everyMs` (a backlog at start) is never joined by another.
-      running = (async () => {
-        await pass();
-        await repeatEvery(clock, deps.everyMs ?? 60_000, halt.signal, pass);
-      })();
+      running = runNowAndEvery(clock, deps.everyMs ?? 60_000, halt.signal, pass);
     },
     async stop() {
       halt.abort();

@@ -22,6 +22,7 @@ export { RUN_STATES } from './store-stats.js';
 export type { CommitObservation, QueueStats, RunCounts, StoreObserver, StoreSize } from './store-stats.js';
 export type * from './types.js';
 export type * from './request-record.js';
+export type * from './relay-queue.js';
 export { createStore, type CreateStoreOptions, type StoreMode } from './create-store.js';
 export { StoreLockedError, StoreMissingError } from './sqlite/lock-database.js';
 export { StoreOpenError } from './store-open-error.js';

@@ -43,6 +43,7 @@ import type {
 } from './event-log-types.js';
 import type { QueueStats, RunCounts, StoreSize } from './store-stats.js';
 import type { BudgetReport, RunBudgets } from './run-budgets.js';
+import type { RelayQueue } from './relay-queue.js';
 
 /**
  * What the ingress writes. Every write resolves only once it is committed, so the caller may
@@ -351,7 +352,8 @@ export interface Store
     EventLog,
     SubscriptionStore,
     DispatchControl,
-    CatchUpState {
+    CatchUpState,
+    RelayQueue {
   /** Whether several processes share this store (auth lockouts are then kept in it). */
   readonly shared: boolean;
   /** Flushes pending writes and releases the database (and its lock). */

@@ -3,6 +3,7 @@
 // text (textContent), never parsed as HTML.
 import { $, badge, el, fields, link, row, table, time } from '/admin/dom.js';
 import { dispatchView } from '/admin/dispatch.js';
+import { relayView } from '/admin/relay.js';
 
 const TOKEN_KEY = 'hookgate.adminToken';
 const POLL_MS = 2000;
@@ -456,6 +457,8 @@ function route() {
       return subscriptionsView;
     case 'dispatch':
       return () => dispatchView($('content'), { api, actionButton, setStatus, toolbar, rerender: render });
+    case 'relay':
+      return () => relayView($('content'), { api, actionButton, setStatus, toolbar, rerender: render });
     default:
       return requestsView;
   }

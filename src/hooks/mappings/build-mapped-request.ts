@@ -29,6 +29,11 @@ export interface MappedHookCall {
   /** The request record's id (the request log's), carried into what the request publishes. */
   requestId?: string;
   /**
+   * The relay's id of a request a home gateway pulled: its idempotency identity when it carries no
+   * key of its own, so a batch leased again after a crash is recognised.
+   */
+  relayId?: string;
+  /**
    * An operator (authenticated by the gateway token) replays a recorded request: a mapping with
    * `verify.required` serves it without a signature, and it is a new request, never an
    * idempotent repeat of the one it replays.
@@ -213,16 +218,10 @@ async function applyTransform(
 }
 
 /**
- * Resolves `/hooks/<name>` through the mappings (first match wins), builds the action from its
- * templates, lets its transform override or skip it, and validates the result exactly like a
- * `/wake` or `/agent` payload.
+ * The mapping that serves a call, before anything is built: its name matched (404), the call
+ * authenticated for it (401), the payload of the shape a preset expects (400).
  */
-export async function buildMappedRequest(
-  mappings: readonly CompiledMapping[],
-  runTransform: TransformRunner,
-  call: MappedHookCall,
-  now: number,
-): Promise<MappedRequest> {
+export function resolveMapping(mappings: readonly CompiledMapping[], call: MappedHookCall): CompiledMapping {
   // `/hooks//wake` is not a way around the built-in endpoint: reserved names are never mapped.
   const mapped = RESERVED_HOOK_NAMES.has(trimSlashes(call.name))
     ? undefined
@@ -233,6 +232,21 @@ export async function buildMappedRequest(
   checkAuthentication(mapped, call);
   const shapeIssues = mapped.validate?.(call.payload) ?? [];
   if (shapeIssues.length > 0) invalid(shapeIssues);
+  return mapped;
+}
+
+/**
+ * Resolves `/hooks/<name>` through the mappings (first match wins), builds the action from its
+ * templates, lets its transform override or skip it, and validates the result exactly like a
+ * `/wake` or `/agent` payload.
+ */
+export async function buildMappedRequest(
+  mappings: readonly CompiledMapping[],
+  runTransform: TransformRunner,
+  call: MappedHookCall,
+  now: number,
+): Promise<MappedRequest> {
+  const mapped = resolveMapping(mappings, call);
   const headers = safeHeaders(call.headers);
   const path = trimSlashes(call.name);
   const context: TemplateContext = {

@@ -3,7 +3,7 @@ import { createClaimLoop, type ClaimLoop } from '../../common/create-claim-loop.
 import type { Log } from '../../common/log.js';
 import type { ClaimedSubscription, EventLog, SubscriptionStore, WorkSignals } from '../../store/index.js';
 import type { WebhookClient } from './create-webhook-client.js';
-import { createWakeup } from './create-wakeup.js';
+import { createWakeup } from '../../common/create-wakeup.js';
 import { sendSubscription, type SendDeps, type SenderObserver } from './send-subscription.js';
 
 export interface SenderOptions {

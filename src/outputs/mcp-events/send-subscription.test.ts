@@ -7,7 +7,7 @@ import type { ClaimedSubscription, Store } from '../../store/index.js';
 import { createStoreFixture, type StoreFixture } from '../../../test/helpers/store-fixture.js';
 import { newEvent, newLogEvent, newSubscription } from '../../../test/helpers/store-records.js';
 import type { WebhookClient, WebhookPost, WebhookResult } from './create-webhook-client.js';
-import { createWakeup, type Wakeup } from './create-wakeup.js';
+import { createWakeup, type Wakeup } from '../../common/create-wakeup.js';
 import { sendSubscription } from './send-subscription.js';
 
 const KEY = Buffer.alloc(32, 7);

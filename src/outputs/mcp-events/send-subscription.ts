@@ -4,7 +4,7 @@ import type { Log } from '../../common/log.js';
 import type { ClaimedSubscription, EventLog, SubscriptionRecord, SubscriptionStore } from '../../store/index.js';
 import { controlMessageId, eventBody, gapBody, terminatedBody } from './build-deliveries.js';
 import type { WebhookClient, WebhookResult } from './create-webhook-client.js';
-import type { Wakeup } from './create-wakeup.js';
+import type { Wakeup } from '../../common/create-wakeup.js';
 import { deliveryRetryDelayMs } from './delivery-retry.js';
 import { RPC } from './mcp-error.js';
 import { decodeWebhookSecret, signWebhook } from './sign-webhook.js';

@@ -19,6 +19,7 @@ import { createPgStats } from './create-pg-stats.js';
 import { createPgEventLog } from './create-pg-event-log.js';
 import { createPgSubscriptions } from './create-pg-subscriptions.js';
 import { createPgHolds } from './create-pg-holds.js';
+import { createPgRelayQueue } from './create-pg-relay-queue.js';
 import type { StoreObserver } from '../store-stats.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
@@ -175,6 +176,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createPgEventLog(ctx),
     ...createPgSubscriptions(ctx),
     ...createPgHolds(ctx),
+    ...createPgRelayQueue(ctx),
     subscribe: signals.subscribe,
     async close() {
       if (closed) return;

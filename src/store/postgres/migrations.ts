@@ -1,3 +1,5 @@
+import { PG_RELAY_MIGRATION } from './relay-migration.js';
+
 /**
  * PostgreSQL schema migrations, applied in order under an advisory lock; `hookgate_schema`
  * records how many ran. The same tables as SQLite: a `bigserial` order column, the public UUIDv7
@@ -303,4 +305,5 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- out, as JSON text: a replay carries them as the request did.
   ALTER TABLE requests ADD COLUMN headers text;
   `,
+  PG_RELAY_MIGRATION,
 ];

@@ -39,6 +39,7 @@ import { createSourceEncoder } from '../action-source.js';
 import { publishedOfRun } from '../log-rows.js';
 import { createSqliteEventLog } from './create-sqlite-event-log.js';
 import { createSqliteSubscriptions } from './create-sqlite-subscriptions.js';
+import { createSqliteRelayQueue } from './create-sqlite-relay-queue.js';
 
 export interface SqliteStoreOptions {
   /** Database file path. */
@@ -365,6 +366,7 @@ function openSqliteStore(options: SqliteStoreOptions): Store {
     ...eventLog,
     ...subscriptions,
     ...createSqliteHolds(ctx),
+    ...createSqliteRelayQueue(ctx),
     subscribe: signals.subscribe,
     close() {
       // One close for every caller: each resolves once the database is closed and the lock released.

@@ -1,3 +1,5 @@
+import { SQLITE_RELAY_MIGRATION } from './relay-migration.js';
+
 /**
  * Schema migrations, applied in order; `PRAGMA user_version` records how many ran.
  * Tables use an integer rowid as primary key (append-ordered inserts) and keep the public id,
@@ -381,4 +383,5 @@ export const MIGRATIONS: readonly string[] = [
   -- body is refused (422 idempotency_key_reused), not answered as the first request.
   ALTER TABLE idempotency_keys ADD COLUMN fingerprint TEXT;
   `,
+  SQLITE_RELAY_MIGRATION,
 ];

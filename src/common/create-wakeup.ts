@@ -1,10 +1,10 @@
-import type { Clock } from '../../common/clock.js';
+import type { Clock } from './clock.js';
 
-/** Wakes idle senders when occurrences were committed: a generation count, so no announcement is missed. */
+/** Wakes idle waiters when new work was committed: a generation count, so no announcement is missed. */
 export interface Wakeup {
   /** The announcements so far; read before looking at the log. */
   generation(): number;
-  /** Occurrences were committed. */
+  /** New work was committed. */
   notify(): void;
   /**
    * Resolves once there was an announcement after `since` (at once if there already was), `ms`
