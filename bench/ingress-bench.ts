@@ -45,7 +45,7 @@ export function ingressBudgetS(s: IngressSettings): number {
   return s.startRuns * 20 + 2 * (s.warmupSeconds + s.rounds * (s.seconds + 3)) + 120;
 }
 
-async function startBare(token: string): Promise<{ child: Child; port: number }> {
+export async function startBare(token: string): Promise<{ child: Child; port: number }> {
   const port = await freePort();
   const child = spawnNode('bare', [BARE_JS], { ...process.env, BENCH_PORT: String(port), BENCH_TOKEN: token });
   await waitHealthy(child, port);

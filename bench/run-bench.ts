@@ -2,10 +2,14 @@
  * `npm run bench`: the ingress part (gateway vs bare `node:http` on `POST /hooks/wake`), then the
  * runtime part (agent runs end to end, and the ingress while runs execute), the fleet and
  * retention parts, the latency part (an open-loop rate on a database holding a million rows), and
- * the scale part (the store's claims and listings beside backlogs of that size).
+ * the scale part (the store's claims and listings beside backlogs of that size), and the compare
+ * part (this build against an earlier commit's, side by side: compare-bench.ts).
  * Children are loopback child processes; the load comes from this process.
  *
- * Env: BENCH_PART (all | ingress | runtime | fleet | retention | latency | scale), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
+ * Arguments: `--only <part>` (as BENCH_PART), `--base <commit>` (the compare part's, as
+ * BENCH_COMPARE_BASE): `npm run bench -- --only compare --base d879cf2`.
+ *
+ * Env: BENCH_PART (all | ingress | runtime | fleet | retention | latency | scale | compare), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
  * the shipped `dist/bundle/main.js`, when built | src: `dist/src/main.js`), BENCH_SYNC (full;
  * `normal` to see what the per-commit fsync costs), BENCH_TMPDIR (os.tmpdir(); the SQLite files
  * live there, so put it on the disk you care about); each part reads its own (see ingress-bench.ts,
@@ -13,6 +17,7 @@
  * row, unbalanced latency ledger, failed run or failed start; targets are reported only.
  */
 import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
 import { createWorkdir, envChoice, log, startWatchdog } from './bench-env.js';
 import { gatewayEntry } from './gateway.js';
 import { ingressBudgetS, ingressSettings, runIngressBench, type BenchContext } from './ingress-bench.js';
@@ -21,19 +26,24 @@ import { fleetBudgetS, fleetSettings, runFleetBench } from './fleet-bench.js';
 import { retentionBudgetS, retentionSettings, runRetentionBench } from './retention-bench.js';
 import { latencyBudgetS, latencySettings, runLatencyBench } from './latency-bench.js';
 import { runScaleBench, scaleBudgetS, scaleSettings } from './scale-bench.js';
+import { compareBudgetS, compareSettings, runCompareBench } from './compare-bench.js';
+
+const PARTS = ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency', 'scale', 'compare'] as const;
 
 async function main(): Promise<number> {
-  const part = envChoice(
-    'BENCH_PART',
-    ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency', 'scale'] as const,
-    'all',
-  );
+  const { values: args } = parseArgs({
+    options: { only: { type: 'string' }, base: { type: 'string' } },
+    strict: true,
+  });
+  if (args.only !== undefined) process.env['BENCH_PART'] = args.only;
+  const part = envChoice('BENCH_PART', PARTS, 'all');
   const ingress = part === 'all' || part === 'ingress' ? ingressSettings() : null;
   const runtime = part === 'all' || part === 'runtime' ? runtimeSettings() : null;
   const fleet = part === 'all' || part === 'fleet' ? fleetSettings() : null;
   const retention = part === 'all' || part === 'retention' ? retentionSettings() : null;
   const latency = part === 'all' || part === 'latency' ? latencySettings() : null;
   const scale = part === 'all' || part === 'scale' ? scaleSettings() : null;
+  const compare = part === 'all' || part === 'compare' ? compareSettings(args.base) : null;
   const entry = gatewayEntry();
   const ctx: BenchContext = {
     entry: entry.kind,
@@ -49,7 +59,8 @@ async function main(): Promise<number> {
       (fleet === null ? 0 : fleetBudgetS(fleet)) +
       (retention === null ? 0 : retentionBudgetS(retention)) +
       (latency === null ? 0 : latencyBudgetS(latency)) +
-      (scale === null ? 0 : scaleBudgetS(scale)),
+      (scale === null ? 0 : scaleBudgetS(scale)) +
+      (compare === null ? 0 : compareBudgetS(compare)),
   );
   log(
     `hookgate bench: part=${part} loader=${ctx.loader} sync=${ctx.sync} gateway=${entry.kind} (${entry.path}), state under ${ctx.root}`,
@@ -75,6 +86,10 @@ async function main(): Promise<number> {
   if (scale !== null) {
     log('');
     ok = (await runScaleBench(ctx, scale)) && ok;
+  }
+  if (compare !== null) {
+    log('');
+    ok = (await runCompareBench(ctx, compare)) && ok;
   }
   return ok ? 0 : 1;
 }
