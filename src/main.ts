@@ -29,6 +29,7 @@ import {
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import {
   addressGroup,
+  createAccessLog,
   createClientAddressResolver,
   createHttpServer,
   createPeerGrouper,
@@ -204,12 +205,14 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     clock,
     ...deps.readiness,
   });
+  const access = createAccessLog(log, { settings: () => current.config.logging, now: clock.now });
   const handler = createRequestHandler({
     settings: () => ingress,
     limiter,
     clientAddress,
     clock,
     log,
+    access,
     isReady: () => ready,
     ...createAdminSurface({
       config,
@@ -309,6 +312,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         sharedLimiter?.stop();
         await pruner.stop();
         await http.close();
+        access.flush();
         await runtime.stop();
         await deliveryWorker?.stop();
         await runTransform.close();

@@ -184,6 +184,26 @@ export const GatewaySchema = z.strictObject({
   metrics: z.strictObject({ public: z.boolean().default(false) }).prefault({}),
 });
 
+/**
+ * What is logged besides `gateway.logLevel`. The access log is one `info` line per hook request
+ * (`"msg":"hook request"`: method, path without its query, hook, client, status, code, ms, and the
+ * event or run it created); its fields are fixed and carry no payload, header or token.
+ */
+export const LoggingSchema = z.strictObject({
+  /**
+   * `all`: a line per request; `refusals`: only requests not accepted (4xx, 5xx, and clients that
+   * left before their answer); `off`: none. While load is shed (503), at most 10 lines of shed
+   * requests are written per 10 s, and one line then says how many were held back, by code.
+   * @default 'all'
+   */
+  access: z.enum(['all', 'refusals', 'off']).default('all'),
+  /**
+   * The share of accepted requests' lines written (0.01: one in a hundred), evenly spaced;
+   * refusals are always written. @default 1
+   */
+  accessSample: z.number().gt(0).max(1).default(1),
+});
+
 const ModelEntrySchema = z.strictObject({ alias: nonEmpty.optional() });
 
 export const AgentsSchema = z.strictObject({
@@ -266,6 +286,7 @@ export const ChannelsSchema = z.strictObject({
 export const ConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   gateway: GatewaySchema.prefault({}),
+  logging: LoggingSchema.prefault({}),
   hooks: HooksSchema.prefault({}),
   agents: AgentsSchema.prefault({}),
   models: ModelsSchema.prefault({}),
@@ -276,6 +297,7 @@ export const ConfigSchema = z.strictObject({
 export type Config = z.infer<typeof ConfigSchema>;
 export type HooksConfig = z.infer<typeof HooksSchema>;
 export type GatewayConfig = z.infer<typeof GatewaySchema>;
+export type LoggingConfig = z.infer<typeof LoggingSchema>;
 export type AgentsConfig = z.infer<typeof AgentsSchema>;
 export type MappingConfig = z.infer<typeof MappingSchema>;
 export type VerifyConfig = z.infer<typeof VerifySchema>;

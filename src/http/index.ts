@@ -1,6 +1,9 @@
 /** HTTP edge: routing, body limits, client address, error responses, the `node:http` binding. */
 export { createRequestHandler } from './create-request-handler.js';
 export type { IngressSettings, RequestHandler, RequestHandlerDeps } from './create-request-handler.js';
+/** The access line of each hook request, as `logging` says (all, refusals, off; sampled; shed requests throttled). */
+export { createAccessLog } from './access-log.js';
+export type { AccessLog } from './access-log.js';
 export { createHttpServer } from './create-http-server.js';
 export type { ConnectionRefusal, HttpServer } from './create-http-server.js';
 export { createClientAddressResolver, foldAddress } from './resolve-client-address.js';
