@@ -100,6 +100,9 @@ export interface LogOptions {
   maxBufferedBytes?: number;
 }
 
+/** Characters of fixed lines gathered in one event-loop turn before they are handed on anyway (sonic-boom's write size). */
+const GATHERED_MAX_CHARS = 16 * 1024;
+
 /** Lines waiting for stderr, at most (bytes): beyond it a blocked stderr costs lines, not memory. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
@@ -136,7 +139,18 @@ function errorKey(fields: LogFields): string {
   return JSON.stringify([e['message'] ?? null, e['code'] ?? fields['code'] ?? null, fields['error'] ?? null]);
 }
 
-function wrap(p: pino.Logger, limiter: RepeatLimiter | null, now: () => number, flush: () => void, scrub: Scrub): Log {
+/** What a logger and its children share. */
+interface Shared {
+  limiter: RepeatLimiter | null;
+  now: () => number;
+  flush: () => void;
+  scrub: Scrub;
+  /** Writes a whole line of a fixed writer (`Log.fixedLine`). */
+  writeFixed: (line: string) => void;
+}
+
+function wrap(p: pino.Logger, shared: Shared): Log {
+  const { limiter, now, scrub } = shared;
   const emit = (level: Level, msg: string, fields?: LogFields): void => {
     if (!p.isLevelEnabled(level)) return;
     const obj = redactKeys(fields ?? {}, 0, new WeakSet(), scrub) as LogFields;
@@ -155,19 +169,17 @@ function wrap(p: pino.Logger, limiter: RepeatLimiter | null, now: () => number, 
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
-    child: (fields) =>
-      wrap(p.child(redactKeys(fields, 0, new WeakSet(), scrub) as LogFields), limiter, now, flush, scrub),
+    child: (fields) => wrap(p.child(redactKeys(fields, 0, new WeakSet(), scrub) as LogFields), shared),
     fixedLine: (level, msg) => {
       if (!p.isLevelEnabled(level)) return null;
-      const internals = p as unknown as Record<symbol, unknown>;
-      const stream = internals[pino.symbols.streamSym] as { write(line: string): unknown };
       // `,"pid":…` and the child's bindings, as pino writes them after the time.
-      const bindings = internals[pino.symbols.chindingsSym] as string;
+      const bindings = (p as unknown as Record<symbol, unknown>)[pino.symbols.chindingsSym] as string;
       const head = `{"level":${p.levels.values[level]},"time":"`;
       const tail = `,"msg":${JSON.stringify(msg)}}\n`;
-      return (fields) => void stream.write(`${head}${isoTime(Date.now())}"${bindings},${fields}${tail}`);
+      const { writeFixed } = shared;
+      return (fields) => writeFixed(`${head}${isoTime(Date.now())}"${bindings},${fields}${tail}`);
     },
-    flush,
+    flush: shared.flush,
   };
 }
 
@@ -182,7 +194,39 @@ export function createLog(options: LogOptions = {}): Log {
       : undefined;
   let dropped = 0;
   // Emitted in the write that found no room, so a report that is itself dropped is seen at once.
-  destination?.on('drop', () => void dropped++);
+  destination?.on('drop', (data: string) => {
+    dropped += countLines(data);
+  });
+  // Lines of fixed writers wait for the end of the event-loop turn and go to stderr as one string:
+  // sonic-boom measures the whole text it holds on every write (one per request, over up to 16 KB),
+  // and any other line first writes them, so lines keep their order.
+  let gathered: string[] = [];
+  let gatheredChars = 0;
+  const writeGathered = (): void => {
+    if (gathered.length === 0) return;
+    const text = gathered.join('');
+    gathered = [];
+    gatheredChars = 0;
+    destination?.write(text);
+  };
+  const out =
+    destination === undefined
+      ? { write: (line: string) => sink!(line) }
+      : {
+          write: (line: string): void => {
+            writeGathered();
+            destination.write(line);
+          },
+        };
+  const writeFixed =
+    destination === undefined
+      ? out.write
+      : (line: string): void => {
+          if (gathered.push(line) === 1) setImmediate(writeGathered);
+          gatheredChars += line.length;
+          // A turn that writes many lines hands them on in pieces of about what sonic-boom writes at once.
+          if (gatheredChars >= GATHERED_MAX_CHARS) writeGathered();
+        };
   const p = pino(
     {
       level,
@@ -192,7 +236,7 @@ export function createLog(options: LogOptions = {}): Log {
       // Errors are already plain objects (redactKeys); pino's own err serializer would re-wrap them.
       serializers: { err: (value: unknown) => value },
     },
-    destination ?? { write: (line: string) => sink!(line) },
+    out,
   );
   const scrub = options.scrub ?? keepText;
   const root =
@@ -224,11 +268,19 @@ export function createLog(options: LogOptions = {}): Log {
   }
   const flush = (): void => {
     if (limiter !== null) writeSummaries(limiter.drain());
+    writeGathered();
     try {
       destination?.flushSync();
     } catch {
       // Nothing written yet (the stream is still opening): nothing to lose.
     }
   };
-  return wrap(root, limiter, now, flush, scrub);
+  return wrap(root, { limiter, now, flush, scrub, writeFixed });
+}
+
+/** Lines in a text of whole lines. */
+function countLines(text: string): number {
+  let n = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) n++;
+  return Math.max(1, n);
 }

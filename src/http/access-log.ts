@@ -57,6 +57,19 @@ const ALL: LoggingConfig = { access: 'all', accessSample: 1 };
 /** A value as JSON text; a string (paths and hook names are the caller's) escaped where it must be. */
 const text = (s: string | null): string => (s === null ? 'null' : JSON.stringify(s));
 
+/** `text`, remembering the last value: a field of a busy gateway's lines mostly repeats the one before. */
+function lastText(): (s: string | null) => string {
+  let last: string | null = null;
+  let lastJson = 'null';
+  return (s) => {
+    if (s !== last) {
+      last = s;
+      lastJson = text(s);
+    }
+    return lastJson;
+  };
+}
+
 /**
  * The `info` line of each hook request, written without the logger's redaction passes: its fields
  * are these, none holds a payload, a header or a token (the path has no query), and strings are
@@ -76,6 +89,10 @@ export function createAccessLog(log: Log, options: AccessLogOptions = {}): Acces
   let heldBack = 0;
   let heldByCode: Record<string, number> = {};
   let cancelTimer: (() => void) | undefined;
+  const method = lastText();
+  const path = lastText();
+  const hook = lastText();
+  const client = lastText();
 
   const reportHeldBack = (): void => {
     cancelTimer?.();
@@ -125,7 +142,7 @@ export function createAccessLog(log: Log, options: AccessLogOptions = {}): Acces
       const code = status !== null || entry.code !== null ? entry.code : 'client_gone';
       if (status === 503 && !takeShedLine(code ?? 'unknown')) return;
       line(
-        `"method":${text(entry.method)},"path":${text(entry.path)},"hook":${text(entry.hook)},"client":${text(entry.client)},` +
+        `"method":${method(entry.method)},"path":${path(entry.path)},"hook":${hook(entry.hook)},"client":${client(entry.client)},` +
           `"status":${status === null ? 'null' : status},"code":${text(code)},"ms":${Number.isFinite(ms) ? Math.max(ms, 0) : 0}` +
           `${entry.eventId === undefined ? '' : `,"eventId":${text(entry.eventId)}`}` +
           `${entry.runId === undefined ? '' : `,"runId":${text(entry.runId)}`}`,
