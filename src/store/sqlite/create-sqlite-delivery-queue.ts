@@ -13,7 +13,7 @@ export function createSqliteDeliveryQueue({ st, write, now, emit, newClaimId }: 
       return write(() => {
         const t = now();
         const claimed: ClaimedDelivery[] = [];
-        for (const row of st.selectDueDeliveries.all({ now: due, limit }) as DeliveryRow[]) {
+        for (const row of st.selectDueDeliveries(limit).all({ now: due }) as DeliveryRow[]) {
           if (row.lease_until !== null && row.lease_until >= t) continue;
           const claimId = newClaimId();
           if (st.leaseDelivery.run({ owner, until: t + leaseMs, claimId, id: row.id, now: t }).changes === 1) {
