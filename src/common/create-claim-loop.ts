@@ -8,8 +8,12 @@ export interface ClaimLoopOptions<T extends { id: string }> {
   name: string;
   /** Claims up to `limit` items; each is then this loop's until `execute` settles. */
   claim(limit: number): Promise<T[]>;
-  /** Works on one claimed item; `signal` aborts at shutdown (after the grace period) or when the claim is lost. */
-  execute(item: T, signal: AbortSignal): Promise<void>;
+  /**
+   * Works on one claimed item; `signal` aborts at shutdown (after the grace period) or when the claim
+   * is lost. `finishing()` says the item has handed its last write to the store: its place goes to
+   * the next item at once, so that item's claim rides the same commit (one commit a run, not two).
+   */
+  execute(item: T, signal: AbortSignal, finishing: () => void): Promise<void>;
   /** Extends the leases of the items in flight; resolves with the ids still held. */
   renew(items: T[]): Promise<string[]>;
   /** Items worked on at once. */
@@ -55,6 +59,8 @@ interface Active<T> {
   item: T;
   abort: AbortController;
   done: Promise<void>;
+  /** It called `finishing`: its place is free, and its lease needs no renewing. */
+  finishing: boolean;
 }
 
 /**
@@ -64,12 +70,14 @@ interface Active<T> {
  */
 export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>): ClaimLoop {
   const active = new Map<string, Active<T>>();
+  /** Items in `active` that called `finishing`. */
+  let finishing = 0;
   let stopped = true;
   let halt = new AbortController();
 
   const pump = async (): Promise<void> => {
     while (!stopped) {
-      const free = o.concurrency - active.size;
+      const free = o.concurrency - (active.size - finishing);
       if (free <= 0) return;
       let claimed: T[];
       try {
@@ -93,22 +101,30 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
 
   const launch = (item: T): void => {
     const abort = new AbortController();
-    const done = o
-      .execute(item, abort.signal)
+    const entry: Active<T> = { item, abort, done: Promise.resolve(), finishing: false };
+    const onFinishing = (): void => {
+      if (entry.finishing || active.get(item.id) !== entry) return;
+      entry.finishing = true;
+      finishing++;
+      loop.notify();
+    };
+    active.set(item.id, entry);
+    entry.done = o
+      .execute(item, abort.signal, onFinishing)
       .then(
         () => undefined,
         (error: unknown) => o.log.error(`${o.name} item failed unexpectedly`, { id: item.id, err: error }),
       )
       .finally(() => {
+        if (entry.finishing) finishing--;
         active.delete(item.id);
         loop.notify();
       });
-    active.set(item.id, { item, abort, done });
   };
 
   const renew = async (): Promise<void> => {
-    if (active.size === 0) return;
-    const items = [...active.values()];
+    const items = [...active.values()].filter((a) => !a.finishing);
+    if (items.length === 0) return;
     try {
       const held = new Set(await o.renew(items.map((a) => a.item)));
       for (const a of items) {

@@ -39,9 +39,15 @@ export interface RunResult {
 /**
  * Executes one claimed run: model call bounded by `timeoutSeconds` (retries included), then the
  * outcome, transcript, summary and delivery request in one transaction under the run's claim.
- * `shutdown` aborts at shutdown or when the claim was lost.
+ * `shutdown` aborts at shutdown or when the claim was lost; `finishing` is called once that
+ * transaction is handed to the store (see `ClaimLoopOptions.execute`).
  */
-export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: AbortSignal): Promise<RunResult> {
+export async function executeRun(
+  deps: RuntimeDeps,
+  run: ClaimedRun,
+  shutdown: AbortSignal,
+  finishing?: () => void,
+): Promise<RunResult> {
   const { config, clock, log } = deps;
   const started = clock.now();
   const profile = resolveAgentProfile(config, run.agentId, deps.configDir);
@@ -91,7 +97,7 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
       log.info('run handed back', { runId: run.id, reason: String(shutdown.reason) });
     return { state, recorded: false };
   }
-  return finishRun(deps, run, { state, reply, error, category, modelUsed, tokens, content, started });
+  return finishRun(deps, run, { state, reply, error, category, modelUsed, tokens, content, started }, finishing);
 }
 
 /** Records a run's outcome under its claim: the run, its transcript, summary and delivery, in one transaction. */
@@ -109,6 +115,8 @@ export async function finishRun(
     content: string;
     started: number;
   },
+  /** Called once the outcome's write is handed to the store, before it commits. */
+  finishing?: () => void,
 ): Promise<RunResult> {
   const { clock, log } = deps;
   const { state, reply, error, category, modelUsed, tokens, content, started } = outcome;
@@ -124,7 +132,7 @@ export async function finishRun(
         at,
       )
     : null;
-  const recorded = await deps.store.completeRun({
+  const completed = deps.store.completeRun({
     runId: run.id,
     claimId: run.claimId,
     state,
@@ -143,6 +151,8 @@ export async function finishRun(
     summary: createRunSummary(deps, run, state, reply ?? error ?? '', at),
     delivery,
   });
+  finishing?.();
+  const recorded = await completed;
   if (!recorded) {
     log.warn('run finished on a stale claim; outcome discarded', { runId: run.id });
     return { state, recorded };
