@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../../common/clock.js';
@@ -28,6 +28,7 @@ import type { StoreObserver } from '../store-stats.js';
 import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
 import { MIGRATIONS } from './migrations.js';
 import { prepareStatements } from './prepare-statements.js';
+import { packRecordsLater } from './request-batch.js';
 import { startCheckpointer, type Checkpointer } from './start-checkpointer.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
@@ -55,11 +56,15 @@ export interface SqliteStoreOptions {
   /** Events a batch stamps after a digest turn consumed them by a mark (tests). @default STAMP_BATCH (consumed-marks.ts) */
   consumeStampBatch?: number;
   /**
-   * How long after opening (`serve` mode) the checkpoint thread starts, so starting it costs the
-   * gateway's start-up nothing; until it runs, this connection checkpoints as SQLite does by default.
-   * @default 1000
+   * How often (`serve` mode) the WAL's size is looked at until the checkpoint thread starts, so
+   * starting it costs the gateway's start-up nothing. @default 1000
    */
   checkpointDelayMs?: number;
+  /**
+   * WAL frames (pages) past which the checkpoint thread starts; 0 starts it at the first look
+   * (tests). @default 1000, SQLite's own autocheckpoint
+   */
+  checkpointFromFrames?: number;
   /** How the WAL is synced and timed (tests stall it). @default the file system's fdatasync */
   walSyncIo?: Partial<WalSyncIo>;
   /** How long a commit's sync may go unfinished before new ingress writes are refused (tests). @default STALL_MS */
@@ -76,6 +81,15 @@ const BACKSTOP_AUTOCHECKPOINT_FRAMES = 4 * WAL_RESTART_FRAMES;
 const DEFAULT_AUTOCHECKPOINT_FRAMES = 1000;
 /** What a WAL file is cut back to when the writer starts it over. */
 const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/** Frames in a WAL file of pages of `pageSize` bytes (its 32-byte header, then a 24-byte header a frame); 0 when there is none. */
+function walFrames(path: string, pageSize: number): number {
+  try {
+    return Math.max(0, Math.floor((statSync(path).size - 32) / (pageSize + 24)));
+  } catch {
+    return 0;
+  }
+}
 
 function synced(walSync: WalSync): Promise<void> {
   return new Promise((resolve, reject) => walSync.whenSynced((error) => (error === null ? resolve() : reject(error))));
@@ -131,6 +145,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     throw error;
   }
   const st = prepareStatements(db);
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
   const encodeSource = createSourceEncoder();
   if (mode === 'serve') {
     // This process holds the lock, so every lease in the database belongs to a process that died.
@@ -155,21 +170,31 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const autocheckpoint = (frames: number): void => {
     if (!closed) db.pragma(`wal_autocheckpoint = ${frames}`);
   };
-  const checkpointStart =
+  const startThread = (): void => {
+    checkpointer = startCheckpointer({
+      path: options.path,
+      sync: options.sync === 'normal' ? 'NORMAL' : 'FULL',
+      restartFrames: WAL_RESTART_FRAMES,
+      hold: group.hold,
+      release: group.release,
+      onReady: () => autocheckpoint(BACKSTOP_AUTOCHECKPOINT_FRAMES),
+      onFailed: () => autocheckpoint(DEFAULT_AUTOCHECKPOINT_FRAMES),
+    });
+  };
+  // The thread (a V8 isolate, about 10 MB) starts once the WAL holds as much as this connection's
+  // own first checkpoint would have copied: a gateway that writes little never pays for it, and
+  // until then this connection's autocheckpoint waits for the thread rather than copying itself.
+  const checkpointFromFrames = options.checkpointFromFrames ?? DEFAULT_AUTOCHECKPOINT_FRAMES;
+  if (mode === 'serve' && checkpointFromFrames > 0) autocheckpoint(BACKSTOP_AUTOCHECKPOINT_FRAMES);
+  const checkpointWatch =
     mode !== 'serve'
       ? undefined
-      : setTimeout(() => {
-          checkpointer = startCheckpointer({
-            path: options.path,
-            sync: options.sync === 'normal' ? 'NORMAL' : 'FULL',
-            restartFrames: WAL_RESTART_FRAMES,
-            hold: group.hold,
-            release: group.release,
-            onReady: () => autocheckpoint(BACKSTOP_AUTOCHECKPOINT_FRAMES),
-            onFailed: () => autocheckpoint(DEFAULT_AUTOCHECKPOINT_FRAMES),
-          });
+      : setInterval(() => {
+          if (walFrames(`${options.path}-wal`, pageSize) < checkpointFromFrames) return;
+          clearInterval(checkpointWatch);
+          startThread();
         }, options.checkpointDelayMs ?? 1000);
-  checkpointStart?.unref();
+  checkpointWatch?.unref();
   // A savepoint inside the group's transaction: a duplicate key undoes this request alone.
   const recordAll = db.transaction((a: RecordedActions): { skipped: number[]; coalesced: Record<string, string> } => {
     const claimed: IdempotencyRecord[] = [];
@@ -227,7 +252,14 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
   // One read thread for the reads that may cover a flood, started by the first and ended when idle.
   const reads = createReadThread(options.path);
-  const requestLog = createSqliteRequestLog(ctx, (o) => reads.read({ kind: 'requests', options: o }));
+  const requestLog = createSqliteRequestLog(
+    ctx,
+    (o) => reads.read({ kind: 'requests', options: o }),
+    undefined,
+    undefined,
+    // Batches are compressed on the checkpoint thread when it runs (a busy gateway's), else on libuv's pool.
+    (json, done) => (checkpointer === undefined ? packRecordsLater(json, done) : checkpointer.pack(json, done)),
+  );
   const floodReads = createFloodReads(db, reads.read);
   // Stamps what digest turns consumed by a mark; a mark left by a crash is stamped from the start.
   const marker = createConsumedMarker(ctx, options.consumeStampBatch);
@@ -296,7 +328,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         group.flush();
         closed = true;
         signals.clear();
-        clearTimeout(checkpointStart);
+        clearInterval(checkpointWatch);
         // The threads' connections first: the last one to close checkpoints and removes the WAL.
         await marking;
         await reads.close();
