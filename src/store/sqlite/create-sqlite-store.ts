@@ -79,6 +79,13 @@ const WAL_RESTART_FRAMES = 4096;
  */
 const BACKSTOP_AUTOCHECKPOINT_FRAMES = 4 * WAL_RESTART_FRAMES;
 const DEFAULT_AUTOCHECKPOINT_FRAMES = 1000;
+/**
+ * The serving connection's page cache: SQLite's own default, not better-sqlite3's 16 MB. Its
+ * writes append to the right edges of its B-trees and its reads are of recent rows, so 500 pages
+ * hold what it uses; under load the 16 MB filled with pages just written (the gateway's RSS at
+ * 50 connections: 139 MB with it, 121 without, the same CPU a request either way).
+ */
+const SERVING_CACHE_KB = 2048;
 /** What a WAL file is cut back to when the writer starts it over. */
 const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 
@@ -135,6 +142,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       // `full` is kept by syncing the WAL after each commit, before its writers are answered (create-wal-sync.ts).
       db.pragma('synchronous = NORMAL');
       db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+      db.pragma(`cache_size = -${SERVING_CACHE_KB}`);
       migrate(db);
       if (options.sync !== 'normal') walSync = createWalSync(`${options.path}-wal`, options.walSyncIo);
     } else {
