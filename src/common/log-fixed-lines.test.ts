@@ -44,8 +44,9 @@ setImmediate(() => {
   line('"n":4');
   log.error('c');
   line('"n":5');
-  log.flush();
 });
+// No flush: sonic-boom's flushSync writes what it holds at once, beside a write still in flight.
+setTimeout(() => process.exit(0), 400);
 `);
     const order = stderr
       .trim()
@@ -53,6 +54,17 @@ setImmediate(() => {
       .map((l) => JSON.parse(l) as { msg: string; n?: number })
       .map((l) => (l.n === undefined ? l.msg : String(l.n)));
     assert.deepEqual(order, ['a', '1', '2', 'b', '3', '4', 'c', '5']);
+  });
+
+  it('writes a lone line within moments, nothing after it and no flush', async () => {
+    const stderr = await runChild(`
+const { createLog } = await import(${JSON.stringify(LOG_MODULE)});
+const log = createLog({ level: 'info' });
+log.fixedLine('info', 'hook request')('"n":1');
+const started = Date.now();
+const wait = setInterval(() => { if (Date.now() - started > 400) { clearInterval(wait); process.exit(0); } }, 20);
+`);
+    assert.match(stderr, /"n":1/);
   });
 
   it('drops what a stderr nobody reads cannot take and counts each line of it', async () => {
@@ -74,13 +86,15 @@ process.stdin.once('data', () => setTimeout(() => process.exit(0), 1500));
 `,
       true,
     );
-    const report = stderr
+    // A report may get into the buffer between two pieces that do not: each counts what it saw.
+    const reports = stderr
       .split('\n')
       .filter((l) => l.includes('log lines dropped'))
       .map((l) => JSON.parse(l) as { dropped: number });
-    assert.equal(report.length, 1, stderr.slice(-300));
+    assert.ok(reports.length >= 1, stderr.slice(-300));
+    const dropped = reports.reduce((n, r) => n + r.dropped, 0);
     const written = stderr.split('\n').filter((l) => l.includes('"hook request"')).length;
-    assert.ok(report[0]!.dropped > 15_000, `dropped ${report[0]!.dropped}`);
-    assert.equal(written + report[0]!.dropped, 20_000, 'every line is either written or counted');
+    assert.ok(dropped > 15_000, `dropped ${dropped}`);
+    assert.equal(written + dropped, 20_000, 'every line is either written or counted');
   });
 });
