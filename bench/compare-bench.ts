@@ -24,7 +24,7 @@ import { buildBase, describeHead, type BaseBuild } from './build-base.js';
 import { formatCompare, type CompareSummary, type RunTrial, type WakeTarget } from './compare-report.js';
 import { gatewayEntry, startGateway, type StartedGateway } from './gateway.js';
 import { startBare, type BenchContext } from './ingress-bench.js';
-import { runLoad } from './load.js';
+import { runSampledLoad } from './load.js';
 import { readRssKb, sampleProcess, stopChild, type Child } from './proc.js';
 import { agentConfig, enqueueRuns } from './runtime-common.js';
 import { RunsDb } from './runtime-db.js';
@@ -151,22 +151,15 @@ async function measureWakes(ctx: BenchContext, s: CompareSettings, builds: Build
       }
     }
     const load = async (r: Running, seconds: number, round: string) => {
-      const sampler = sampleProcess(r.child.pid);
-      let sample: ReturnType<typeof sampler.stop>;
-      let result: Awaited<ReturnType<typeof runLoad>>;
-      try {
-        result = await runLoad({
-          loader: ctx.loader,
-          port: r.port,
-          token: ctx.token,
-          connections: s.connections,
-          seconds,
-          label: `${ctx.runId}-${r.target.key}-${round}`,
-          mode: s.mode,
-        });
-      } finally {
-        sample = sampler.stop(); // its interval would keep the process alive
-      }
+      const { result, sample } = await runSampledLoad(r.child.pid, {
+        loader: ctx.loader,
+        port: r.port,
+        token: ctx.token,
+        connections: s.connections,
+        seconds,
+        label: `${ctx.runId}-${r.target.key}-${round}`,
+        mode: s.mode,
+      });
       if (r.child.hasExited()) throw new Error(`${r.target.label} died under load:\n${r.child.output()}`);
       r.target.maxRssMb = Math.max(r.target.maxRssMb, sample.maxRssKb / 1024);
       r.target.ok2xx += result.ok2xx;
