@@ -2,14 +2,15 @@
  * `npm run bench`: the ingress part (gateway vs bare `node:http` on `POST /hooks/wake`), then the
  * runtime part (agent runs end to end, and the ingress while runs execute), the fleet and
  * retention parts, the latency part (an open-loop rate on a database holding a million rows), and
- * the scale part (the store's claims and listings beside backlogs of that size), and the compare
- * part (this build against an earlier commit's, side by side: compare-bench.ts).
+ * the scale part (the store's claims and listings beside backlogs of that size), the MCP Events
+ * part (occurrences fanned out to webhook subscribers: lag and the ingress rate beside them), and
+ * the compare part (this build against an earlier commit's, side by side: compare-bench.ts).
  * Children are loopback child processes; the load comes from this process.
  *
  * Arguments: `--only <part>` (as BENCH_PART), `--base <commit>` (the compare part's, as
  * BENCH_COMPARE_BASE): `npm run bench -- --only compare --base d879cf2`.
  *
- * Env: BENCH_PART (all | ingress | runtime | fleet | retention | latency | scale | compare), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
+ * Env: BENCH_PART (all | ingress | runtime | fleet | retention | latency | scale | mcp | compare), BENCH_LOADER (lean | autocannon), BENCH_ENTRY (bundle,
  * the shipped `dist/bundle/main.js`, when built | src: `dist/src/main.js`), BENCH_SYNC (full;
  * `normal` to see what the per-commit fsync costs), BENCH_TMPDIR (os.tmpdir(); the SQLite files
  * live there, so put it on the disk you care about); each part reads its own (see ingress-bench.ts,
@@ -26,9 +27,10 @@ import { fleetBudgetS, fleetSettings, runFleetBench } from './fleet-bench.js';
 import { retentionBudgetS, retentionSettings, runRetentionBench } from './retention-bench.js';
 import { latencyBudgetS, latencySettings, runLatencyBench } from './latency-bench.js';
 import { runScaleBench, scaleBudgetS, scaleSettings } from './scale-bench.js';
+import { mcpBudgetS, mcpSettings, runMcpBench } from './mcp-bench.js';
 import { compareBudgetS, compareSettings, runCompareBench } from './compare-bench.js';
 
-const PARTS = ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency', 'scale', 'compare'] as const;
+const PARTS = ['all', 'ingress', 'runtime', 'fleet', 'retention', 'latency', 'scale', 'mcp', 'compare'] as const;
 
 async function main(): Promise<number> {
   const { values: args } = parseArgs({
@@ -43,6 +45,7 @@ async function main(): Promise<number> {
   const retention = part === 'all' || part === 'retention' ? retentionSettings() : null;
   const latency = part === 'all' || part === 'latency' ? latencySettings() : null;
   const scale = part === 'all' || part === 'scale' ? scaleSettings() : null;
+  const mcp = part === 'all' || part === 'mcp' ? mcpSettings() : null;
   const compare = part === 'all' || part === 'compare' ? compareSettings(args.base) : null;
   const entry = gatewayEntry();
   const ctx: BenchContext = {
@@ -60,6 +63,7 @@ async function main(): Promise<number> {
       (retention === null ? 0 : retentionBudgetS(retention)) +
       (latency === null ? 0 : latencyBudgetS(latency)) +
       (scale === null ? 0 : scaleBudgetS(scale)) +
+      (mcp === null ? 0 : mcpBudgetS(mcp)) +
       (compare === null ? 0 : compareBudgetS(compare)),
   );
   log(
@@ -86,6 +90,10 @@ async function main(): Promise<number> {
   if (scale !== null) {
     log('');
     ok = (await runScaleBench(ctx, scale)) && ok;
+  }
+  if (mcp !== null) {
+    log('');
+    ok = (await runMcpBench(ctx, mcp)) && ok;
   }
   if (compare !== null) {
     log('');

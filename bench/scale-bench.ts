@@ -299,6 +299,7 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
             eventIds: [],
             runIds: [],
             payload: null,
+            headers: null,
           });
         }
         insert.run(b.build());
@@ -340,7 +341,7 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
       await clone(p, 'postgres', 'system_events', s.rows, { id: `'e' || g`, consumed_at: String(Date.now()) });
       await p.sql(`ANALYZE system_events`);
       const cutoffs = pruneCutoffs(
-        { events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d' },
+        { events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d', eventLog: '7d' },
         Date.now(),
       );
       const batches: Timed<unknown>[] = [];
@@ -364,6 +365,7 @@ export async function runScaleBench(ctx: BenchContext, s: ScaleSettings): Promis
         eventIds: [],
         runIds: [],
         payload: null,
+        headers: null,
       });
       // One in 50,000 refused (401), the rest answered.
       await clone(p, 'postgres', 'requests', s.rows, {

@@ -85,6 +85,7 @@ export function seedDatabase(path: string, o: SeedOptions): { requests: number; 
           eventIds: [eventId],
           runIds: [],
           payload: null,
+          headers: null,
         });
         requests++;
         if (batch.count === BATCH) writeBatch();

@@ -1,8 +1,8 @@
 // Bundles the compiled gateway into one module (plus the transform worker, the SQLite checkpoint
-// and read workers and the TypeScript loader hooks, which are loaded by URL),
+// and read workers, the MCP Events webhook worker and the TypeScript loader hooks, which are loaded by URL),
 // so starting it reads two files instead of a few hundred: about half the startup time.
-// What a gateway imports only when it needs it (the PostgreSQL store and its driver, the
-// Prometheus client) goes into chunks of its own beside it, so a SQLite gateway never parses it.
+// What a gateway imports only when it needs it (the PostgreSQL store and its driver) goes into a
+// chunk of its own beside it, so a SQLite gateway never parses it.
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
@@ -41,6 +41,7 @@ await build({
     'transform-worker': 'dist/src/hooks/transforms/transform-worker.js',
     'checkpoint-worker': 'dist/src/store/sqlite/checkpoint-worker.js',
     'read-worker': 'dist/src/store/sqlite/read-worker.js',
+    'webhook-worker': 'dist/src/outputs/mcp-events/webhook-worker.js',
   },
   outdir: 'dist/bundle',
   bundle: true,
@@ -51,7 +52,8 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  // Native addon and the loader-thread compiler stay regular dependencies.
+  // The native addon and the loader-thread compiler stay outside, as the package's only runtime
+  // dependencies; every other library is bundled and so only a devDependency.
   external: ['better-sqlite3', 'amaro'],
   logLevel: 'warning',
   // CommonJS dependencies bundled into ESM (pino) call require() for Node built-ins.

@@ -14,11 +14,12 @@ import {
   type SharedAuthLimiter,
 } from './auth/index.js';
 import { createAdminSurface } from './admin/index.js';
+import { catchUpTargets, createCatchUp, type CatchUp, type CatchUpReport } from './catch-up/index.js';
 import { runCli } from './cli/index.js';
 import { systemClock, type Clock } from './common/clock.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
-import { createSecretScrubber } from './common/scrub-secrets.js';
+import { createSecretScrubber, type Scrub } from './common/scrub-secrets.js';
 import {
   CHANNEL_NAMES,
   listConfigSecrets,
@@ -33,6 +34,7 @@ import {
   createClientAddressResolver,
   createHttpServer,
   createPeerGrouper,
+  createMcpRoute,
   createMetricsRoute,
   createReadinessRoute,
   createRequestHandler,
@@ -47,7 +49,7 @@ import {
   observeStore,
   type ReadinessDeps,
 } from './ops/index.js';
-import { createPolicy } from './policy/index.js';
+import { createPolicy, resolveDefaultAgentId } from './policy/index.js';
 import {
   createChannelAdapters,
   DeliveryWorker,
@@ -56,13 +58,17 @@ import {
 } from './delivery/index.js';
 import {
   abortableSleep,
+  createDispatchWatch,
   createModelRegistry,
   createRuntime,
   waitForRun,
+  type DispatchWatch,
   type Runtime,
   type RuntimeOptions,
 } from './runtime/index.js';
 import { createPruner, createStore, type Store, type StoreMode, type StoreObserver } from './store/index.js';
+import { createMcpEvents, type McpEvents } from './outputs/mcp-events/index.js';
+import { readVersion } from './cli/read-version.js';
 
 /** The dashboard's files, copied beside the compiled code and the bundle by the build. */
 const ADMIN_ASSETS_DIR = fileURLToPath(new URL('./admin/static/', import.meta.url));
@@ -73,6 +79,8 @@ export interface Gateway {
   port: number;
   store: Store;
   runtime: Runtime;
+  /** Catching up after downtime (a pass runs at start; `runNow` for another). */
+  catchUp: CatchUp;
   /**
    * Applies a new, already checked config to what can change while running (hooks, mappings,
    * tokens, channels); returns the changed keys that need a restart to take effect.
@@ -98,6 +106,8 @@ export interface GatewayDeps {
   runtime?: RuntimeOptions;
   /** Readiness probe tuning (tests turn the cache off). */
   readiness?: Pick<ReadinessDeps, 'cacheMs' | 'timeoutMs'>;
+  /** MCP Events tuning (tests resolve callback names, shorten the sender's waits). */
+  mcp?: Pick<Parameters<typeof createMcpEvents>[0], 'lookup' | 'send' | 'pollMs' | 'pageSize' | 'minTtlMs'>;
 }
 
 /** Opens the store for a config: `serve` for the gateway, `read`/`write` for CLI commands beside it. */
@@ -111,7 +121,10 @@ export function openStore(
 /** Starts the gateway for a validated config. */
 export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {}): Promise<Gateway> {
   const { config } = loaded;
-  const scrub = createSecretScrubber(listConfigSecrets(config));
+  // Follows reloads: a secret added to the config is scrubbed from then on, and one removed still is.
+  const secrets = new Set([...listConfigSecrets(config), ...loaded.catchUpTokens.values()]);
+  let scrubCurrent = createSecretScrubber([...secrets]);
+  const scrub: Scrub = (text) => scrubCurrent(text);
   const log = deps.log ?? createLog({ level: config.gateway.logLevel, scrub });
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIds(clock.now);
@@ -122,12 +135,24 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     sample: async () => ({ queues: await store.readQueueStats(), size: await store.readStoreSize() }),
     // Read at scrape time, once the server below exists.
     openConnections: () => http.openConnections(),
+    dispatch: () => ({ holds: dispatch.holds(), draining: dispatch.draining() }),
     onSampleError: (err) => log.warn('reading queue depths for /metrics failed', { err }),
   });
   // The store first: a second gateway on the same SQLite database is refused here, before it
   // touches anything.
   const store = observeStore(await openStore(loaded, { mode: 'serve', observer: metrics.store }), metrics, clock.now);
   let ready = false;
+  // Holds are read by every claim in the store; this copy serves readiness, metrics and the admin
+  // API, and restarts the work a lifted hold had refused.
+  const dispatch = createDispatchWatch({
+    store,
+    clock,
+    log,
+    onRead: (holds, lifted) => {
+      runtime.resumeHeld(holds, lifted);
+      if (lifted) deliveryWorker?.notify();
+    },
+  });
   // Swapped in place on reload: the delivery worker reads both on every delivery.
   const channels = { ...config.channels };
   const adapters = createChannelAdapters(config.channels, { now: clock.now });
@@ -144,6 +169,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
           owner: `${process.pid}:${ids.next()}`,
           leaseMs: config.store.leaseSeconds * 1000,
           scrub,
+          held: () => dispatch.draining(),
           ...deps.deliveryOptions,
         })
       : undefined;
@@ -159,11 +185,19 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       ids,
       retry: { now: clock.now, sleep: abortableSleep, random: Math.random },
       scrub,
+      publishRuns: config.mcp.enabled,
     },
-    { leaseMs: config.store.leaseSeconds * 1000, budgets: readRunBudgets(() => current.config), ...deps.runtime },
+    {
+      leaseMs: config.store.leaseSeconds * 1000,
+      budgets: readRunBudgets(() => current.config),
+      draining: () => dispatch.draining(),
+      ...deps.runtime,
+    },
   );
   const runTransform = createTransformRunner(loaded.transformsDir, {
     maxProcesses: config.hooks.maxTransformProcesses,
+    // A transform given a secret (`transform.env`) cannot put it into a prompt or the store.
+    scrub,
   });
   const pruner = createPruner({ store, retention: config.store.retention, clock, log, observer: metrics.pruner });
   // Replicas sharing a store share the lockout too, so spreading attempts over them gains nothing.
@@ -171,41 +205,104 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   const sharedLimiter: SharedAuthLimiter | undefined = store.shared
     ? createSharedAuthLimiter({ local: localLimiter, store, options: config.hooks.authRateLimit, clock, log })
     : undefined;
-  const buildIngress = (l: LoadedConfig): IngressSettings => ({
-    hooks: l.config.hooks,
-    bodyTimeoutMs: config.gateway.bodyTimeoutMs,
-    verifyToken: createTokenVerifier(l.config.hooks.token ?? ''),
-    signatures: createSignatureGate(l.config.hooks.mappings),
-    waitForRun: (runId, timeoutMs, signal) => waitForRun({ store, clock }, runId, timeoutMs, signal),
-    handleHook: createHookHandler({
-      // Agents and models as the runtime has them (read at startup): a reload that adds a model or
-      // an agent must not let the ingress accept runs the runtime cannot make until a restart.
-      policy: createPolicy({ config: { ...l.config, agents: config.agents, models: config.models }, ids, clock }),
-      store,
-      clock,
-      mappings: compileMappings(l.config.hooks, loaded.transformsDir),
-      runTransform,
-      idempotencyWindowSeconds: l.config.hooks.idempotencyWindowSeconds,
-      maxWaitSeconds: l.config.hooks.maxWaitSeconds,
-    }),
-  });
+  /** The ids of the mappings in force, for `events/list`. */
+  let mappingIds: readonly string[] = [];
+  const buildIngress = (l: LoadedConfig): IngressSettings => {
+    const mappings = compileMappings(l.config.hooks, loaded.transformsDir);
+    mappingIds = mappings.map((m) => m.id);
+    return {
+      hooks: l.config.hooks,
+      bodyTimeoutMs: config.gateway.bodyTimeoutMs,
+      verifyToken: createTokenVerifier(l.config.hooks.token ?? ''),
+      signatures: createSignatureGate(l.config.hooks.mappings),
+      waitForRun: (runId, timeoutMs, signal) => waitForRun({ store, clock }, runId, timeoutMs, signal),
+      handleHook: createHookHandler({
+        // Agents and models as the runtime has them (read at startup): a reload that adds a model or
+        // an agent must not let the ingress accept runs the runtime cannot make until a restart.
+        policy: createPolicy({ config: { ...l.config, agents: config.agents, models: config.models }, ids, clock }),
+        store,
+        clock,
+        mappings,
+        runTransform,
+        idempotencyWindowSeconds: l.config.hooks.idempotencyWindowSeconds,
+        maxWaitSeconds: l.config.hooks.maxWaitSeconds,
+        // MCP is restart-only: the log is written from the start's config on.
+        ...(config.mcp.enabled ? { publish: { ids } } : {}),
+      }),
+    };
+  };
   let ingress = buildIngress(loaded);
   let current = loaded;
   // Failures and lockouts count by address group: an IPv6 sender's whole /64 is one client.
   const limiter = observeAuthLimiter(groupAuthLimiter(sharedLimiter ?? localLimiter, addressGroup), metrics);
   const clientAddress = createClientAddressResolver(config.gateway.trustedProxies);
   const hookLabel = createHookLabeler(() => ingress.hooks);
+  const mcp: McpEvents | undefined = config.mcp.enabled
+    ? createMcpEvents({
+        config: config.mcp,
+        store,
+        mappingIds: () => mappingIds,
+        clock,
+        log,
+        owner: `${process.pid}:${ids.next()}`,
+        leaseMs: config.store.leaseSeconds * 1000,
+        version: readVersion(),
+        observer: metrics.mcpSender,
+        ...deps.mcp,
+      })
+    : undefined;
   const readiness = createReadiness({
     probeWrite: () => store.probeWrite(),
     isStarted: () => ready,
     loops: [
       { name: 'runs', isAlive: () => runtime.isAlive() },
       ...(deliveryWorker === undefined ? [] : [{ name: 'deliveries', isAlive: () => deliveryWorker.isAlive() }]),
+      ...(mcp === undefined ? [] : [{ name: 'subscriptions', isAlive: () => mcp.sender.isAlive() }]),
     ],
     clock,
+    detail: () => ({ dispatch: describeDispatch(dispatch) }),
     ...deps.readiness,
   });
   const access = createAccessLog(log, { settings: () => current.config.logging, now: clock.now });
+  const surface = createAdminSurface({
+    config,
+    store,
+    limiter,
+    clientAddress,
+    clock,
+    ids,
+    log,
+    assetsDir: ADMIN_ASSETS_DIR,
+    onRecordDropped: metrics.requestRecordDropped,
+    scrub,
+    handleHook: (call, through) => ingress.handleHook(call, through),
+    hooksPath: () => ingress.hooks.path,
+    dispatch: {
+      store,
+      watch: dispatch,
+      replicaInFlight: () => ({ ...runtime.inFlight(), deliveries: deliveryWorker?.active() ?? 0 }),
+      known: () => ({
+        agents: agentIds(config),
+        mappings: compileMappings(current.config.hooks, loaded.transformsDir).map((m) => m.id),
+      }),
+      clock,
+    },
+  });
+  const catchUp = createCatchUp({
+    store,
+    handleHook: (call, through) => ingress.handleHook(call, through),
+    hooksPath: () => ingress.hooks.path,
+    observer: surface.observer,
+    horizonMs: () => current.config.hooks.idempotencyWindowSeconds * 1000,
+    clock,
+    log,
+    owner: `${process.pid}:${ids.next()}`,
+    targets: () => catchUpTargets(current),
+    onReport: (r) => {
+      metrics.catchUpPass(r);
+      logCatchUp(log, r);
+    },
+  });
   const handler = createRequestHandler({
     settings: () => ingress,
     limiter,
@@ -214,20 +311,24 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     log,
     access,
     isReady: () => ready,
-    ...createAdminSurface({
-      config,
-      store,
-      limiter,
-      clientAddress,
-      clock,
-      ids,
-      log,
-      assetsDir: ADMIN_ASSETS_DIR,
-      onRecordDropped: metrics.requestRecordDropped,
-      handleHook: (call, through) => ingress.handleHook(call, through),
-      hooksPath: () => ingress.hooks.path,
-    }),
+    ...surface,
     routes: new Map([
+      ...(mcp === undefined
+        ? []
+        : [
+            [
+              config.mcp.path,
+              createMcpRoute({
+                handle: (call) => mcp.handle(call),
+                token: config.mcp.token ?? '',
+                limiter,
+                clientAddress,
+                clock,
+                log,
+                bodyTimeoutMs: config.gateway.bodyTimeoutMs,
+              }),
+            ] as const,
+          ]),
       ['/readyz', createReadinessRoute(readiness)],
       [
         '/metrics',
@@ -251,6 +352,8 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     maxConnectionsPerClient: config.gateway.maxConnectionsPerClient,
     peerGroup: createPeerGrouper(config.gateway.trustedProxies),
     onTurnedAway: (reason) => metrics.connectionTurnedAway(reason),
+    onClosedForNewer: () => metrics.connectionClosedForNewer(),
+    firstByteTimeoutMs: config.gateway.firstByteTimeoutMs,
     log,
     now: clock.now,
   });
@@ -261,17 +364,25 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     // Hooks are answered 503 until the runtime is up.
     port = await http.listen(deps.port ?? config.gateway.port, config.gateway.bind);
     await sharedLimiter?.start();
+    await dispatch.start();
     await runtime.start();
     pruner.start();
+    mcp?.sender.start();
+    catchUp.start();
     if (deliveryWorker !== undefined) {
-      unsubscribe = store.subscribe((signal) => {
-        if (signal.kind === 'deliveries') deliveryWorker.notify();
-      });
       deliveryWorker.start();
     }
+    unsubscribe = store.subscribe((signal) => {
+      if (signal.kind === 'deliveries') deliveryWorker?.notify();
+      else if (signal.kind === 'holds') void dispatch.refresh();
+    });
   } catch (error) {
     unsubscribe();
+    await catchUp.stop();
+    dispatch.stop();
     sharedLimiter?.stop();
+    await mcp?.sender.stop();
+    mcp?.close();
     await pruner.stop();
     await http.close();
     await deliveryWorker?.stop();
@@ -283,6 +394,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
   log.info('gateway listening', {
     url: `http://${config.gateway.bind.includes(':') ? `[${config.gateway.bind}]` : config.gateway.bind}:${port}`,
     hooksPath: config.hooks.enabled ? config.hooks.path : null,
+    mcpPath: config.mcp.enabled ? config.mcp.path : null,
     store: config.store.driver,
   });
 
@@ -291,6 +403,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     port,
     store,
     runtime,
+    catchUp,
     reload(next) {
       const restart = restartOnlyChanges(current.config, next.config);
       if (next.transformsDir !== loaded.transformsDir) restart.push('hooks.transformsDir');
@@ -302,6 +415,9 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       adapters.clear();
       for (const [name, adapter] of createChannelAdapters(next.config.channels, { now: clock.now }))
         adapters.set(name, adapter);
+      const before = secrets.size;
+      for (const secret of listConfigSecrets(next.config)) secrets.add(secret);
+      if (secrets.size !== before) scrubCurrent = createSecretScrubber([...secrets]);
       current = next;
       return restart;
     },
@@ -309,12 +425,21 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       closing ??= (async () => {
         ready = false;
         unsubscribe();
+        await catchUp.stop();
+        dispatch.stop();
         sharedLimiter?.stop();
+        // No delivery is claimed from here on: one claimed now, while requests and runs finish,
+        // might still be in flight at exit and go out again after the restart. The sends in flight
+        // finish (each within its channel's timeout) and are recorded before the store closes;
+        // deliveries the last runs make wait, pending, for the next start.
+        const deliveriesStopped = deliveryWorker?.stop();
         await pruner.stop();
         await http.close();
         access.flush();
+        await mcp?.sender.stop();
+        mcp?.close();
         await runtime.stop();
-        await deliveryWorker?.stop();
+        await deliveriesStopped;
         await runTransform.close();
         await store.close();
         log.info('gateway stopped');
@@ -322,6 +447,46 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       return closing;
     },
   };
+}
+
+/**
+ * What `/readyz` says of the dispatch holds (their scopes and keys, never an operator's note: the
+ * route answers without a token): whether this replica or the fleet drains, and what is paused.
+ */
+function describeDispatch(w: DispatchWatch): Record<string, unknown> {
+  const holds = w.holds();
+  return {
+    held: holds.length > 0 || w.draining(),
+    draining: { replica: w.draining(), fleet: holds.some((h) => h.kind === 'drain') },
+    paused: holds.filter((h) => h.kind === 'pause').map((h) => ({ scope: h.scope, key: h.key })),
+  };
+}
+
+/** One line a catch-up pass: what it read and handled; a failure as a warning with its reason. */
+function logCatchUp(log: Log, r: CatchUpReport): void {
+  if (r.outcome === 'busy') return;
+  const fields = {
+    mappingId: r.mappingId,
+    provider: r.provider,
+    from: r.from === null ? null : new Date(r.from).toISOString(),
+    listed: r.listed,
+    missed: r.missed,
+    accepted: r.accepted,
+    skipped: r.skipped,
+    refused: r.refused,
+    duplicates: r.duplicates,
+    redelivered: r.redelivered,
+    truncated: r.truncated,
+  };
+  if (r.outcome === 'failed')
+    log.warn('catch-up pass failed; the next one starts where it stopped', { ...fields, error: r.error });
+  else if (r.missed > 0 || r.clamped) log.info('catch-up pass', { ...fields, clamped: r.clamped });
+  else log.debug('catch-up pass', fields);
+}
+
+/** The agents a hold may name: the configured ones, or the default agent alone. */
+function agentIds(config: LoadedConfig['config']): string[] {
+  return config.agents.list.length > 0 ? config.agents.list.map((a) => a.id) : [resolveDefaultAgentId(config.agents)];
 }
 
 function isEntryPoint(): boolean {

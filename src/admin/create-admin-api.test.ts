@@ -1,7 +1,7 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createStoreFixture, type StoreFixture } from '../../test/helpers/store-fixture.js';
-import { MAIN, completion, ids, newDelivery, newRun } from '../../test/helpers/store-records.js';
+import { MAIN, completion, ids, newDelivery, newRequestRecord, newRun } from '../../test/helpers/store-records.js';
 import { RequestError } from '../common/errors.js';
 import type { HookHandler } from '../hooks/index.js';
 import type { RequestRecord } from '../store/index.js';
@@ -9,8 +9,12 @@ import { createAdminApi, type AdminAnswer, type AdminCall } from './create-admin
 
 const call = (method: string, pathAndQuery: string): AdminCall => {
   const [path, query] = pathAndQuery.split('?');
-  return { method, path: path!, query: new URLSearchParams(query ?? '') };
+  return { method, path: path!, query: new URLSearchParams(query ?? ''), client: '127.0.0.1' };
 };
+
+/** A request record to the `github` hook, accepted, with no payload unless `o` says otherwise. */
+const requestRecord = (o: Partial<RequestRecord> = {}): RequestRecord =>
+  newRequestRecord({ at: 1, path: '/hooks/github', hook: 'github', status: 204, ...o });
 
 async function codeOf(p: Promise<AdminAnswer>): Promise<string> {
   try {
@@ -111,6 +115,7 @@ describe('createAdminApi', () => {
       eventIds: [],
       runIds: [],
       payload: null,
+      headers: null,
     };
     await f.store.recordRequest(record);
     assert.equal(((await api(call('GET', '/runs?state=queued'))).body['runs'] as unknown[]).length, 1);
@@ -123,21 +128,7 @@ describe('createAdminApi', () => {
   });
 
   it('refuses a replay without a recorded payload, and dry-runs one with it through the given store', async () => {
-    const base: RequestRecord = {
-      id: ids.next(),
-      at: 1,
-      method: 'POST',
-      path: '/hooks/github',
-      hook: 'github',
-      client: '127.0.0.1',
-      status: 204,
-      code: null,
-      reason: null,
-      durationMs: 1,
-      eventIds: [],
-      runIds: [],
-      payload: null,
-    };
+    const base = requestRecord();
     await f.store.recordRequest(base);
     assert.equal(await codeOf(api(call('POST', `/requests/${base.id}/replay`))), 'payload_not_recorded');
     const withPayload = { ...base, id: ids.next(), payload: '{"action":"opened"}' };
@@ -151,22 +142,54 @@ describe('createAdminApi', () => {
     ]);
   });
 
+  it('says why a record cannot be replayed: no hook, refused before its body was read, recordPayloads off', async () => {
+    const record = requestRecord;
+    const messageOf = async (r: RequestRecord): Promise<string> => {
+      await f.store.recordRequest(r);
+      try {
+        await api(call('POST', `/requests/${r.id}/replay`));
+      } catch (error) {
+        assert.ok(error instanceof RequestError && error.code === 'payload_not_recorded', String(error));
+        return error.message;
+      }
+      return 'replayed';
+    };
+    assert.match(await messageOf(record({ path: '/elsewhere', hook: null, status: 404 })), /not sent to a hook/);
+    assert.match(await messageOf(record({ status: 401, code: 'unauthorized' })), /refused \(401\) before its body/);
+    assert.match(await messageOf(record({ status: 202 })), /gateway\.recordPayloads was off when it arrived/);
+  });
+
+  it('replays with the recorded headers, as an operator replay the hook handler can tell apart', async () => {
+    const seen: Array<Parameters<HookHandler>[0]> = [];
+    const replaying = createAdminApi({
+      store: f.store,
+      handleHook: async (c) => {
+        seen.push(c);
+        return { kind: 'skip' };
+      },
+      hooksPath: () => '/hooks',
+      clock: f.clock,
+      ids,
+    });
+    const r = requestRecord({
+      status: 202,
+      payload: '{"action":"opened"}',
+      headers: { 'x-github-event': 'pull_request' },
+    });
+    await f.store.recordRequest(r);
+    await replaying(call('POST', `/requests/${r.id}/replay`));
+    assert.deepEqual(
+      seen.map((c) => [c.name, c.headers, c.replay, c.url]),
+      [['github', { 'x-github-event': 'pull_request' }, true, '/hooks/github']],
+    );
+  });
+
   it('refuses to replay a recorded payload nested deeper than a request may be, dry or not, calling no hook', async () => {
-    const deep: RequestRecord = {
-      id: ids.next(),
-      at: 1,
-      method: 'POST',
-      path: '/hooks/github',
-      hook: 'github',
-      client: '127.0.0.1',
+    const deep = requestRecord({
       status: 400,
       code: 'json_too_deep',
-      reason: null,
-      durationMs: 1,
-      eventIds: [],
-      runIds: [],
       payload: `{"a":${'['.repeat(150)}${']'.repeat(150)}}`,
-    };
+    });
     await f.store.recordRequest(deep);
     const calls = hookCalls.length;
     assert.equal(await codeOf(api(call('POST', `/requests/${deep.id}/replay?dryRun=1`))), 'json_too_deep');

@@ -2,49 +2,50 @@ import { RequestError } from '../common/errors.js';
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
 import type { HookHandler, HookOutcome } from '../hooks/index.js';
-import { createRunSummary } from '../runtime/index.js';
-import type { DeliveryQueue, RequestLog, RunControl, StoreReader } from '../store/index.js';
+import { createRunFinished, createRunSummary } from '../runtime/index.js';
+import {
+  viewSubscription,
+  type DeliveryQueue,
+  type RequestLog,
+  type RunControl,
+  type StoreReader,
+  type SubscriptionStore,
+} from '../store/index.js';
 import { parseDeliveryState, parseFlag, parseLimit, parseRunState, parseStatus } from './parse-admin-query.js';
+import type { RequestRecorder } from './create-request-recorder.js';
 import { replayRequest } from './replay-request.js';
+import { found, ok, type AdminAnswer, type AdminCall, type AdminRoute } from './admin-route.js';
+import { createDispatchRoutes, type DispatchAdminDeps } from './dispatch-routes.js';
 
-/** An admin API call as plain values: `path` is what follows `/admin/api`. */
-export interface AdminCall {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-}
-
-export interface AdminAnswer {
-  status: number;
-  body: Record<string, unknown>;
-}
+export type { AdminAnswer, AdminCall } from './admin-route.js';
 
 export interface AdminApiDeps {
-  store: StoreReader & RequestLog & RunControl & Pick<DeliveryQueue, 'requeueDelivery'>;
+  store: StoreReader &
+    RequestLog &
+    RunControl &
+    Pick<DeliveryQueue, 'requeueDelivery'> &
+    Pick<SubscriptionStore, 'listSubscriptions' | 'getSubscription' | 'terminateSubscription' | 'deleteSubscription'>;
   handleHook: HookHandler;
   /** `hooks.path` now (a reload may change it). */
   hooksPath: () => string;
   clock: Clock;
   ids: Ids;
+  /** A cancelled run publishes `run.finished` (`mcp.enabled`). @default false */
+  publishRuns?: boolean;
+  /** Pause, resume and drain (`/dispatch`); absent, those endpoints are not served. */
+  dispatch?: DispatchAdminDeps;
+  /** Records real replays in the request log. */
+  recorder?: RequestRecorder;
 }
 
-type Route = {
-  method: 'GET' | 'POST';
-  pattern: RegExp;
-  run: (params: string[], query: URLSearchParams) => Promise<AdminAnswer>;
-};
-
-const ok = (body: Record<string, unknown>, status = 200): AdminAnswer => ({ status, body: { ok: true, ...body } });
-const found = <T>(value: T | null): T => {
-  if (value === null) throw new RequestError('record_not_found');
-  return value;
-};
 function describeOutcome(o: HookOutcome): Record<string, unknown> {
   switch (o.kind) {
     case 'wake':
       return { kind: 'wake', event: o.event };
     case 'agent':
       return { kind: 'agent', run: o.run };
+    case 'event':
+      return { kind: 'event', action: o.action, ...(o.published === undefined ? {} : { published: o.published }) };
     case 'skip':
       return { kind: 'skip' };
     case 'duplicate':
@@ -58,13 +59,15 @@ function describeOutcome(o: HookOutcome): Record<string, unknown> {
 }
 
 /**
- * The admin API over plain values: `/requests`, `/runs`, `/deliveries`, `/sessions`, `/events`
- * to read; retry a delivery, cancel a queued run, replay a recorded request (or dry-run it).
+ * The admin API over plain values: `/requests`, `/runs`, `/deliveries`, `/sessions`, `/events`,
+ * `/subscriptions` (never their secrets) to read; retry a delivery, cancel a queued run, replay a
+ * recorded request (or dry-run it), remove a subscription.
  * Errors are `RequestError`s; the HTTP adapter turns them into answers.
  */
 export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise<AdminAnswer> {
   const { store } = deps;
-  const routes: Route[] = [
+  const routes: AdminRoute[] = [
+    ...(deps.dispatch === undefined ? [] : createDispatchRoutes(deps.dispatch)),
     {
       method: 'GET',
       pattern: /^\/requests$/,
@@ -88,14 +91,13 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
     {
       method: 'POST',
       pattern: /^\/requests\/([^/]+)\/replay$/,
-      run: async ([id], q) => {
+      run: async ([id], q, call) => {
         const dryRun = parseFlag(q, 'dryRun');
-        const outcome = await replayRequest(
-          deps.handleHook,
-          found(await store.getRequest(id!)),
-          deps.hooksPath(),
+        const outcome = await replayRequest(deps.handleHook, found(await store.getRequest(id!)), deps.hooksPath(), {
           dryRun,
-        );
+          recorder: deps.recorder,
+          client: call.client,
+        });
         return ok({ dryRun, action: describeOutcome(outcome) }, dryRun || outcome.kind !== 'agent' ? 200 : 202);
       },
     },
@@ -123,7 +125,11 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
         const run = found(await store.getRun(id!));
         const at = deps.clock.now();
         const summary = createRunSummary(deps, run, 'failed', 'cancelled', at);
-        if (!(await store.cancelRun({ runId: run.id, finishedAt: at, error: 'cancelled', summary }))) {
+        const published =
+          deps.publishRuns === true
+            ? { published: createRunFinished(deps, run, { state: 'failed', reply: null, error: 'cancelled', at }) }
+            : {};
+        if (!(await store.cancelRun({ runId: run.id, finishedAt: at, error: 'cancelled', summary, ...published }))) {
           const now = await store.getRun(run.id);
           throw new RequestError('run_not_cancellable', {
             message: `Only a queued run can be cancelled; this one is ${now?.state ?? run.state}.`,
@@ -183,6 +189,25 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
       pattern: /^\/events$/,
       run: async (_, q) => ok({ events: await store.listSystemEvents({ limit: parseLimit(q) }) }),
     },
+    {
+      method: 'GET',
+      pattern: /^\/subscriptions$/,
+      run: async () => ok({ subscriptions: (await store.listSubscriptions()).map(viewSubscription) }),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/subscriptions\/([^/]+)\/remove$/,
+      run: async ([id]) => {
+        const s = found(await store.getSubscription(id!));
+        // One that never activated has no callback to tell; the rest get their `terminated` notice first.
+        const done =
+          s.state === 'activating'
+            ? await store.deleteSubscription(s.id)
+            : await store.terminateSubscription(s.id, 'removed', deps.clock.now());
+        if (!done) throw new RequestError('subscription_ending');
+        return ok({ subscription: viewSubscription((await store.getSubscription(s.id)) ?? s) });
+      },
+    },
   ];
 
   return async (call) => {
@@ -193,7 +218,7 @@ export function createAdminApi(deps: AdminApiDeps): (call: AdminCall) => Promise
       pathMatched = true;
       if (route.method !== call.method) continue;
       const params = m.slice(1).map((p) => decodeURIComponent(p));
-      return route.run(params, call.query);
+      return route.run(params, call.query, call);
     }
     if (pathMatched) {
       throw new RequestError('method_not_allowed', { message: `${call.method} is not accepted here.` });

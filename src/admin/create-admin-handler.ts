@@ -94,6 +94,7 @@ export function createAdminHandler(deps: AdminHandlerDeps): RequestHandler {
         method: req.method ?? '',
         path: path.slice(API_PREFIX.length),
         query: new URLSearchParams(query),
+        client,
       });
       sendJson(res, answer.status, JSON.stringify(answer.body), NO_STORE);
     } catch (error) {

@@ -2,6 +2,7 @@ import type { AuthLimiter } from '../auth/index.js';
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
 import type { Log } from '../common/log.js';
+import type { Scrub } from '../common/scrub-secrets.js';
 import type { Config } from '../config/index.js';
 import type { HookHandler } from '../hooks/index.js';
 import type { RequestHandler, RequestObserver } from '../http/index.js';
@@ -10,6 +11,7 @@ import { createAdminApi } from './create-admin-api.js';
 import { createAdminHandler } from './create-admin-handler.js';
 import { createRequestRecorder } from './create-request-recorder.js';
 import { readAdminAssets, type AdminAsset } from './read-admin-assets.js';
+import type { DispatchAdminDeps } from './dispatch-routes.js';
 
 export interface AdminSurfaceDeps {
   config: Config;
@@ -27,6 +29,10 @@ export interface AdminSurfaceDeps {
   assetsDir: string;
   /** A refusal's record was not kept (metrics); see `REFUSALS_PER_SECOND`. */
   onRecordDropped?: () => void;
+  /** Pause, resume and drain through the API. */
+  dispatch?: DispatchAdminDeps;
+  /** Applied to every reason a request record stores. */
+  scrub: Scrub;
 }
 
 /** How often a failure to write request records is logged while it lasts. */
@@ -50,6 +56,7 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     recordPayloads: config.gateway.recordPayloads,
     clock,
     ids: deps.ids,
+    scrub: deps.scrub,
     ...(deps.onRecordDropped === undefined ? {} : { onDropped: deps.onRecordDropped }),
     onError(error) {
       if (clock.now() - lastErrorAt < RECORD_ERROR_LOG_INTERVAL_MS) return;
@@ -63,6 +70,9 @@ export function createAdminSurface(deps: AdminSurfaceDeps): { observer: RequestO
     hooksPath: deps.hooksPath,
     clock,
     ids: deps.ids,
+    publishRuns: config.mcp.enabled,
+    ...(deps.dispatch === undefined ? {} : { dispatch: deps.dispatch }),
+    recorder: observer,
   });
   const admin = createAdminHandler({
     api,

@@ -111,7 +111,7 @@ describe('createRequestRecorder', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store, true);
     const seen = obs.begin(req);
-    seen.noteBody(Buffer.from('{"mode":"later"}'));
+    seen.noteBody(Buffer.from('{"mode":"later"}'), {});
     seen.noteError(
       new RequestError('invalid_payload', { issues: [{ path: 'mode', message: 'must be "now" or "next-heartbeat"' }] }),
     );
@@ -127,9 +127,25 @@ describe('createRequestRecorder', () => {
     const { store, records } = fakeStore();
     const obs = recorder(store, false);
     const seen = obs.begin(req);
-    seen.noteBody(Buffer.from('{"text":"secret"}'));
+    seen.noteBody(Buffer.from('{"text":"secret"}'), { 'x-github-event': 'push' });
     seen.end(204);
     assert.equal(records[0]!.payload, null);
+    assert.equal(records[0]!.headers, null);
+  });
+
+  it('keeps the headers with the payload, without those carrying credentials', () => {
+    const { store, records } = fakeStore();
+    const seen = recorder(store, true).begin(req);
+    seen.noteBody(Buffer.from('{}'), {
+      'x-github-event': 'push',
+      authorization: 'Bearer hook-token',
+      cookie: 'session=1',
+      'x-hookgate-token': 'hook-token',
+      'x-openclaw-token': 'hook-token',
+      'proxy-authorization': 'Basic eDp5',
+    });
+    seen.end(204);
+    assert.deepEqual(records[0]!.headers, { 'x-github-event': 'push' });
   });
 
   it('rewrites the record when the action did not commit, without the ids it never created', () => {

@@ -1,5 +1,8 @@
 import type { Clock } from '../common/clock.js';
 import type { Ids } from '../common/ids.js';
+import { keepText, type Scrub } from '../common/scrub-secrets.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { safeHeaders } from '../hooks/index.js';
 import type { ObservedRequest, RequestObserver } from '../http/index.js';
 import type {
   IngressStore,
@@ -23,6 +26,8 @@ export interface RequestRecorderDeps {
   onError: (error: unknown) => void;
   /** A refusal's record was not kept: refusals came faster than `REFUSALS_PER_SECOND` (metrics). */
   onDropped?: () => void;
+  /** Applied to a rejection's reason before it is stored: a transform's or a store's error can echo a secret. @default keepText */
+  scrub?: Scrub;
 }
 
 /**
@@ -38,7 +43,7 @@ export const REFUSAL_BURST = 500;
 const CLIENT_CLOSED = 499;
 const NONE: readonly string[] = Object.freeze([]);
 
-type Shared = Required<Pick<RequestRecorderDeps, 'store' | 'recordPayloads' | 'elapsedMs'>> & {
+type Shared = Required<Pick<RequestRecorderDeps, 'store' | 'recordPayloads' | 'elapsedMs' | 'scrub'>> & {
   /** Takes one refusal record from the budget; false when it is spent. */
   takeRefusal: () => boolean;
   onDropped: () => void;
@@ -63,6 +68,9 @@ class Trace implements ObservedRequest, IngressStore {
   eventIds: readonly string[] = NONE;
   runIds: readonly string[] = NONE;
   payload: string | null = null;
+  headers: Readonly<Record<string, string>> | null = null;
+  /** Said of the request whatever its answer (an operator's replay). */
+  note: string | null = null;
   /** The status of the record already queued with the request's action, if any. */
   private queuedStatus: number | null = null;
   /** The response has closed (`end`). */
@@ -82,8 +90,11 @@ class Trace implements ObservedRequest, IngressStore {
     this.startedMs = shared.elapsedMs();
   }
 
-  noteBody(raw: Buffer): void {
-    if (this.shared.recordPayloads) this.payload = raw.toString('utf8');
+  noteBody(raw: Buffer, headers: IncomingHttpHeaders | Readonly<Record<string, string>>): void {
+    if (!this.shared.recordPayloads) return;
+    this.payload = raw.toString('utf8');
+    // What a replay needs to be the request it replays: a mapping may read them.
+    this.headers = safeHeaders(headers);
   }
 
   noteError(error: unknown): void {
@@ -107,7 +118,7 @@ class Trace implements ObservedRequest, IngressStore {
     const ids = (skipped: readonly number[] = [], coalesced: Readonly<Record<string, string>> = {}) => {
       const kept = all.filter((_, i) => i === 0 || !skipped.includes(i - 1));
       return {
-        eventIds: kept.flatMap((a) => a.events.map((e) => e.id)),
+        eventIds: kept.flatMap((a) => [...a.events.map((e) => e.id), ...(a.published ?? []).map((e) => e.id)]),
         runIds: [...new Set(kept.flatMap((a) => a.runs.map((r) => coalesced[r.id] ?? r.id)))],
       };
     };
@@ -142,10 +153,14 @@ class Trace implements ObservedRequest, IngressStore {
     this.status = status;
     this.durationMs = this.elapsed();
     if (this.error !== undefined) {
-      ({ code: this.code, reason: this.reason } = describeRejection(this.error));
+      const { code, reason } = describeRejection(this.error);
+      this.code = code;
+      this.reason = this.shared.scrub(this.note === null ? reason : `${reason} (${this.note})`);
     } else if (answered === null) {
       this.code = 'client_closed';
       this.reason = 'The client closed the connection before the answer.';
+    } else {
+      this.reason = this.note;
     }
     if (this.queuedStatus === null && status >= 400 && status < 500 && !this.shared.takeRefusal()) {
       this.shared.onDropped();
@@ -206,9 +221,19 @@ class Trace implements ObservedRequest, IngressStore {
       eventIds: this.eventIds,
       runIds: this.runIds,
       payload: this.payload,
+      headers: this.headers,
     };
     this.shared.watch(this.shared.store.recordRequest(record));
   }
+}
+
+/** The request log's recorder: hook requests as they arrive, and operators' replays of recorded ones. */
+export interface RequestRecorder extends RequestObserver {
+  /**
+   * A replay of record `of` by an operator at `client`: recorded as method `REPLAY` at the hook's
+   * path, its reason saying what it replays, its payload and headers kept as `recordPayloads` says.
+   */
+  beginReplay(of: RequestRecord, path: string, client: string): ObservedRequest;
 }
 
 /**
@@ -216,7 +241,7 @@ class Trace implements ObservedRequest, IngressStore {
  * is (through `ingress`); every other record is queued when the response closes. When they are
  * committed is the store's `RequestLog` to decide.
  */
-export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserver {
+export function createRequestRecorder(deps: RequestRecorderDeps): RequestRecorder {
   let tokens = REFUSAL_BURST;
   let filledAt = deps.clock.now();
   let watched: Promise<void> | undefined;
@@ -224,6 +249,7 @@ export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserve
     store: deps.store,
     recordPayloads: deps.recordPayloads,
     elapsedMs: deps.elapsedMs ?? (() => performance.now()),
+    scrub: deps.scrub ?? keepText,
     takeRefusal() {
       const now = deps.clock.now();
       tokens = Math.min(REFUSAL_BURST, tokens + ((now - filledAt) / 1000) * REFUSALS_PER_SECOND);
@@ -239,8 +265,15 @@ export function createRequestRecorder(deps: RequestRecorderDeps): RequestObserve
       written.catch(deps.onError);
     },
   };
+  const begin: RequestObserver['begin'] = ({ method, path, hook, client }) =>
+    new Trace(shared, deps.ids.next(), deps.clock.now(), method, path, hook === '' ? null : hook, client);
   return {
-    begin: ({ method, path, hook, client }) =>
-      new Trace(shared, deps.ids.next(), deps.clock.now(), method, path, hook === '' ? null : hook, client),
+    begin,
+    beginReplay(of, path, client) {
+      const trace = new Trace(shared, deps.ids.next(), deps.clock.now(), 'REPLAY', path, of.hook, client);
+      trace.note = `an operator's replay of request ${of.id}`;
+      trace.reason = trace.note;
+      return trace;
+    },
   };
 }

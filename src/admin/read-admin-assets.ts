@@ -12,6 +12,7 @@ const FILES = {
   '': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
   'app.js': { file: 'app.js', contentType: 'text/javascript; charset=utf-8' },
   'dom.js': { file: 'dom.js', contentType: 'text/javascript; charset=utf-8' },
+  'dispatch.js': { file: 'dispatch.js', contentType: 'text/javascript; charset=utf-8' },
   'app.css': { file: 'app.css', contentType: 'text/css; charset=utf-8' },
 } as const;
 

@@ -11,6 +11,8 @@ export interface CliDeps {
   openStore: (loaded: LoadedConfig, options: { mode: StoreMode }) => Promise<Store>;
   /** The time ages are measured against. @default Date.now */
   now?: () => number;
+  /** Waits between polls (`drain`). @default a timer */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** What `serve` holds while the gateway runs. */

@@ -14,7 +14,12 @@ Commands:
   session KEY        show a session's transcript and pending events
   deliveries         list deliveries, newest first (--failed: only failed ones)
   retry ID           requeue a failed or skipped delivery
+  subscriptions      list MCP Events webhook subscriptions (remove ID: end one)
   prune              delete finished work past store.retention (--dry-run: only count it)
+  pause              hold dispatch (--all, --agent ID or --mapping ID); requests are still stored
+  resume             lift a hold (same selectors; --replica: end this replica's drain)
+  drain              hold all dispatch and wait until nothing is in flight (--replica: only this one)
+  catch-up           read what a provider sent while the gateway was away, and handle it (--mapping, --since)
   token              print a fresh random token
 
 Options:
@@ -122,18 +127,83 @@ Requeues a failed or skipped delivery.
 
 Options:
 ${CONFIG}`,
+  subscriptions: `Usage: hookgate subscriptions [--json] [--config FILE]
+       hookgate subscriptions remove ID [--config FILE]
+
+Lists the MCP Events webhook subscriptions, oldest first: their event, arguments, callback URL,
+state, position, deliveries and last error (never their secrets). "remove ID" ends one: the
+running gateway sends its callback a signed "terminated" notice (reason "removed") and deletes it.
+
+Options:
+${CONFIG}  --json             print JSON
+`,
   prune: `Usage: hookgate prune [--dry-run] [--config FILE]
 
 Deletes what store.retention lets go (consumed events, finished runs, ended deliveries,
-transcript entries, request records, expired idempotency keys, idle sessions), in small
+transcript entries, request records, published occurrences, expired idempotency keys, idle sessions), in small
 batches, beside a running gateway or without one. The gateway also does this in the
 background every minute.
 
 Options:
 ${CONFIG}  --dry-run          count what would be deleted, delete nothing
 `,
+  pause: `Usage: hookgate pause (--all | --agent ID | --mapping ID) [--note TEXT] [--config FILE]
+
+Holds dispatch, in the store: every replica's next claim honours the hold, and it lasts across
+restarts until "hookgate resume". Requests are still accepted and stored; what is claimed already
+finishes. --all: no run, heartbeat turn or delivery starts. --agent: the agent's runs, heartbeat
+turns and deliveries wait. --mapping: the mapping's runs and the deliveries of their replies wait
+(its wakes still reach the agent's main session). Queued runs say why they wait (heldReason).
+
+Options:
+${CONFIG}  --all              hold everything
+  --agent ID         hold one agent
+  --mapping ID       hold one mapping (its id, as in the config)
+  --note TEXT        why, shown beside the hold and in held runs' heldReason
+`,
+  resume: `Usage: hookgate resume (--all | --agent ID | --mapping ID | --replica) [--config FILE]
+
+Lifts the hold a "hookgate pause" (or, with --all, a "hookgate drain") set; the replicas look for
+the work it held at once. Holds on other selectors stay. --replica ends the drain of the gateway
+this config describes (through its admin API).
+
+Options:
+${CONFIG}  --all              lift the hold on everything (a pause or a drain)
+  --agent ID         lift an agent's hold
+  --mapping ID       lift a mapping's hold
+  --replica          end this replica's own drain
+`,
+  drain: `Usage: hookgate drain [--timeout DURATION] [--replica] [--note TEXT] [--config FILE]
+
+For a deploy: holds all dispatch in the store (no replica claims new runs, heartbeat turns or
+deliveries; requests are still accepted and stored), then waits until the work in flight in every
+replica has finished, printing what is left. Exit 0 once nothing is in flight, 1 when the timeout
+passes first. The hold stays until "hookgate resume --all", so replicas started meanwhile wait too.
+With --replica only the gateway this config describes drains (through its admin API), until
+"hookgate resume --replica" or its restart.
+
+Options:
+${CONFIG}  --timeout DURATION how long to wait (default 10m)
+  --replica          drain only the gateway of this config
+  --note TEXT        why, shown beside the hold
+`,
+  'catch-up': `Usage: hookgate catch-up [--mapping ID] [--since TIME] [--json] [--config FILE]
+
+Runs a catch-up pass now for each mapping with catchUp (or the one named), in this process, beside a
+running gateway or without one: the provider's record (GitHub's webhook deliveries, Stripe's events)
+is read from where the last pass stopped, and every event that never reached the gateway goes
+through the mapping as a delivered request would (its idempotency key the provider's id, so one
+already here is passed over), recorded in the request log from the client catch-up:<provider>.
+The gateway runs a pass at start and every catchUp.every. Exit 0 when every pass ran, 1 otherwise.
+
+Options:
+${CONFIG}  --mapping ID       only this mapping
+  --since TIME       read from this time (2h ago, or an ISO time) instead of where the last pass
+                     stopped; never before hooks.idempotencyWindowSeconds ago
+  --json             print each pass's report as JSON
+`,
   token: `Usage: hookgate token
 
-Prints a fresh random token (for hooks.token or gateway.auth.token).
+Prints a fresh random token (for hooks.token, gateway.auth.token or mcp.token).
 `,
 };

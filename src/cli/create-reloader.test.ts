@@ -37,11 +37,11 @@ function setup(preflightIssues: { path: string; message: string }[] = []) {
 
 describe('createReloader', () => {
   it('applies a valid config, with the command-line overrides', async () => {
-    write({ token: 'tok-a' });
+    write({ token: 'tok-a-0123456789abcd' });
     const s = setup();
     assert.equal(await s.reload('SIGHUP'), true);
     assert.equal(s.applied.length, 1);
-    assert.equal(s.applied[0]!.config.hooks.token, 'tok-a');
+    assert.equal(s.applied[0]!.config.hooks.token, 'tok-a-0123456789abcd');
     assert.equal(s.applied[0]!.config.gateway.port, 4321);
     assert.ok(s.lines.some((l) => l['msg'] === 'config reloaded' && l['reason'] === 'SIGHUP'));
   });
@@ -58,14 +58,14 @@ describe('createReloader', () => {
   });
 
   it('refuses a config the preflight rejects', async () => {
-    write({ token: 'tok-b' });
+    write({ token: 'tok-b-0123456789abcd' });
     const s = setup([{ path: 'gateway.bind', message: 'not an address' }]);
     assert.equal(await s.reload('SIGHUP'), false);
     assert.equal(s.applied.length, 0);
   });
 
   it('warns about changes that need a restart', async () => {
-    write({ token: 'tok-c', authRateLimit: { maxFailures: 3 } });
+    write({ token: 'tok-c-0123456789abcd', authRateLimit: { maxFailures: 3 } });
     const s = setup();
     assert.equal(await s.reload('SIGHUP'), true);
     const notice = s.lines.find((l) => l['msg'] === 'config changes that take effect only after a restart');
@@ -73,7 +73,7 @@ describe('createReloader', () => {
   });
 
   it('runs reloads one after another, never two at once', async () => {
-    write({ token: 'tok-d' });
+    write({ token: 'tok-d-0123456789abcd' });
     let running = 0;
     let overlapped = false;
     const reload = createReloader({

@@ -1,6 +1,8 @@
 import { systemClock } from '../common/clock.js';
 import { createIds } from '../common/ids.js';
 import { RequestError } from '../common/errors.js';
+import { createSecretScrubber } from '../common/scrub-secrets.js';
+import { listConfigSecrets } from '../config/index.js';
 import {
   buildHookAction,
   describeOutcome,
@@ -39,7 +41,10 @@ export async function mappingsTestCommand(
   const loaded = loadOrReport(configPath, deps);
   if (loaded === null) return EXIT_FAILURE;
   const clock = systemClock;
-  const runTransform = createTransformRunner(loaded.transformsDir);
+  // As the gateway runs it: what a transform returns is scrubbed of the config's secrets.
+  const runTransform = createTransformRunner(loaded.transformsDir, {
+    scrub: createSecretScrubber(listConfigSecrets(loaded.config)),
+  });
   const name = hook.replace(/^\/+/, '');
   try {
     const outcome = await buildHookAction(

@@ -11,6 +11,7 @@ const LABELS: ReadonlyArray<[keyof PruneCounts, string]> = [
   ['deliveries', 'ended deliveries'],
   ['transcript', 'transcript entries'],
   ['requests', 'request records'],
+  ['eventLog', 'published occurrences (event log)'],
   ['idempotencyKeys', 'expired idempotency keys'],
   ['sessions', 'idle sessions'],
 ];

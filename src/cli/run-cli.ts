@@ -14,6 +14,9 @@ import { serveCommand } from './serve-command.js';
 import { statusCommand } from './status-command.js';
 import { RUN_STATES } from '../store/index.js';
 import { sessionCommand, sessionsCommand } from './sessions-command.js';
+import { removeSubscriptionCommand, subscriptionsCommand } from './subscriptions-command.js';
+import { drainCommand, pauseCommand, resumeCommand } from './dispatch-command.js';
+import { catchUpCommand } from './catch-up-command.js';
 
 export { USAGE } from './command-help.js';
 
@@ -31,6 +34,13 @@ const OPTIONS = {
   bind: { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
   sign: { type: 'boolean', default: false },
+  all: { type: 'boolean', default: false },
+  agent: { type: 'string' },
+  mapping: { type: 'string' },
+  note: { type: 'string' },
+  timeout: { type: 'string' },
+  replica: { type: 'boolean', default: false },
+  since: { type: 'string' },
 } as const;
 
 const parseCliArgs = (argv: readonly string[]) =>
@@ -74,12 +84,17 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
     deps.stderr(`hookgate: unknown command "${command}"\n\n${USAGE}`);
     return EXIT_USAGE;
   }
-  const wanted = POSITIONALS[command]?.count ?? 0;
+  // `subscriptions` lists; `subscriptions remove ID` removes one.
+  const wanted = command === 'subscriptions' && rest.length > 0 ? 2 : (POSITIONALS[command]?.count ?? 0);
+  if (command === 'subscriptions' && rest.length > 0 && rest[0] !== 'remove') {
+    deps.stderr(`hookgate: unknown subscriptions command "${rest[0]}"\n\n${COMMAND_HELP['subscriptions']}`);
+    return EXIT_USAGE;
+  }
   if (rest.length !== wanted) {
     deps.stderr(
       rest.length > wanted
         ? `hookgate: unexpected argument "${rest[wanted]}"\n\n${COMMAND_HELP[command]}`
-        : `hookgate: ${command} needs ${POSITIONALS[command]!.missing}\n\n${COMMAND_HELP[command]}`,
+        : `hookgate: ${command} needs ${POSITIONALS[command]?.missing ?? 'remove and a subscription id'}\n\n${COMMAND_HELP[command]}`,
     );
     return EXIT_USAGE;
   }
@@ -149,8 +164,28 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<nu
       return deliveriesCommand(configPath, { json: values.json, limit, failed: values.failed }, deps);
     case 'retry':
       return retryCommand(configPath, rest[0]!, deps);
+    case 'subscriptions':
+      return rest[0] === 'remove'
+        ? removeSubscriptionCommand(configPath, rest[1]!, deps)
+        : subscriptionsCommand(configPath, { json: values.json }, deps);
     case 'prune':
       return pruneCommand(configPath, { dryRun: values['dry-run'] }, deps);
+    case 'pause':
+      return pauseCommand(
+        configPath,
+        { all: values.all, agent: values.agent, mapping: values.mapping, note: values.note },
+        deps,
+      );
+    case 'resume':
+      return resumeCommand(
+        configPath,
+        { all: values.all, agent: values.agent, mapping: values.mapping, replica: values.replica },
+        deps,
+      );
+    case 'catch-up':
+      return catchUpCommand(configPath, { mapping: values.mapping, since: values.since, json: values.json }, deps);
+    case 'drain':
+      return drainCommand(configPath, { timeout: values.timeout, replica: values.replica, note: values.note }, deps);
     case 'token':
       deps.stdout(`${generateToken()}\n`);
       return EXIT_OK;

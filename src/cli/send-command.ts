@@ -14,6 +14,14 @@ export function gatewayOrigin(loaded: LoadedConfig): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+/** Why a call to the gateway got no answer, for the operator: a refused connection most likely means no gateway. */
+export function whyUnreachable(error: unknown): string {
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return cause?.code === 'ECONNREFUSED'
+    ? 'connection refused; is the gateway running ("hookgate serve")?'
+    : (error as Error).message;
+}
+
 /** `hookgate send HOOK`: posts a payload to the running gateway with the config's hook token. */
 export async function sendCommand(
   configPath: string,
@@ -62,12 +70,7 @@ export async function sendCommand(
       signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
     });
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause;
-    const why =
-      cause?.code === 'ECONNREFUSED'
-        ? 'connection refused; is the gateway running ("hookgate serve")?'
-        : (error as Error).message;
-    deps.stderr(`hookgate send: POST ${url}: ${why}\n`);
+    deps.stderr(`hookgate send: POST ${url}: ${whyUnreachable(error)}\n`);
     return EXIT_FAILURE;
   }
   const body = await res.text();

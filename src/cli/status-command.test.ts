@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatAge, formatBudgets, formatBytes } from './status-command.js';
+import { formatAge, formatBudgets, formatBytes, formatCatchUps, formatHolds } from './status-command.js';
 
 describe('status formatting', () => {
   const bytes: Array<[number, string]> = [
@@ -39,5 +39,42 @@ describe('status formatting', () => {
       '  mapping "github"   runs this hour 20 / 20, running 1 / 1',
       '  mapping "idle"     runs this hour 0 / 5',
     ]);
+  });
+
+  it('formats each dispatch hold with its age and note, or says dispatch runs', () => {
+    const now = Date.parse('2026-05-01T10:00:00Z');
+    assert.deepEqual(formatHolds([], now), ['Dispatch: running (no hold)']);
+    assert.deepEqual(
+      formatHolds(
+        [
+          { scope: 'all', key: '*', kind: 'drain', note: null, at: now - 90_000 },
+          { scope: 'mapping', key: 'github', kind: 'pause', note: 'key rotation', at: now - 5000 },
+        ],
+        now,
+      ),
+      [
+        'Dispatch held (requests are still accepted):',
+        '  all dispatch       drained 1m 30s ago (since 2026-05-01T09:58:30.000Z)',
+        '  mapping "github"   paused 5s ago (since 2026-05-01T09:59:55.000Z): key rotation',
+      ],
+    );
+  });
+
+  it('formats each catch-up position, one that no pass finished included', () => {
+    const now = Date.parse('2026-05-01T10:00:00Z');
+    assert.deepEqual(
+      formatCatchUps(
+        [
+          { mappingId: 'github', cursorAt: now - 120_000, lastId: 'g-1', resumeAfter: null, updatedAt: now },
+          { mappingId: 'stripe', cursorAt: null, lastId: null, resumeAfter: null, updatedAt: null },
+        ],
+        now,
+      ),
+      [
+        'Catch-up (handled up to):',
+        '  mapping "github"   2026-05-01T09:58:00.000Z (2m 00s ago), last event g-1',
+        '  mapping "stripe"   no pass has finished yet',
+      ],
+    );
   });
 });

@@ -1,5 +1,13 @@
 import { resolveRunBudgets } from '../config/index.js';
-import type { BudgetReport, QueueStats, RunBudgets, RunCounts, StoreSize } from '../store/index.js';
+import type {
+  BudgetReport,
+  CatchUpRecord,
+  DispatchHold,
+  QueueStats,
+  RunBudgets,
+  RunCounts,
+  StoreSize,
+} from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
 import { iso } from './format.js';
 import { loadOrReport } from './load-or-report.js';
@@ -57,6 +65,33 @@ export function formatBudgets(budgets: RunBudgets, used: BudgetReport): string[]
   return lines;
 }
 
+/** One line a dispatch hold: what it holds, since when, and the operator's note. */
+export function formatHolds(holds: readonly DispatchHold[], now: number): string[] {
+  if (holds.length === 0) return ['Dispatch: running (no hold)'];
+  return [
+    'Dispatch held (requests are still accepted):',
+    ...holds.map((h) => {
+      const what = h.scope === 'all' ? 'all dispatch' : `${h.scope} "${h.key}"`;
+      const note = h.note === null ? '' : `: ${h.note}`;
+      return `  ${what.padEnd(19)}${h.kind === 'drain' ? 'drained' : 'paused'} ${formatAge(now - h.at)} ago (since ${iso(h.at)})${note}`;
+    }),
+  ];
+}
+
+/** One line a catch-up mapping: how far its provider's record was read and handled, and its last event. */
+export function formatCatchUps(positions: readonly CatchUpRecord[], now: number): string[] {
+  if (positions.length === 0) return [];
+  return [
+    'Catch-up (handled up to):',
+    ...positions.map((p) => {
+      const who = `mapping "${p.mappingId}"`.padEnd(19);
+      if (p.cursorAt === null) return `  ${who}no pass has finished yet`;
+      const last = p.lastId === null ? '' : `, last event ${p.lastId}`;
+      return `  ${who}${iso(p.cursorAt)} (${formatAge(now - p.cursorAt)} ago)${last}`;
+    }),
+  ];
+}
+
 /** The report `hookgate status` prints. */
 export function formatStatus(
   s: {
@@ -65,6 +100,8 @@ export function formatStatus(
     runs: RunCounts;
     size: StoreSize;
     budgets?: { set: RunBudgets; used: BudgetReport };
+    holds?: readonly DispatchHold[];
+    catchUps?: readonly CatchUpRecord[];
   },
   now: number,
 ): string {
@@ -73,11 +110,13 @@ export function formatStatus(
   return [
     'Queues:',
     queueLine('runs queued', q.queuedRuns, q.oldestQueuedRunAt, now),
-    queueLine('runs held (budget)', q.heldRuns, null, now),
+    queueLine('runs held', q.heldRuns, null, now),
     queueLine('runs running', q.runningRuns, null, now),
     queueLine('events pending', q.pendingEvents, q.oldestPendingEventAt, now),
     queueLine('deliveries pending', q.pendingDeliveries, q.oldestPendingDeliveryAt, now),
     runCountsLine(s.runs),
+    ...(s.holds === undefined ? [] : formatHolds(s.holds, now)),
+    ...(s.catchUps === undefined ? [] : formatCatchUps(s.catchUps, now)),
     ...(s.budgets === undefined ? [] : ['Budgets (used / limit):', ...formatBudgets(s.budgets.set, s.budgets.used)]),
     `Store: ${s.where}, ${formatBytes(s.size.totalBytes)} (${parts})`,
     '',
@@ -104,6 +143,8 @@ export async function statusCommand(configPath: string, options: { json: boolean
       queues: await store.readQueueStats(),
       runs: await store.countRuns(),
       size: await store.readStoreSize(),
+      holds: await store.listHolds(),
+      catchUps: await store.listCatchUps(),
       ...(set === undefined ? {} : { budgets: { set, used: await store.readBudgetUsage(set) } }),
     };
     deps.stdout(options.json ? `${JSON.stringify({ at: now, ...report }, null, 2)}\n` : formatStatus(report, now));

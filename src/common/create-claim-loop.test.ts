@@ -25,6 +25,7 @@ function harness(overrides: Partial<ClaimLoopOptions<Item>> = {}) {
     execute: (item, signal, finishing) =>
       new Promise<void>((resolve) => {
         running.set(item.id, { finish: resolve, finishing, signal });
+        if (signal.aborted) resolve();
         signal.addEventListener('abort', () => resolve(), { once: true });
       }).finally(() => running.delete(item.id)),
     renew: async (items) => {
@@ -57,6 +58,31 @@ const settle = async (): Promise<void> => {
 };
 
 describe('createClaimLoop', () => {
+  it('claims nothing while held, lets the items in flight go on, and claims again once not held', async () => {
+    let drained = false;
+    const h = harness({ held: () => drained });
+    h.queue.push({ id: 'a' });
+    h.loop.start();
+    await settle();
+    assert.deepEqual([...h.running.keys()], ['a']);
+    const claimsBefore = h.claims.length;
+    drained = true;
+    h.queue.push({ id: 'b' }, { id: 'c' });
+    h.loop.notify();
+    await h.clock.advance(1000);
+    await settle();
+    assert.deepEqual([...h.running.keys()], ['a'], 'nothing new claimed, a still runs');
+    assert.equal(h.claims.length, claimsBefore, 'not even asked');
+    assert.equal(h.loop.isAlive(), true, 'a held loop is not a stalled one');
+    h.running.get('a')!.finish();
+    drained = false;
+    h.loop.notify();
+    await settle();
+    assert.deepEqual([...h.running.keys()].sort(), ['b', 'c']);
+    for (const r of [...h.running.values()]) r.finish();
+    await h.loop.stop();
+  });
+
   it('claims at most its concurrency, and claims again as items finish', async () => {
     const h = harness();
     h.queue.push({ id: 'a' }, { id: 'b' }, { id: 'c' });
@@ -183,5 +209,44 @@ describe('createClaimLoop', () => {
     await stopping;
     assert.equal(slow.signal.aborted, true);
     assert.equal(h.queue.length, 1, 'nothing claimed after stop');
+  });
+
+  it('on stop waits for a claim still being answered, and for the items it returns to finish', async () => {
+    let answer: (items: Item[]) => void = () => undefined;
+    const h = harness({ claim: () => new Promise<Item[]>((resolve) => (answer = resolve)) });
+    h.loop.start();
+    await settle();
+    let stopped = false;
+    const stopping = h.loop.stop().then(() => {
+      stopped = true;
+    });
+    // The claim was sent before the stop: the store has leased this item to the loop.
+    answer([{ id: 'claimed-late' }]);
+    await settle();
+    const late = h.running.get('claimed-late');
+    assert.ok(late !== undefined, 'the item claimed is worked on');
+    assert.equal(stopped, false, 'stop waits for it');
+    late.finish();
+    await stopping;
+    assert.equal(late.signal.aborted, false);
+  });
+
+  it('aborts an item claimed after the stop grace ended at once', async () => {
+    let answer: (items: Item[]) => void = () => undefined;
+    const signals: AbortSignal[] = [];
+    const h = harness({
+      claim: () => new Promise<Item[]>((resolve) => (answer = resolve)),
+      execute: async (_item, signal) => {
+        signals.push(signal);
+      },
+    });
+    h.loop.start();
+    await settle();
+    const stopping = h.loop.stop();
+    await h.clock.advance(5000);
+    answer([{ id: 'too-late' }]);
+    await stopping;
+    assert.equal(signals.length, 1);
+    assert.equal(signals[0]!.aborted, true, 'its signal was aborted before it started');
   });
 });

@@ -18,6 +18,8 @@ export interface ClaimLoopOptions<T extends { id: string }> {
   renew(items: T[]): Promise<string[]>;
   /** Items worked on at once. */
   concurrency: number;
+  /** While it says true the loop claims nothing (its replica drains); items in flight go on. */
+  held?: () => boolean;
   /** How often to look for work nobody announced (another process's, retries falling due). */
   pollMs: number;
   /** How often leases are renewed while items are in flight (a third of the lease, say). */
@@ -33,7 +35,10 @@ export interface ClaimLoop {
   start(): void;
   /** Looks for work now (work was announced, or an item finished). */
   notify(): void;
-  /** Stops claiming; lets items in flight finish within the grace period, then aborts them. */
+  /**
+   * Stops claiming at once; lets items in flight (those of a claim still being answered too)
+   * finish within the grace period, then aborts them.
+   */
   stop(): Promise<void>;
   /** Items in flight. */
   active(): number;
@@ -78,7 +83,7 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
   const pump = async (): Promise<void> => {
     while (!stopped) {
       const free = o.concurrency - (active.size - finishing);
-      if (free <= 0) return;
+      if (free <= 0 || o.held?.() === true) return;
       let claimed: T[];
       try {
         claimed = await o.claim(free);
@@ -91,16 +96,24 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
     }
   };
   let lastPassAt = 0;
-  const pumpOnce = createCoalescedTask(async () => {
-    try {
-      await pump();
-    } finally {
-      lastPassAt = o.clock.now();
-    }
+  /** The pass under way, or the last one: `stop()` waits for a claim already sent. */
+  let passing: Promise<void> = Promise.resolve();
+  const pumpOnce = createCoalescedTask(() => {
+    passing = (async () => {
+      try {
+        await pump();
+      } finally {
+        lastPassAt = o.clock.now();
+      }
+    })();
+    return passing;
   });
+  /** Set once the stop grace is over: an item claimed after it is aborted at once. */
+  let cutShort: Error | undefined;
 
   const launch = (item: T): void => {
     const abort = new AbortController();
+    if (cutShort !== undefined) abort.abort(cutShort);
     const entry: Active<T> = { item, abort, done: Promise.resolve(), finishing: false };
     const onFinishing = (): void => {
       if (entry.finishing || active.get(item.id) !== entry) return;
@@ -139,6 +152,7 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
     start() {
       if (!stopped) return;
       stopped = false;
+      cutShort = undefined;
       lastPassAt = o.clock.now();
       halt = new AbortController();
       void repeatEvery(o.clock, o.pollMs, halt.signal, () => loop.notify());
@@ -151,20 +165,23 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
     async stop() {
       if (stopped) return;
       stopped = true;
-      const inFlight = [...active.values()];
-      const all = Promise.allSettled(inFlight.map((a) => a.done));
       const graceOver = new AbortController();
       const grace =
         o.stopGraceMs === null
           ? Promise.resolve()
           : o.clock.sleep(o.stopGraceMs, graceOver.signal).then(
               () => {
-                for (const a of inFlight) a.abort.abort(new Error('shutting down'));
+                cutShort = new Error('shutting down');
+                for (const a of active.values()) a.abort.abort(cutShort);
               },
               () => undefined,
             );
+      // A claim already sent may still return items: they are this loop's, and finish (or are cut
+      // short) like the rest, before the caller closes what they record into. Left behind, they
+      // would run on unrecorded, and be claimed and sent again after a restart.
+      await passing;
       // Leases stay renewed while items finish.
-      await all;
+      await Promise.allSettled([...active.values()].map((a) => a.done));
       graceOver.abort();
       await grace;
       halt.abort();

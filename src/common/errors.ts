@@ -9,6 +9,11 @@ export const ERROR_CATALOG = {
   bad_request: { status: 400, message: 'Malformed HTTP request.' },
   headers_too_large: { status: 431, message: 'Request headers are too large.' },
   method_not_allowed: { status: 405, message: 'Only POST is accepted on hook endpoints.' },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key came with another request body within its window; use a new key for a new request.',
+  },
+  expectation_failed: { status: 417, message: 'The only expectation accepted is "Expect: 100-continue".' },
   token_in_query: {
     status: 400,
     message: 'Tokens in the query string are refused; send "Authorization: Bearer <token>" instead.',
@@ -62,12 +67,17 @@ export const ERROR_CATALOG = {
   invalid_query: { status: 400, message: 'A query parameter is invalid.' },
   run_not_cancellable: { status: 409, message: 'Only a queued run can be cancelled.' },
   delivery_not_retryable: { status: 409, message: 'Only a failed or skipped delivery can be retried.' },
+  subscription_ending: { status: 409, message: 'This subscription is already ending.' },
   payload_not_recorded: {
     status: 409,
-    message: 'This request has no recorded payload to replay (gateway.recordPayloads was off).',
+    message: 'This request has no recorded payload to replay (gateway.recordPayloads was off when it arrived).',
   },
   worker_stalled: { status: 503, message: 'A background worker (runs or deliveries) has stopped making progress.' },
   metrics_unauthorized: { status: 401, message: 'Missing or invalid gateway token (gateway.auth.token) for /metrics.' },
+  mcp_unauthorized: {
+    status: 401,
+    message: 'Missing or invalid MCP token (mcp.token); send it as "Authorization: Bearer <token>".',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

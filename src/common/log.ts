@@ -256,6 +256,9 @@ export function createLog(options: LogOptions = {}): Log {
     }
   };
   const reportDropped = (): void => {
+    // The gathered lines first (any of them dropped are counted in `n`), so that only the report
+    // itself can be dropped below.
+    writeGathered();
     if (dropped === 0) return;
     const n = dropped;
     dropped = 0;

@@ -4,8 +4,9 @@ import { join, resolve } from 'node:path';
 import { isInsideDir } from '../common/is-inside-dir.js';
 import type { Issue } from '../common/errors.js';
 import { parseDurationMs } from '../common/parse-duration.js';
+import { checkSecurityRules } from './check-security-rules.js';
 import { FALLBACK_MODEL, resolveModel } from './resolve-model.js';
-import type { Config } from './schema.js';
+import { MIN_HEARTBEAT_EVERY_MS, type Config } from './schema.js';
 
 /** The longest delay a Node timer keeps (2^31 - 1 ms, about 24.8 days); a longer one fires after 1 ms. */
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -45,12 +46,52 @@ function isAddressOrCidr(value: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
+/** Paths the gateway serves itself, which `mcp.path` may not take. */
+const FIXED_PATHS = ['/healthz', '/readyz', '/metrics', '/admin'];
+
+/** `mcp`: a token of its own when enabled, and a path no other route serves. */
+function checkMcpRules(config: Config, hooksBase: string | null): Issue[] {
+  const { mcp, hooks, gateway } = config;
+  const issues: Issue[] = [];
+  if (mcp.enabled && mcp.token === undefined) {
+    issues.push({ path: 'mcp.token', message: 'is required when mcp.enabled is true' });
+  }
+  if (mcp.token !== undefined && mcp.token === hooks.token) {
+    issues.push({ path: 'mcp.token', message: 'must differ from hooks.token (the MCP token is dedicated)' });
+  }
+  if (mcp.token !== undefined && mcp.token === gateway.auth.token) {
+    issues.push({ path: 'mcp.token', message: 'must differ from gateway.auth.token (the MCP token is dedicated)' });
+  }
+  const path = normalizeHooksPath(mcp.path);
+  if (path === null || path === '') {
+    issues.push({
+      path: 'mcp.path',
+      message: 'must start with "/", not be "/", and contain no "?", "#", "\\", "//" or spaces',
+    });
+  } else if (FIXED_PATHS.some((p) => path === p || path.startsWith(`${p}/`))) {
+    issues.push({
+      path: 'mcp.path',
+      message: `must not be one of the gateway's own paths (${FIXED_PATHS.join(', ')})`,
+    });
+  } else if (hooksBase !== null && hooksBase !== '' && (path === hooksBase || path.startsWith(`${hooksBase}/`))) {
+    issues.push({ path: 'mcp.path', message: 'must not lie under hooks.path' });
+  }
+  config.hooks.mappings.forEach((m, i) => {
+    if (m.action === 'event' && !mcp.enabled)
+      issues.push({
+        path: `hooks.mappings[${i}].action`,
+        message: '"event" publishes to MCP subscribers only, and mcp.enabled is false (nothing would happen)',
+      });
+  });
+  return issues;
+}
+
 /**
  * The rules no single-field schema can express. Every broken rule is returned, none thrown, so
  * `hookgate check` can print them all at once.
  */
 export function checkConfigRules(config: Config, configDir: string): Issue[] {
-  const issues: Issue[] = [];
+  const issues: Issue[] = checkSecurityRules(config);
   const { hooks, gateway, agents } = config;
   if (hooks.enabled && hooks.token === undefined) {
     issues.push({ path: 'hooks.token', message: 'is required when hooks.enabled is true' });
@@ -64,6 +105,7 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
   } else if (base === '') {
     issues.push({ path: 'hooks.path', message: 'must not be "/" (hooks need their own prefix, such as "/hooks")' });
   }
+  issues.push(...checkMcpRules(config, base));
   const prefixes = hooks.allowedSessionKeyPrefixes;
   if (prefixes !== undefined) {
     if (hooks.defaultSessionKey === undefined && !prefixes.some((p) => GENERATED_SESSION_PREFIX.startsWith(p))) {
@@ -99,13 +141,15 @@ export function checkConfigRules(config: Config, configDir: string): Issue[] {
     issues.push({ path: 'agents.list', message: 'at most one agent may set default: true' });
   }
   // Node runs a longer timer after 1 ms: the heartbeat would tick, or a flood's pause end, at once.
-  const timerDuration = (key: 'every' | 'floodPause', example: string): void => {
+  const timerDuration = (key: 'every' | 'floodPause', example: string, minMs = 0, least = ''): void => {
     const ms = parseDurationMs(agents.defaults.heartbeat[key]);
     const path = `agents.defaults.heartbeat.${key}`;
     if (ms === null) issues.push({ path, message: `must be a duration such as ${example} or 0 (off)` });
     else if (ms > MAX_TIMER_MS) issues.push({ path, message: 'must be at most 24 days ("24d")' });
+    else if (ms > 0 && ms < minMs) issues.push({ path, message: `must be at least ${least}, or 0 (off)` });
   };
-  timerDuration('every', '"30m", "1h"');
+  // Each periodic tick is a paid model turn.
+  timerDuration('every', '"30m", "1h"', MIN_HEARTBEAT_EVERY_MS, 'a minute ("1m")');
   timerDuration('floodPause', '"30s", "2m"');
   const aliases = new Map<string, string>();
   for (const [ref, entry] of Object.entries(agents.defaults.models ?? {})) {

@@ -4,7 +4,8 @@ import { isInsideDir } from '../common/is-inside-dir.js';
 import type { Issue } from '../common/errors.js';
 import { findInvalidExpressions } from '../common/template-syntax.js';
 import { resolveModel } from './resolve-model.js';
-import { THINKING_LEVELS, type Config, type VerifyConfig } from './schema.js';
+import { THINKING_LEVELS, type Config, type MappingConfig, type VerifyConfig } from './schema.js';
+import { parseDurationMs } from '../common/parse-duration.js';
 
 /** Hook names served by the built-in endpoints; no mapping may claim them. */
 export const RESERVED_HOOK_NAMES: ReadonlySet<string> = new Set(['wake', 'agent']);
@@ -55,6 +56,29 @@ export function checkTransformModule(transformsDir: string, module: string): str
   }
   if (!statSync(file).isFile()) return `is not a file: ${file}`;
   return null;
+}
+
+/**
+ * A caught-up event goes to the mapping's own hook name, carrying the provider's id the way a
+ * signed delivery does: so one that arrived already is recognised as a duplicate.
+ */
+function checkCatchUp(m: MappingConfig, at: string): Issue[] {
+  const c = m.catchUp!;
+  const issues: Issue[] = [];
+  if (m.match?.path === undefined || trimSlashes(m.match.path) === '') {
+    issues.push({ path: at, message: "needs the mapping's match.path: the hook name caught-up events are sent to" });
+  }
+  if (m.verify?.kind !== c.provider) {
+    issues.push({
+      path: at,
+      message: `needs verify.kind "${c.provider}" on the mapping: caught-up events carry the id a signed delivery does, so one that arrived already is a duplicate`,
+    });
+  }
+  if (c.provider === 'github' && (c.repo === undefined) === (c.org === undefined)) {
+    issues.push({ path: at, message: 'name the webhook\'s repo ("owner/name") or its org, not both' });
+  }
+  if (parseDurationMs(c.every) === null) issues.push({ path: `${at}.every`, message: 'a duration such as 10m, or 0' });
+  return issues;
 }
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -151,6 +175,7 @@ export function checkMappingRules(config: Config, transformsDir: string): { issu
       if (problem !== null) issues.push({ path: `${at}.transform.module`, message: problem });
     }
     if (m.verify !== undefined) issues.push(...checkVerify(m.verify, `${at}.verify`));
+    if (m.catchUp !== undefined) issues.push(...checkCatchUp(m, `${at}.catchUp`));
     if (m.allowUnsafeExternalContent === true) {
       warnings.push({
         path: `${at}.allowUnsafeExternalContent`,

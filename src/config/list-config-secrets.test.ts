@@ -14,6 +14,13 @@ describe('listConfigSecrets', () => {
         mappings: [
           { match: { path: 'gh' }, verify: { kind: 'github', secret: ['gh-1', 'gh-2'] } },
           { match: { path: 'sw' }, verify: { kind: 'standard-webhooks', publicKey: 'whpk_public-not-secret' } },
+          {
+            match: { path: 'tf' },
+            transform: {
+              module: 't.mjs',
+              env: { GITHUB_TOKEN: 'tf-token', DB_PASSWORD: 'tf-pass', API_KEY: 'tf-key', REGION: 'eu-west-1' },
+            },
+          },
         ],
       },
       models: {
@@ -48,6 +55,9 @@ describe('listConfigSecrets', () => {
         'gmail-push',
         'gh-1',
         'gh-2',
+        'tf-token',
+        'tf-pass',
+        'tf-key',
       ]),
     );
   });

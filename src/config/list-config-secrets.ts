@@ -1,8 +1,12 @@
 import type { Config } from './schema.js';
 
+/** A transform variable whose value is taken for a secret by its name. */
+const SECRET_NAME = /key|token|secret|passw|auth|credential/i;
+
 /**
  * Every secret the config holds, for the scrubber: the hook and gateway tokens, provider API keys
- * and credential-bearing headers, channel credentials, mapping verify secrets.
+ * and credential-bearing headers, channel credentials, mapping verify secrets, and the transform
+ * variables named like secrets.
  */
 export function listConfigSecrets(config: Config): string[] {
   const out: string[] = [];
@@ -13,6 +17,7 @@ export function listConfigSecrets(config: Config): string[] {
   };
   add(config.hooks.token);
   add(config.gateway.auth.token);
+  add(config.mcp.token);
   for (const p of Object.values(config.models.providers)) {
     add(p.apiKey);
     for (const [name, value] of Object.entries(p.headers ?? {})) {
@@ -32,8 +37,10 @@ export function listConfigSecrets(config: Config): string[] {
     if (typeof value === 'string' && /token|secret|password|key/i.test(name)) add(value);
   }
   for (const m of config.hooks.mappings) {
-    if (m.verify === undefined) continue;
-    if ('secret' in m.verify) add(m.verify.secret);
+    if (m.verify !== undefined && 'secret' in m.verify) add(m.verify.secret);
+    for (const [name, value] of Object.entries(m.transform?.env ?? {})) {
+      if (SECRET_NAME.test(name)) add(value);
+    }
   }
   return out;
 }

@@ -7,7 +7,10 @@ import { safeParseConfig, safeParseConfigText } from './load-config.js';
 
 const path = '/etc/hookgate/hookgate.json';
 const env = {};
-const valid = { hooks: { enabled: true, token: 'hook-secret' }, gateway: { auth: { token: 'gw-secret' } } };
+const valid = {
+  hooks: { enabled: true, token: 'hook-secret-0123456' },
+  gateway: { auth: { token: 'gw-secret-0123456789' } },
+};
 
 function issuesOf(raw: unknown, at = path): Array<{ path: string; message: string }> {
   const r = safeParseConfig(raw, { path: at, env });
@@ -41,7 +44,14 @@ describe('safeParseConfig', () => {
       path: '/etc/hookgate/state/hookgate.db',
       sync: 'full',
       leaseSeconds: 30,
-      retention: { events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d' },
+      retention: { events: '30d', runs: '30d', deliveries: '30d', transcript: '30d', requests: '7d', eventLog: '7d' },
+    });
+    assert.deepEqual(config.mcp, {
+      enabled: false,
+      path: '/mcp',
+      allowLoopbackCallbacks: false,
+      allowPrivateCallbacks: false,
+      maxSubscriptions: 100,
     });
     assert.equal(r.loaded.transformsDir, '/etc/hookgate/hooks/transforms');
   });
@@ -52,8 +62,21 @@ describe('safeParseConfig', () => {
     assert.equal(r.loaded.config.hooks.path, '/in');
   });
 
+  const mcp = { enabled: true, token: 'mcp-secret-token-0123' };
   const refusals: Array<[string, unknown, string]> = [
     ['hooks.enabled without a token', { hooks: { enabled: true } }, 'hooks.token'],
+    ['mcp.enabled without a token', { ...valid, mcp: { enabled: true } }, 'mcp.token'],
+    ['an MCP token equal to the hook token', { ...valid, mcp: { ...mcp, token: 'hook-secret' } }, 'mcp.token'],
+    ['an MCP token equal to the gateway token', { ...valid, mcp: { ...mcp, token: 'gw-secret' } }, 'mcp.token'],
+    ['mcp.path "/"', { ...valid, mcp: { ...mcp, path: '/' } }, 'mcp.path'],
+    ['mcp.path on the admin surface', { ...valid, mcp: { ...mcp, path: '/admin/mcp' } }, 'mcp.path'],
+    ['mcp.path under hooks.path', { ...valid, mcp: { ...mcp, path: '/hooks/mcp' } }, 'mcp.path'],
+    ['maxSubscriptions of 0', { ...valid, mcp: { ...mcp, maxSubscriptions: 0 } }, 'mcp.maxSubscriptions'],
+    [
+      'an event mapping while MCP is off',
+      { ...valid, hooks: { ...valid.hooks, mappings: [{ match: { path: 'feed' }, action: 'event' }] } },
+      'hooks.mappings[0].action',
+    ],
     [
       'a hook token equal to the gateway token',
       { hooks: { enabled: true, token: 'x' }, gateway: { auth: { token: 'x' } } },
@@ -83,6 +106,67 @@ describe('safeParseConfig', () => {
     ['a mistyped port', { gateway: { port: '80' } }, 'gateway.port'],
     ['an unknown preset', { hooks: { ...valid.hooks, presets: ['outlook'] } }, 'hooks.presets[0]'],
     ['a bad trusted proxy', { gateway: { trustedProxies: ['10.0.0.0/33'] } }, 'gateway.trustedProxies[0]'],
+    ['a hook token under 16 characters', { hooks: { enabled: true, token: 'x'.repeat(15) } }, 'hooks.token'],
+    [
+      'a gateway token under 16 characters',
+      { ...valid, gateway: { auth: { token: 'short-token' } } },
+      'gateway.auth.token',
+    ],
+    [
+      'a verify secret under 16 characters',
+      { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'github', secret: 'hunter2' } }] } },
+      'hooks.mappings[0].verify.secret',
+    ],
+    [
+      'a short secret in a rotation list',
+      { hooks: { ...valid.hooks, mappings: [{ verify: { kind: 'slack', secret: ['x'.repeat(32), 'abc'] } }] } },
+      'hooks.mappings[0].verify.secret[1]',
+    ],
+    [
+      'a trusted proxy range of every IPv4 address',
+      { gateway: { trustedProxies: ['0.0.0.0/0'] } },
+      'gateway.trustedProxies[0]',
+    ],
+    [
+      'a trusted proxy range of every IPv6 address',
+      { gateway: { trustedProxies: ['10.0.0.1', '::/0'] } },
+      'gateway.trustedProxies[1]',
+    ],
+    [
+      'a trusted proxy range of every IPv4-mapped address',
+      { gateway: { trustedProxies: ['::ffff:0:0/96'] } },
+      'gateway.trustedProxies[0]',
+    ],
+    [
+      'failure limits of 100,000 a minute',
+      { hooks: { ...valid.hooks, authRateLimit: { maxFailures: 100_000 } } },
+      'hooks.authRateLimit',
+    ],
+    [
+      'a one-second lockout after 20 failures',
+      { hooks: { ...valid.hooks, authRateLimit: { lockoutSeconds: 1 } } },
+      'hooks.authRateLimit',
+    ],
+    [
+      'a lockout that forgets all but 10 clients',
+      { hooks: { ...valid.hooks, authRateLimit: { maxClients: 10 } } },
+      'hooks.authRateLimit.maxClients',
+    ],
+    [
+      'a provider base URL that is not HTTP',
+      { models: { providers: { p: { api: 'openai', baseUrl: 'file:///etc/passwd' } } } },
+      'models.providers.p.baseUrl',
+    ],
+    [
+      'a channel base URL that is not HTTP',
+      { channels: { telegram: { botToken: '1:x', baseUrl: 'ftp://bots.example' } } },
+      'channels.telegram.baseUrl',
+    ],
+    [
+      'a Mattermost server that is not HTTP',
+      { channels: { mattermost: { token: 'm', baseUrl: 'javascript:alert(1)' } } },
+      'channels.mattermost.baseUrl',
+    ],
     [
       'a mapping with a bad action',
       { hooks: { ...valid.hooks, mappings: [{ action: 'run' }] } },
@@ -181,6 +265,37 @@ describe('safeParseConfig', () => {
       'agents.defaults.heartbeat.floodPause',
     ],
     ['a body deadline over an hour', { gateway: { bodyTimeoutMs: 3_600_001 } }, 'gateway.bodyTimeoutMs'],
+    [
+      'a heartbeat every millisecond (a paid turn each)',
+      { agents: { defaults: { heartbeat: { every: '1ms' } } } },
+      'agents.defaults.heartbeat.every',
+    ],
+    [
+      'a heartbeat under a minute',
+      { agents: { defaults: { heartbeat: { every: '59s' } } } },
+      'agents.defaults.heartbeat.every',
+    ],
+    ['a body deadline under a second', { gateway: { bodyTimeoutMs: 999 } }, 'gateway.bodyTimeoutMs'],
+    [
+      'a channel call timeout under a second',
+      { channels: { telegram: { botToken: '1:x', timeoutMs: 1 } } },
+      'channels.telegram.timeoutMs',
+    ],
+    [
+      'a transform time limit under 100 ms',
+      { hooks: { ...valid.hooks, mappings: [{ transform: { module: 't.js', timeoutMs: 1 } }] } },
+      'hooks.mappings[0].transform.timeoutMs',
+    ],
+    [
+      'a run time limit under a second',
+      { agents: { defaults: { timeoutSeconds: 0.001 } } },
+      'agents.defaults.timeoutSeconds',
+    ],
+    [
+      "a mapping's run time limit under a second",
+      { hooks: { ...valid.hooks, mappings: [{ timeoutSeconds: 0.5 }] } },
+      'hooks.mappings[0].timeoutSeconds',
+    ],
     [
       'a channel call timeout over ten minutes',
       { channels: { telegram: { botToken: '1:x', timeoutMs: 600_001 } } },
@@ -284,6 +399,39 @@ describe('safeParseConfig', () => {
     it(`refuses ${name} at ${where}`, () => assert.ok(paths(raw).includes(where), JSON.stringify(issuesOf(raw))));
   }
 
+  it('accepts an MCP endpoint with a token of its own and an event mapping', () => {
+    const raw = {
+      ...valid,
+      mcp: { enabled: true, token: 'mcp-secret-token-0123', path: '/events/mcp' },
+      hooks: {
+        ...valid.hooks,
+        mappings: [{ id: 'feed', match: { path: 'feed' }, action: 'event', publishPayload: true }],
+      },
+    };
+    assert.deepEqual(issuesOf(raw), []);
+  });
+
+  it('accepts the shortest intervals it allows, and 0 for a heartbeat that never ticks', () => {
+    for (const every of ['1m', '60s', 0]) {
+      assert.deepEqual(issuesOf({ ...valid, agents: { defaults: { heartbeat: { every } } } }), [], String(every));
+    }
+    assert.deepEqual(issuesOf({ ...valid, gateway: { bodyTimeoutMs: 1000 } }), []);
+    assert.deepEqual(issuesOf({ ...valid, agents: { defaults: { timeoutSeconds: 1 } } }), []);
+  });
+
+  it('accepts 16-character tokens, proxy ranges short of everything, limits of 10 tries a second and HTTPS URLs', () => {
+    const ok = {
+      hooks: {
+        enabled: true,
+        token: 'x'.repeat(16),
+        authRateLimit: { maxFailures: 600, windowSeconds: 600, lockoutSeconds: 60 },
+      },
+      gateway: { auth: { token: 'y'.repeat(16) }, trustedProxies: ['0.0.0.0/1', '10.0.0.0/8', '::1', 'fd00::/8'] },
+      channels: { telegram: { botToken: '1:x', baseUrl: 'https://api.telegram.org' } },
+    };
+    assert.deepEqual(issuesOf(ok), []);
+  });
+
   it('accepts retention windows of up to 100 years, and says so of a longer one', () => {
     const store = (events: string) => ({ ...valid, store: { driver: 'sqlite', retention: { events } } });
     assert.deepEqual(issuesOf(store('36500d')), []);
@@ -300,7 +448,7 @@ describe('safeParseConfig', () => {
       short.loaded.warnings.map((w) => w.path),
       ['hooks.token'],
     );
-    assert.match(short.loaded.warnings[0]!.message, /11 characters long; use at least 24/);
+    assert.match(short.loaded.warnings[0]!.message, /19 characters long; use at least 24/);
     const long = safeParseConfig({ ...valid, hooks: { enabled: true, token: 'x'.repeat(24) } }, { path, env });
     assert.ok(long.ok);
     assert.deepEqual(long.loaded.warnings, []);
@@ -353,18 +501,29 @@ describe('safeParseConfig', () => {
   });
 
   it('accepts every verify kind with its documented keys', () => {
+    const SECRET = 'verify-secret-0123456789';
     const pk = `whpk_${Buffer.alloc(32, 7).toString('base64')}`;
     const mappings = [
-      { match: { path: 'a' }, verify: { kind: 'github', secret: 'x' } },
-      { match: { path: 'b' }, verify: { kind: 'stripe', secret: ['x', 'y'], toleranceSeconds: 600, required: true } },
-      { match: { path: 'c' }, verify: { kind: 'slack', secret: 'x' } },
+      { match: { path: 'a' }, verify: { kind: 'github', secret: SECRET } },
+      {
+        match: { path: 'b' },
+        verify: { kind: 'stripe', secret: [SECRET, `${SECRET}-next`], toleranceSeconds: 600, required: true },
+      },
+      { match: { path: 'c' }, verify: { kind: 'slack', secret: SECRET } },
       {
         match: { path: 'd' },
         verify: { kind: 'standard-webhooks', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', publicKey: pk },
       },
       {
         match: { path: 'e' },
-        verify: { kind: 'hmac', secret: 'x', header: 'x-sig', algorithm: 'sha512', encoding: 'base64', prefix: 'v1=' },
+        verify: {
+          kind: 'hmac',
+          secret: SECRET,
+          header: 'x-sig',
+          algorithm: 'sha512',
+          encoding: 'base64',
+          prefix: 'v1=',
+        },
       },
     ];
     assert.deepEqual(issuesOf({ hooks: { ...valid.hooks, mappings } }), []);
@@ -465,7 +624,7 @@ describe('safeParseConfig: values from the environment', () => {
       {
         gateway: valid.gateway,
         hooks: {
-          token: 'hook-secret',
+          token: 'hook-secret-0123456',
           enabled: '${ON}',
           authRateLimit: { maxFailures: '${MAX}' },
           mappings: [{ deliver: '${DELIVER}' }],
@@ -480,9 +639,9 @@ describe('safeParseConfig: values from the environment', () => {
   });
 
   it('keeps a value of digits a string where the schema wants a string (a token)', () => {
-    const r = parse({ hooks: { enabled: true, token: '${TOKEN}' } }, { TOKEN: '123456' });
+    const r = parse({ hooks: { enabled: true, token: '${TOKEN}' } }, { TOKEN: '1234567890123456' });
     assert.ok(r.ok);
-    assert.equal(r.loaded.config.hooks.token, '123456');
+    assert.equal(r.loaded.config.hooks.token, '1234567890123456');
   });
 
   it('still refuses a literal "80" written in the file (only environment values are coerced)', () => {
@@ -544,9 +703,9 @@ describe('safeParseConfig: an OpenClaw hooks section', () => {
 describe('safeParseConfigText', () => {
   it('reads JSON5 with comments and substitutes ${ENV}', () => {
     const text = '// c\n{ hooks: { enabled: true, token: "${T}", }, }';
-    const r = safeParseConfigText(text, { path, env: { T: 'from-env' } });
+    const r = safeParseConfigText(text, { path, env: { T: 'from-env-0123456789' } });
     assert.ok(r.ok);
-    assert.equal(r.loaded.config.hooks.token, 'from-env');
+    assert.equal(r.loaded.config.hooks.token, 'from-env-0123456789');
   });
 
   it('reports a syntax error', () => {
@@ -554,4 +713,75 @@ describe('safeParseConfigText', () => {
     assert.equal(r.ok, false);
     if (!r.ok) assert.match(r.issues[0]!.message, /not valid JSON5/);
   });
+});
+
+describe('safeParseConfig: catchUp', () => {
+  const github = {
+    id: 'gh',
+    match: { path: 'github' },
+    verify: { kind: 'github', secret: 'github-secret-0123456789' },
+    catchUp: { provider: 'github', repo: 'octo/hello', hookId: 42, tokenEnv: 'GH_TOKEN' },
+  };
+  const withMapping = (m: Record<string, unknown>) => ({ ...valid, hooks: { ...valid.hooks, mappings: [m] } });
+
+  it('reads the token from the variable tokenEnv names, never from the config', () => {
+    const r = safeParseConfig(withMapping(github), { path, env: { GH_TOKEN: 'ghp_x' } });
+    assert.ok(r.ok);
+    assert.equal(r.loaded.catchUpTokens.get('gh'), 'ghp_x');
+    assert.doesNotMatch(JSON.stringify(r.loaded.config), /ghp_x/);
+    assert.deepEqual(r.loaded.config.hooks.mappings[0]?.catchUp, {
+      provider: 'github',
+      repo: 'octo/hello',
+      hookId: 42,
+      tokenEnv: 'GH_TOKEN',
+      redeliver: false,
+      every: '10m',
+      maxEvents: 10_000,
+    });
+  });
+
+  it('warns of a tokenEnv that is unset, and leaves that mapping without a token', () => {
+    const r = safeParseConfig(withMapping(github), { path, env: {} });
+    assert.ok(r.ok);
+    assert.equal(r.loaded.catchUpTokens.size, 0);
+    const warning = r.loaded.warnings.find((w) => w.path === 'hooks.mappings[0].catchUp.tokenEnv');
+    assert.match(warning?.message ?? '', /GH_TOKEN is not set: this mapping does not catch up until it is/);
+  });
+
+  const refusals: Array<[string, Record<string, unknown>, string]> = [
+    ['without match.path', { ...github, match: undefined }, 'hooks.mappings[0].catchUp'],
+    [
+      'without a verify of its provider',
+      { ...github, verify: { kind: 'stripe', secret: 'whsec_x' } },
+      'hooks.mappings[0].catchUp',
+    ],
+    [
+      'naming both a repo and an org',
+      { ...github, catchUp: { ...github.catchUp, org: 'octo' } },
+      'hooks.mappings[0].catchUp',
+    ],
+    [
+      'with an every that is no duration',
+      { ...github, catchUp: { ...github.catchUp, every: 'hourly' } },
+      'hooks.mappings[0].catchUp.every',
+    ],
+    [
+      'with a tokenEnv that is no variable name',
+      { ...github, catchUp: { ...github.catchUp, tokenEnv: 'ghp_abc-123' } },
+      'hooks.mappings[0].catchUp.tokenEnv',
+    ],
+    [
+      'for Stripe with more than 20 types',
+      {
+        ...github,
+        verify: { kind: 'stripe', secret: 'whsec_x' },
+        catchUp: { provider: 'stripe', tokenEnv: 'K', types: Array.from({ length: 21 }, (_, i) => `t.${i}`) },
+      },
+      'hooks.mappings[0].catchUp.types',
+    ],
+  ];
+  for (const [name, mapping, where] of refusals) {
+    it(`refuses a catchUp ${name}`, () =>
+      assert.ok(paths(withMapping(mapping)).includes(where), JSON.stringify(issuesOf(withMapping(mapping)))));
+  }
 });

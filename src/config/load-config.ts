@@ -11,6 +11,7 @@ import { ConfigSchema, type Config } from './schema.js';
 import { coerceEnvValues, dotPath, type TypeMismatch } from './coerce-env-values.js';
 import { stripForeignKeys } from './strip-foreign-keys.js';
 import { substituteEnv } from './substitute-env.js';
+import { mappingHookId } from './resolve-run-budgets.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -25,6 +26,11 @@ export interface LoadedConfig {
   transformsDir: string;
   /** Settings that are allowed but worth an operator's attention. */
   warnings: Issue[];
+  /**
+   * The API token of each mapping with `catchUp`, by mapping id, read from the environment variable
+   * its `tokenEnv` names (a mapping whose variable is unset or empty has none, and a warning).
+   */
+  catchUpTokens: ReadonlyMap<string, string>;
 }
 
 /** `$HOOKGATE_HOME`, default `~/.hookgate`. */
@@ -103,6 +109,7 @@ export function safeParseConfig(
   if (config.store.driver === 'sqlite' && !isAbsolute(config.store.path)) {
     config.store.path = resolve(dir, config.store.path);
   }
+  const tokens = readCatchUpTokens(config, options.env);
   return {
     ok: true,
     loaded: {
@@ -110,9 +117,32 @@ export function safeParseConfig(
       path: options.path,
       dir,
       transformsDir,
-      warnings: [...foreign, ...checkConfigWarnings(config), ...mappings.warnings],
+      warnings: [...foreign, ...checkConfigWarnings(config), ...mappings.warnings, ...tokens.warnings],
+      catchUpTokens: tokens.tokens,
     },
   };
+}
+
+/**
+ * Each catch-up mapping's token from the environment: read here, where the environment is, and kept
+ * out of the config object (which is logged in parts, compared on reload and shown by the CLI).
+ */
+function readCatchUpTokens(config: Config, env: Env): { tokens: Map<string, string>; warnings: Issue[] } {
+  const tokens = new Map<string, string>();
+  const warnings: Issue[] = [];
+  config.hooks.mappings.forEach((m, i) => {
+    if (m.catchUp === undefined) return;
+    const token = env[m.catchUp.tokenEnv];
+    if (token === undefined || token === '') {
+      warnings.push({
+        path: `hooks.mappings[${i}].catchUp.tokenEnv`,
+        message: `${m.catchUp.tokenEnv} is not set: this mapping does not catch up until it is`,
+      });
+      return;
+    }
+    tokens.set(mappingHookId(m, i), token);
+  });
+  return { tokens, warnings };
 }
 
 /** Parses JSON5 text, reporting a syntax error with its line and column. */

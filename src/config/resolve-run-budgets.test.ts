@@ -39,7 +39,7 @@ describe('resolveRunBudgets', () => {
       config({
         hooks: {
           enabled: true,
-          token: 't',
+          token: 'budget-test-token-0123',
           mappings: [
             { id: 'gh', match: { path: 'gh' }, budget: { maxConcurrentRuns: 2 } },
             { match: { path: 'x' } },

@@ -11,11 +11,11 @@ function config(raw: Record<string, unknown>): Config {
 }
 
 describe('restartOnlyChanges', () => {
-  const base = { hooks: { enabled: true, token: 'a' } };
+  const base = { hooks: { enabled: true, token: 'restart-test-token-a1' } };
 
   it('is empty when only reloadable keys change (token, mappings, channels)', () => {
     const next = {
-      hooks: { enabled: true, token: 'b', mappings: [{ match: { path: 'x' } }] },
+      hooks: { enabled: true, token: 'restart-test-token-b2', mappings: [{ match: { path: 'x' } }] },
       channels: { telegram: { botToken: '1:a' } },
     };
     assert.deepEqual(restartOnlyChanges(config(base), config(next)), []);

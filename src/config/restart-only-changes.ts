@@ -2,7 +2,7 @@ import type { Config } from './schema.js';
 
 /**
  * Settings read once at startup: a reload cannot apply them. The listener, the store, the
- * runtime (agents, models) and the auth limiter's window are built once; hooks, mappings, tokens,
+ * runtime (agents, models), the MCP endpoint and the auth limiter's window are built once; hooks, mappings, tokens,
  * channels and run budgets are rebuilt on every reload.
  */
 export const RESTART_ONLY_KEYS = [
@@ -13,6 +13,7 @@ export const RESTART_ONLY_KEYS = [
   'hooks.authRateLimit',
   'hooks.transformsDir',
   'hooks.maxTransformProcesses',
+  'mcp',
 ] as const;
 
 function pick(config: Config, key: (typeof RESTART_ONLY_KEYS)[number]): unknown {

@@ -211,6 +211,35 @@ describeEachDriver('DeliveryWorker', (driver) => {
     assert.equal(d.partsSent, 3);
   });
 
+  it('records a send once the store can write again, and never sends it again', async () => {
+    const tg = scriptedChannel('telegram');
+    let refusals = 2;
+    const flaky: Store = Object.create(store, {
+      recordDeliveryAttempt: {
+        value: (r: Parameters<Store['recordDeliveryAttempt']>[0]) => {
+          if (refusals-- > 0)
+            return Promise.reject(Object.assign(new Error('terminating connection'), { code: '57P01' }));
+          return store.recordDeliveryAttempt(r);
+        },
+      },
+    }) as Store;
+    worker = new DeliveryWorker({
+      store: flaky,
+      log: createLog({ level: 'silent' }),
+      clock: systemClock,
+      random: () => 0,
+      channels,
+      adapters: new Map([[tg.adapter.name, tg.adapter]]),
+      owner: 'test',
+      pollMs: 50,
+    });
+    worker.start();
+    const d = await settled(await add('telegram', '7'));
+    assert.equal(d.state, 'sent');
+    assert.equal(refusals, -1, 'the record was tried three times');
+    assert.deepEqual(tg.sent, [{ to: '7', text: 'hello' }]);
+  });
+
   it('resumes pending deliveries left by a previous process', async () => {
     const id = await add('telegram', '9');
     const tg = scriptedChannel('telegram');

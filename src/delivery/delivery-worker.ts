@@ -2,10 +2,17 @@ import type { Clock } from '../common/clock.js';
 import { createClaimLoop, type ClaimLoop } from '../common/create-claim-loop.js';
 import type { Log } from '../common/log.js';
 import { computeRetryDelayMs } from '../common/retry.js';
+import { retryWhile } from '../common/retry-while.js';
 import { keepText, type Scrub } from '../common/scrub-secrets.js';
 import type { ChannelsConfig } from '../config/index.js';
 import { mainSessionKey } from '../policy/index.js';
-import type { ClaimedDelivery, DeliveryAttemptResult, NewDelivery, Store } from '../store/index.js';
+import {
+  isStoreUnavailable,
+  type ClaimedDelivery,
+  type DeliveryAttemptResult,
+  type NewDelivery,
+  type Store,
+} from '../store/index.js';
 import { DeliveryError, type ChannelAdapter } from './channel-adapter.js';
 import type { DeliveryPort } from './delivery-port.js';
 import { resolveRoute } from './resolve-route.js';
@@ -43,6 +50,8 @@ export interface DeliveryWorkerOptions {
   scrub?: Scrub;
   /** Retry wake-ups waiting at once, at most; past it the poll finds the retries. @default MAX_WAKEUPS */
   maxWakeups?: number;
+  /** While it says true nothing new is claimed (this replica drains); sends in flight finish. @default never */
+  held?: () => boolean;
 }
 
 /** Retry wake-ups waiting at once, at most (see `#wakeAt`). */
@@ -77,7 +86,7 @@ function reasonOf(error: unknown, scrub: Scrub = keepText): DeliveryError {
  */
 export class DeliveryWorker implements DeliveryPort {
   readonly #o: Required<
-    Omit<DeliveryWorkerOptions, 'store' | 'log' | 'clock' | 'random' | 'channels' | 'adapters' | 'owner'>
+    Omit<DeliveryWorkerOptions, 'store' | 'log' | 'clock' | 'random' | 'channels' | 'adapters' | 'owner' | 'held'>
   > &
     DeliveryWorkerOptions;
   readonly #loop: ClaimLoop;
@@ -104,6 +113,7 @@ export class DeliveryWorker implements DeliveryPort {
       execute: (d, signal) => this.#process(d, signal),
       renew: (claims) => store.renewDeliveries(claims, leaseMs),
       concurrency: this.#o.concurrency,
+      ...(options.held === undefined ? {} : { held: options.held }),
       pollMs: this.#o.pollMs,
       renewEveryMs: Math.max(1, Math.floor(leaseMs / 3)),
       // A send in flight is never cut short: an abort could lose the record of a part the service accepted.
@@ -129,6 +139,11 @@ export class DeliveryWorker implements DeliveryPort {
 
   notify(): void {
     this.#loop.notify();
+  }
+
+  /** Deliveries being sent by this process now. */
+  active(): number {
+    return this.#loop.active();
   }
 
   /** Whether the delivery loop is running and not stalled (readiness). */
@@ -174,8 +189,14 @@ export class DeliveryWorker implements DeliveryPort {
       nextAttemptAt: null,
       lastRoute: null,
     };
-    const record = (r: Omit<DeliveryAttemptResult, 'at'>): Promise<boolean> =>
-      store.recordDeliveryAttempt({ ...r, at: this.#o.clock.now() });
+    // What a service accepted must reach the record: a store that cannot write for a moment is
+    // waited for (while the lease holds the delivery for this worker), not left to resend it later.
+    const recorded = <T>(write: () => Promise<T>): Promise<T> =>
+      retryWhile(write, { clock: this.#o.clock, retryable: isStoreUnavailable, forMs: this.#o.leaseMs });
+    const record = (r: Omit<DeliveryAttemptResult, 'at'>): Promise<boolean> => {
+      const at = this.#o.clock.now();
+      return recorded(() => store.recordDeliveryAttempt({ ...r, at }));
+    };
     const route = resolveRoute(d, await store.getLastRoute(mainSessionKey(d.agentId)), this.#o.channels);
     const adapter = route.ok ? this.#o.adapters.get(route.channel) : undefined;
     if (!route.ok || adapter === undefined) {
@@ -197,14 +218,15 @@ export class DeliveryWorker implements DeliveryPort {
         await adapter.send(route.to, parts[sent]!, AbortSignal.timeout(timeoutMs));
         // Each accepted part is recorded, so a retry never sends it again.
         if (sent + 1 < parts.length) {
-          await store.recordDeliveryProgress({
+          const progress = {
             deliveryId: d.id,
             claimId: d.claimId,
             partsSent: sent + 1,
             resolvedChannel: route.channel,
             resolvedTo: route.to,
             at: this.#o.clock.now(),
-          });
+          };
+          await recorded(() => store.recordDeliveryProgress(progress));
         }
       }
     } catch (error) {

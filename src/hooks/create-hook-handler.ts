@@ -1,21 +1,24 @@
 import type { Clock } from '../common/clock.js';
 import { RequestError } from '../common/errors.js';
-import type { AgentRequest, Policy, WakeRequest } from '../policy/index.js';
+import type { Ids } from '../common/ids.js';
+import type { AgentRequest, EventAction, EventRequest, Policy, WakeRequest } from '../policy/index.js';
 import {
   DuplicateRequestError,
   type ActionSource,
   type IdempotencyRecord,
   type IngressStore,
+  type NewLogEvent,
   type NewRun,
   type NewSystemEvent,
 } from '../store/index.js';
 import { describeOutcome } from './describe-outcome.js';
-import { boundKey, resolveIdempotencyKey } from './resolve-idempotency-key.js';
+import { boundKey, idempotencyFingerprint, resolveIdempotencyKey } from './resolve-idempotency-key.js';
 import { parseAgentPayload } from './parse-agent-payload.js';
 import { parseWakePayload } from './parse-wake-payload.js';
 import { buildMappedRequest, type MappedHookCall } from './mappings/build-mapped-request.js';
 import type { CompiledMapping } from './mappings/compile-mappings.js';
 import type { TransformRunner } from './transforms/create-transform-runner.js';
+import { publishOutcome } from './publish-outcome.js';
 
 /** What a hook request turned into, once durably recorded. */
 export type HookOutcome =
@@ -25,6 +28,8 @@ export type HookOutcome =
    * message joined an earlier queued run (whose id `run.id` now is) instead of starting one.
    */
   | { kind: 'agent'; run: NewRun; wait?: { timeoutMs: number; returnReply: boolean }; coalesced?: true }
+  /** An `event` mapping's call: recorded and published only (MCP Events); `published` once publishing is on. */
+  | { kind: 'event'; action: EventAction; published?: NewLogEvent }
   | { kind: 'skip' }
   /** A `forEach` mapping's actions, one per item; `duplicate` marks an item seen in an earlier request. */
   | { kind: 'many'; items: ItemOutcome[] }
@@ -36,7 +41,9 @@ export interface ItemOutcome {
   index: number;
   /** The item's own id (`forEach.idPath`), if it has one. */
   identity: string | null;
-  outcome: Extract<HookOutcome, { kind: 'wake' | 'agent' }>;
+  outcome: Extract<HookOutcome, { kind: 'wake' | 'agent' | 'event' }>;
+  /** The item itself, as the payload held it. */
+  item: unknown;
   /** Set after recording: the answer given for this item in an earlier request. */
   duplicateOf?: string;
 }
@@ -62,6 +69,11 @@ export interface HookActionDeps {
   maxWaitSeconds?: number;
 }
 
+/** Publishing to the event log (`mcp.enabled`): every recorded action carries its occurrence. */
+export interface PublishDeps {
+  ids: Ids;
+}
+
 /**
  * Builds the action a hook call stands for, policy applied and every default filled, without
  * recording it: the gateway records what this returns; `hookgate mappings test` only prints it.
@@ -73,6 +85,7 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
     throw new RequestError('signature_invalid', { message: 'The built-in endpoints accept only the hook token.' });
   }
   const wake = (request: WakeRequest): HookOutcome => ({ kind: 'wake', event: policy.resolveWake(request) });
+  const event = (request: EventRequest): HookOutcome => ({ kind: 'event', action: policy.resolveEvent(request) });
   const run = (request: AgentRequest): HookOutcome => {
     const resolved = policy.resolveAgentRun(request);
     if (request.wait === undefined) return { kind: 'agent', run: resolved };
@@ -93,6 +106,8 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
           return wake(mapped.request);
         case 'agent':
           return run(mapped.request);
+        case 'event':
+          return event(mapped.request);
         case 'skip':
           return { kind: 'skip' };
         case 'many':
@@ -101,9 +116,12 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
             items: mapped.items.map((i) => ({
               index: i.index,
               identity: i.identity,
+              item: i.item,
               outcome: (i.action.kind === 'wake'
                 ? wake(i.action.request)
-                : run(i.action.request)) as ItemOutcome['outcome'],
+                : i.action.kind === 'event'
+                  ? event(i.action.request)
+                  : run(i.action.request)) as ItemOutcome['outcome'],
             })),
           };
       }
@@ -112,6 +130,11 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
 }
 
 type AgentOutcome = Extract<HookOutcome, { kind: 'agent' }>;
+
+/** An `event` action's occurrence, recorded on its own. */
+function eventsOf(outcome: HookOutcome): { published?: readonly NewLogEvent[] } {
+  return outcome.kind === 'event' && outcome.published !== undefined ? { published: [outcome.published] } : {};
+}
 
 /** A run whose message joined a queued run about the same subject: that run answers for it. */
 function joinRun<T extends AgentOutcome>(outcome: T, coalesced: Readonly<Record<string, string>>): T {
@@ -140,15 +163,60 @@ function joinedOutcome(outcome: HookOutcome, coalesced: Readonly<Record<string, 
  * nothing, in this process or any replica sharing the store.
  */
 export function createHookHandler(
-  deps: HookActionDeps & { store: IngressStore; idempotencyWindowSeconds: number },
+  deps: HookActionDeps & {
+    store: IngressStore;
+    idempotencyWindowSeconds: number;
+    /** Set when `mcp.enabled`: actions publish their occurrences. */
+    publish?: PublishDeps;
+  },
 ): HookHandler {
-  const { store } = deps;
-  const duplicateOf = async (hook: string, key: string): Promise<HookOutcome | null> => {
+  const { store, publish } = deps;
+  const publishesPayload = new Set(deps.mappings.filter((m) => m.mapping.publishPayload === true).map((m) => m.id));
+  /** The outcome with its occurrences attached, when publishing is on; an `event` action needs it. */
+  const published = (call: MappedHookCall, outcome: HookOutcome): HookOutcome => {
+    if (publish === undefined) {
+      const events =
+        outcome.kind === 'event' || (outcome.kind === 'many' && outcome.items.some((i) => i.outcome.kind === 'event'));
+      if (events)
+        throw new RequestError('invalid_payload', {
+          message: 'action "event" publishes to MCP subscribers, and mcp.enabled is false.',
+          issues: [{ path: 'action', message: 'action "event" needs mcp.enabled' }],
+        });
+      return outcome;
+    }
+    return publishOutcome(
+      publish.ids,
+      {
+        requestId: call.requestId ?? null,
+        receivedAt: deps.clock.now(),
+        payload: call.payload,
+        withPayload: (source) => publishesPayload.has(source.hook),
+      },
+      outcome,
+    );
+  };
+  /**
+   * The first answer under `key`, or `null`. A client's own key that came with another body is
+   * refused (422): answering it as the first would drop the new request without a word.
+   */
+  const duplicateOf = async (
+    hook: string,
+    key: string,
+    fingerprint: string | null = null,
+  ): Promise<HookOutcome | null> => {
     const first = await store.findIdempotencyKey(hook, key);
-    return first === null ? null : { kind: 'duplicate', status: first.status, body: first.body };
+    if (first === null) return null;
+    if (fingerprint !== null && first.fingerprint !== undefined && first.fingerprint !== fingerprint)
+      throw new RequestError('idempotency_key_reused');
+    return { kind: 'duplicate', status: first.status, body: first.body };
   };
   /** The key's record: the answer this outcome gets, and the one it gets if its runs join queued runs. */
-  const record = (hook: string, key: string, outcome: HookOutcome): IdempotencyRecord => {
+  const record = (
+    hook: string,
+    key: string,
+    outcome: HookOutcome,
+    fingerprint: string | null = null,
+  ): IdempotencyRecord => {
     const now = deps.clock.now();
     return {
       hook,
@@ -156,6 +224,7 @@ export function createHookHandler(
       ...describeOutcome(outcome),
       createdAt: now,
       expiresAt: now + deps.idempotencyWindowSeconds * 1000,
+      ...(fingerprint === null ? {} : { fingerprint }),
       answerJoined: (coalesced) => describeOutcome(joinedOutcome(outcome, coalesced)).body,
     };
   };
@@ -167,6 +236,7 @@ export function createHookHandler(
     ingress: IngressStore,
     hook: string,
     key: string | null,
+    fingerprint: string | null,
     many: Extract<HookOutcome, { kind: 'many' }>,
   ): Promise<HookOutcome> => {
     const itemKeys = many.items.map((i) => {
@@ -179,15 +249,17 @@ export function createHookHandler(
       ({ skippedItems: skipped, coalesced } = await ingress.recordActions({
         events: [],
         runs: [],
-        idempotency: key === null ? null : record(hook, key, many),
+        idempotency: key === null ? null : record(hook, key, many, fingerprint),
         items: many.items.map((i, n) => ({
           events: i.outcome.kind === 'wake' ? [i.outcome.event] : [],
           runs: i.outcome.kind === 'agent' ? [i.outcome.run] : [],
+          ...eventsOf(i.outcome),
           idempotency: itemKeys[n] === null ? null : record(hook, itemKeys[n]!, i.outcome),
         })),
       }));
     } catch (error) {
-      if (error instanceof DuplicateRequestError && key !== null) return (await duplicateOf(hook, key)) ?? many;
+      if (error instanceof DuplicateRequestError && key !== null)
+        return (await duplicateOf(hook, key, fingerprint)) ?? many;
       throw error;
     }
     const items = await Promise.all(
@@ -200,16 +272,18 @@ export function createHookHandler(
     return { kind: 'many', items };
   };
   return async (call, ingress = store) => {
-    const key = resolveIdempotencyKey(call);
+    // A replay is a new request: the key it carries is the one the original request recorded.
+    const key = call.replay === true ? null : resolveIdempotencyKey(call);
+    const fingerprint = key === null ? null : idempotencyFingerprint(call);
     if (key !== null) {
-      const seen = await duplicateOf(call.name, key);
+      const seen = await duplicateOf(call.name, key, fingerprint);
       if (seen !== null) return seen;
     }
-    const outcome = await buildHookAction(deps, call);
-    if (outcome.kind === 'many') return recordMany(ingress, call.name, key, outcome);
-    if (outcome.kind !== 'wake' && outcome.kind !== 'agent') return outcome;
+    const outcome = published(call, await buildHookAction(deps, call));
+    if (outcome.kind === 'many') return recordMany(ingress, call.name, key, fingerprint, outcome);
+    if (outcome.kind !== 'wake' && outcome.kind !== 'agent' && outcome.kind !== 'event') return outcome;
     const coalescing = outcome.kind === 'agent' && outcome.run.coalesce !== undefined;
-    if (key === null && !coalescing) {
+    if (key === null && !coalescing && outcome.kind !== 'event') {
       if (outcome.kind === 'wake') await ingress.addSystemEvent(outcome.event);
       else await ingress.enqueueRun(outcome.run);
       return outcome;
@@ -219,11 +293,13 @@ export function createHookHandler(
       ({ coalesced } = await ingress.recordActions({
         events: outcome.kind === 'wake' ? [outcome.event] : [],
         runs: outcome.kind === 'agent' ? [outcome.run] : [],
-        idempotency: key === null ? null : record(call.name, key, outcome),
+        ...eventsOf(outcome),
+        idempotency: key === null ? null : record(call.name, key, outcome, fingerprint),
       }));
     } catch (error) {
       // A repeat sent at the same moment lost the race to record the key.
-      if (error instanceof DuplicateRequestError && key !== null) return (await duplicateOf(call.name, key)) ?? outcome;
+      if (error instanceof DuplicateRequestError && key !== null)
+        return (await duplicateOf(call.name, key, fingerprint)) ?? outcome;
       throw error;
     }
     return joinedOutcome(outcome, coalesced);

@@ -1,6 +1,9 @@
 import type { HookOutcome } from './create-hook-handler.js';
 
-/** The HTTP answer for an outcome: 200 for a wake, 202 for a run, 204 for a skip; a duplicate gets the first answer again. */
+/**
+ * The HTTP answer for an outcome: 200 for a wake or an `event` action (with its `eventId`), 202 for
+ * a run, 204 for a skip; a duplicate gets the first answer again.
+ */
 export function describeOutcome(outcome: HookOutcome): { status: number; body: string } {
   switch (outcome.kind) {
     case 'wake':
@@ -10,6 +13,8 @@ export function describeOutcome(outcome: HookOutcome): { status: number; body: s
         status: 202,
         body: `{"ok":true,"runId":"${outcome.run.id}"${outcome.coalesced === true ? ',"coalesced":true' : ''}}`,
       };
+    case 'event':
+      return { status: 200, body: `{"ok":true,"eventId":"${outcome.action.id}"}` };
     case 'skip':
       return { status: 204, body: '' };
     case 'many': {

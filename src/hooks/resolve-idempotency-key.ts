@@ -32,6 +32,15 @@ export function resolveIdempotencyKey(call: MappedHookCall): string | null {
   return null;
 }
 
+/**
+ * A digest of the payload a client's own `Idempotency-Key` came with, or `null` for a key the
+ * gateway found itself (a sender's delivery id names one delivery, whose retries are the same).
+ */
+export function idempotencyFingerprint(call: MappedHookCall): string | null {
+  if (header(call.headers, 'idempotency-key') === undefined) return null;
+  return `sha256:${createHash('sha256').update(JSON.stringify(call.payload)).digest('hex')}`;
+}
+
 /** The longest key stored as it is; the `Idempotency-Key` header's own bound. */
 const MAX_KEY_CHARS = 255;
 

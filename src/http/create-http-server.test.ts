@@ -4,6 +4,27 @@ import { connect, type Socket } from 'node:net';
 import { createLog } from '../common/log.js';
 import { createHttpServer } from './create-http-server.js';
 
+/** Opens a connection from `from` and waits until it is established. */
+const open = async (port: number, from: string, sockets: Socket[]): Promise<Socket> => {
+  const s = connect({ host: '127.0.0.1', port, localAddress: from });
+  s.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => s.once('connect', resolve).once('error', reject));
+  sockets.push(s);
+  return s;
+};
+
+/** Sends one request on `s` and reads what comes back until the server closes it or the answer is whole. */
+const exchange = (s: Socket, path = '/'): Promise<string> =>
+  new Promise((resolve) => {
+    let text = '';
+    s.on('data', (c: Buffer) => {
+      text += c.toString();
+      if (/\r\n\r\n[\s\S]*(ok|\})$/.test(text)) resolve(text);
+    });
+    s.on('close', () => resolve(text));
+    s.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  });
+
 describe('createHttpServer', () => {
   it('survives an accept failure (out of file descriptors) and logs it once per interval', async () => {
     const lines: Array<Record<string, unknown>> = [];
@@ -65,7 +86,7 @@ describe('createHttpServer', () => {
       (_req, res) => {
         setTimeout(() => res.end('late'), 600);
       },
-      { bodyTimeoutMs: 1000, firstRequestTimeoutMs: 200 },
+      { bodyTimeoutMs: 1000, firstByteTimeoutMs: 200 },
     );
     const port = await server.listen(0, '127.0.0.1');
     try {
@@ -100,29 +121,10 @@ describe('createHttpServer', () => {
   });
 
   describe('connections per client', () => {
-    /** Opens a connection from `from` and waits until it is established. */
-    const open = async (port: number, from: string, sockets: Socket[]): Promise<Socket> => {
-      const s = connect({ host: '127.0.0.1', port, localAddress: from });
-      s.on('error', () => undefined);
-      await new Promise<void>((resolve, reject) => s.once('connect', resolve).once('error', reject));
-      sockets.push(s);
-      return s;
-    };
-    /** Sends one request on `s` and reads what comes back until the server closes it or the answer is whole. */
-    const exchange = (s: Socket): Promise<string> =>
-      new Promise((resolve) => {
-        let text = '';
-        s.on('data', (c: Buffer) => {
-          text += c.toString();
-          if (/\r\n\r\n[\s\S]*(ok|\})$/.test(text)) resolve(text);
-        });
-        s.on('close', () => resolve(text));
-        s.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
-      });
     /** Runs `body` against a server counting every peer (loopback is uncapped in the gateway itself), then closes all. */
     const withServer = async (
       max: number,
-      perClient: number,
+      perClient: number | undefined,
       body: (port: number, sockets: Socket[]) => Promise<void>,
     ): Promise<void> => {
       const server = createHttpServer((_req, res) => res.end('ok'), {
@@ -178,22 +180,92 @@ describe('createHttpServer', () => {
       });
     });
 
-    it('counts only the connections let in against the limit: a freed place is taken at once, with a refused one still held', async () => {
-      await withServer(2, 10, async (port, sockets) => {
-        const first = await open(port, '127.0.0.1', sockets);
-        await open(port, '127.0.0.2', sockets);
-        // Past the limit: held until its grace ends, answered 503 if it speaks.
-        await open(port, '127.0.0.3', sockets);
-        assert.match(
-          await exchange(await open(port, '127.0.0.4', sockets)),
-          /^HTTP\/1\.1 503 [\s\S]*"code":"over_capacity"/,
-        );
-        first.destroy();
-        assert.match(
-          await servedAgain(port, '127.0.0.5', sockets),
-          /^HTTP\/1\.1 200 /,
-          'a new connection takes the freed place though a connection past the limit is still held',
-        );
+    it('lets a client alone hold half the free connections, and the next half of what is left', async () => {
+      await withServer(8, undefined, async (port, sockets) => {
+        const statuses = async (from: string, n: number): Promise<string[]> => {
+          const out: string[] = [];
+          for (let i = 0; i < n; i++) out.push((await exchange(await open(port, from, sockets))).slice(9, 12));
+          return out;
+        };
+        // Each connection stays open after its answer, so each new one finds the earlier ones counted.
+        assert.deepEqual(await statuses('127.0.0.1', 5), ['200', '200', '200', '200', '429']);
+        assert.deepEqual(await statuses('127.0.0.2', 3), ['200', '200', '429']);
+      });
+    });
+  });
+
+  describe('at maxConnections', () => {
+    /** A server whose requests to `/hold` wait until `release()`, others answered at once. */
+    const withServer = async (
+      max: number,
+      body: (port: number, sockets: Socket[], release: () => void) => Promise<void>,
+    ): Promise<void> => {
+      const held: Array<() => void> = [];
+      const server = createHttpServer(
+        (req, res) => {
+          if (req.url === '/hold') held.push(() => res.end('ok'));
+          else res.end('ok');
+        },
+        { bodyTimeoutMs: 1000, maxConnections: max },
+      );
+      const port = await server.listen(0, '127.0.0.1');
+      const sockets: Socket[] = [];
+      try {
+        await body(port, sockets, () => {
+          for (const release of held.splice(0)) release();
+        });
+      } finally {
+        for (const s of sockets) s.destroy();
+        await server.close();
+      }
+    };
+    const closed = (s: Socket): Promise<void> => new Promise((resolve) => s.once('close', () => resolve()));
+
+    it('closes the oldest connection that has sent no request, to serve a newer one', async () => {
+      await withServer(2, async (port, sockets) => {
+        const oldest = await open(port, '127.0.0.1', sockets);
+        const second = await open(port, '127.0.0.1', sockets);
+        const gone = closed(oldest);
+        assert.match(await exchange(await open(port, '127.0.0.1', sockets)), /^HTTP\/1\.1 200 [\s\S]*ok$/);
+        await gone;
+        assert.equal(second.closed, false, 'the newer idle connection stays');
+      });
+    });
+
+    it('closes one sending its headers slowly before one idle between two requests', async () => {
+      await withServer(2, async (port, sockets) => {
+        const answered = await open(port, '127.0.0.1', sockets);
+        assert.match(await exchange(answered), /^HTTP\/1\.1 200 /);
+        const slow = await open(port, '127.0.0.1', sockets);
+        slow.write('GET / HTTP/1.1\r\nHost:');
+        const gone = closed(slow);
+        assert.match(await exchange(await open(port, '127.0.0.1', sockets)), /^HTTP\/1\.1 200 /);
+        await gone;
+        assert.equal(answered.closed, false);
+      });
+    });
+
+    it('closes the connection idle longest between requests when none waits for its first', async () => {
+      await withServer(1, async (port, sockets) => {
+        const answered = await open(port, '127.0.0.1', sockets);
+        assert.match(await exchange(answered), /^HTTP\/1\.1 200 /);
+        const gone = closed(answered);
+        assert.match(await exchange(await open(port, '127.0.0.1', sockets)), /^HTTP\/1\.1 200 /);
+        await gone;
+      });
+    });
+
+    it('answers 503 over_capacity only when every connection has a request in flight', async () => {
+      await withServer(2, async (port, sockets, release) => {
+        const first = exchange(await open(port, '127.0.0.1', sockets), '/hold');
+        const second = exchange(await open(port, '127.0.0.1', sockets), '/hold');
+        // Both requests are with the handler before the third connection comes.
+        await new Promise((r) => setTimeout(r, 50));
+        const refused = await exchange(await open(port, '127.0.0.1', sockets));
+        assert.match(refused, /^HTTP\/1\.1 503 [\s\S]*"code":"over_capacity"/);
+        release();
+        assert.match(await first, /^HTTP\/1\.1 200 /);
+        assert.match(await second, /^HTTP\/1\.1 200 /);
       });
     });
   });

@@ -6,12 +6,8 @@ import type { Log } from '../common/log.js';
 import type { RequestHandler } from './create-request-handler.js';
 import { createPeerGrouper } from './create-peer-grouper.js';
 import { createGroupCounts } from './group-counts.js';
-import {
-  OVER_CAPACITY_HELD,
-  readOpenFileLimit,
-  resolveMaxConnections,
-  resolveMaxConnectionsPerClient,
-} from './resolve-max-connections.js';
+import { connectionShare } from './connection-share.js';
+import { OVER_CAPACITY_HELD, readOpenFileLimit, resolveMaxConnections } from './resolve-max-connections.js';
 import { errorJson, sendError } from './send-response.js';
 
 /** How long `close()` waits for in-flight requests before cutting their connections. */
@@ -23,11 +19,12 @@ const OVER_CAPACITY_RETRY_AFTER_SECONDS = 1;
 /** Why a connection is turned away: the gateway's limit, or its client's share of it. */
 export type ConnectionRefusal = 'over_capacity' | 'too_many_connections';
 /**
- * How long a new connection may stay silent before its first request. Node's `headersTimeout`
- * starts only with the first byte, so without this a connection that sends nothing would hold its
- * place under `maxConnections` for good.
+ * How long a new connection may send nothing before it is closed (`gateway.firstByteTimeoutMs`).
+ * Node's `headersTimeout` starts only with the first byte, so without this a connection that sends
+ * nothing would hold its place under `maxConnections` for good; a client about to send its request
+ * sends it at once.
  */
-const FIRST_REQUEST_TIMEOUT_MS = 20_000;
+export const FIRST_BYTE_TIMEOUT_MS = 5_000;
 
 export interface HttpServer {
   /** Starts listening; resolves with the bound port (useful with port 0). */
@@ -43,7 +40,7 @@ export interface HttpServerOptions {
   bodyTimeoutMs: number;
   /** `gateway.maxConnections`; unset: 1000, or the open-file limit minus a margin when lower. */
   maxConnections?: number | undefined;
-  /** `gateway.maxConnectionsPerClient`; unset: a quarter of `maxConnections`, at least 1. */
+  /** `gateway.maxConnectionsPerClient`: a cap on a client's share of the free slots (`connectionShare`). */
   maxConnectionsPerClient?: number | undefined;
   /**
    * The group a connection's peer is counted in under `maxConnectionsPerClient`, `null` for a peer
@@ -56,8 +53,13 @@ export interface HttpServerOptions {
   now?: () => number;
   /** Told of each connection turned away (metrics). */
   onTurnedAway?: (refusal: ConnectionRefusal) => void;
-  /** A connection that sends nothing for this long after connecting is closed. @default 20000 */
-  firstRequestTimeoutMs?: number;
+  /** Told of each connection closed at capacity to let a newer one in (metrics). */
+  onClosedForNewer?: () => void;
+  /**
+   * A connection that sends nothing for this long, from its opening until its first request's
+   * headers are complete, is closed. @default FIRST_BYTE_TIMEOUT_MS
+   */
+  firstByteTimeoutMs?: number | undefined;
   /** A request's headers must be complete this long after their first byte, else 408 `headers_timeout`. @default 20000 */
   headersTimeoutMs?: number;
 }
@@ -70,48 +72,82 @@ const TIMEOUT_CHECK_MS = 1_000;
 
 /**
  * Binds a request handler to `node:http`, with bounded header and request times and a bounded
- * number of open connections: a connection past the limit gets its first request answered 503
- * `over_capacity` with `Retry-After`, then is closed (or is closed after a short grace when it
- * sends nothing), so the excess costs a descriptor for moments, not for as long as it likes. One
- * client (an address; an IPv6 /64) may hold at most `maxConnectionsPerClient` of the connections;
- * its next is turned away the same way, answered 429 `too_many_connections`, so one sender cannot
- * take every connection from the rest. At most `OVER_CAPACITY_HELD` connections turned away are
- * held at once: a newer one closes the oldest, so idle connections past the limits cannot take the
- * descriptors a client that sends its request needs.
+ * number of open connections. A new connection past the limit takes the place of the oldest one
+ * that has not yet sent a complete request (idle since it opened, or sending its headers slowly),
+ * else of the one idle longest between two requests, which is closed without an answer (it asked
+ * nothing): connections that ask nothing cannot lock out a client that sends its request. Only
+ * when every connection has a request in flight is the newcomer's first request answered 503
+ * `over_capacity` with `Retry-After`, then closed. One client (an address; an IPv6 /64) may hold at
+ * most its share of the free slots (`connectionShare`); its next connection is answered 429
+ * `too_many_connections` the same way, so a few senders cannot take every connection from the
+ * rest. At most `OVER_CAPACITY_HELD` connections turned away are held at once: a newer one closes
+ * the oldest. A connection that sends nothing for `firstByteTimeoutMs` is closed.
  */
 export function createHttpServer(handler: RequestHandler, options: HttpServerOptions): HttpServer {
   const maxConnections = resolveMaxConnections(options.maxConnections, readOpenFileLimit());
-  const perClient = resolveMaxConnectionsPerClient(options.maxConnectionsPerClient, maxConnections);
   const peerGroup = options.peerGroup ?? createPeerGrouper([]);
-  const firstRequestMs = options.firstRequestTimeoutMs ?? FIRST_REQUEST_TIMEOUT_MS;
+  const firstByteMs = options.firstByteTimeoutMs ?? FIRST_BYTE_TIMEOUT_MS;
   /** Connections turned away and still held, oldest first, with why. */
   const turnedAway = new Map<Socket, ConnectionRefusal>();
-  /** Connections let in, in all and by peer group. */
-  let admitted = 0;
+  /** Connections let in, with their peer group. */
+  const admitted = new Map<Socket, string | null>();
   const byGroup = createGroupCounts();
+  /** Connections let in whose first request has not come yet, oldest first. */
+  const unproven = new Set<Socket>();
+  /** Connections let in that answered a request and wait for the next, idle longest first. */
+  const between = new Set<Socket>();
+  /** Requests in flight by connection (pipelined requests are handed over before the last is answered). */
+  const inFlight = new Map<Socket, number>();
   const admit = (
     req: Parameters<RequestHandler>[0],
     res: Parameters<RequestHandler>[1],
     expectsContinue: boolean,
   ): void => {
+    const socket = req.socket;
     // The first request has come: from here Node's own timeouts (body, keep-alive) apply, and a
     // caller waiting in silence for its answer (`waitForCompletion`) must not be cut off.
-    if (req.socket.timeout === firstRequestMs) req.socket.setTimeout(0);
-    const refusal = turnedAway.get(req.socket);
+    if (socket.timeout === firstByteMs) socket.setTimeout(0);
+    const refusal = turnedAway.get(socket);
     if (refusal === undefined) {
+      unproven.delete(socket);
+      between.delete(socket);
+      inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+      res.once('close', () => {
+        const left = (inFlight.get(socket) ?? 1) - 1;
+        if (left > 0) inFlight.set(socket, left);
+        else inFlight.delete(socket);
+        if (left <= 0 && admitted.has(socket) && !socket.destroyed) between.add(socket);
+      });
       handler(req, res, expectsContinue);
       return;
     }
     const error = new RequestError(refusal, { retryAfterSeconds: OVER_CAPACITY_RETRY_AFTER_SECONDS });
     sendError(req, res, error, { bodyWithheld: expectsContinue, close: true });
   };
+  /** Forgets a connection let in (once): it closed, or was closed for a newer one. */
+  const release = (socket: Socket): void => {
+    if (!admitted.has(socket)) return;
+    const group = admitted.get(socket)!;
+    admitted.delete(socket);
+    unproven.delete(socket);
+    between.delete(socket);
+    inFlight.delete(socket);
+    if (group !== null) byGroup.remove(group);
+  };
   const letIn = (socket: Socket, group: string | null): void => {
-    admitted++;
+    admitted.set(socket, group);
+    unproven.add(socket);
     if (group !== null) byGroup.add(group);
-    socket.once('close', () => {
-      admitted--;
-      if (group !== null) byGroup.remove(group);
-    });
+    socket.once('close', () => release(socket));
+  };
+  /** Closes the connection a newcomer at capacity replaces; false when every one has a request in flight. */
+  const closeForNewer = (): boolean => {
+    const victim = unproven.values().next().value ?? between.values().next().value;
+    if (victim === undefined) return false;
+    release(victim);
+    victim.destroy();
+    options.onClosedForNewer?.();
+    return true;
   };
   const turnAway = (socket: Socket, refusal: ConnectionRefusal): void => {
     options.onTurnedAway?.(refusal);
@@ -128,15 +164,28 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
       turnedAway.delete(socket);
     });
   };
+  const overShare = (group: string | null): boolean =>
+    group !== null &&
+    byGroup.get(group) >=
+      connectionShare({
+        held: byGroup.get(group),
+        open: admitted.size,
+        maxConnections,
+        maxPerClient: options.maxConnectionsPerClient,
+      });
   const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_MS }, (req, res) => admit(req, res, false));
   // Answer `Expect: 100-continue` ourselves, so a body we would refuse is never invited.
   server.on('checkContinue', (req, res) => admit(req, res, true));
+  // Any other expectation: Node's own answer is a 417 with no body; every error here is JSON.
+  server.on('checkExpectation', (req, res) =>
+    sendError(req, res, new RequestError('expectation_failed'), { close: true }),
+  );
   server.on('connection', (socket: Socket) => {
     // Node's server destroys a socket whose timeout fires when nothing else listens for it.
-    socket.setTimeout(firstRequestMs);
+    socket.setTimeout(firstByteMs);
     const group = peerGroup(socket.remoteAddress);
-    if (group !== null && byGroup.get(group) >= perClient) turnAway(socket, 'too_many_connections');
-    else if (admitted >= maxConnections) turnAway(socket, 'over_capacity');
+    if (overShare(group)) turnAway(socket, 'too_many_connections');
+    else if (admitted.size >= maxConnections && !closeForNewer()) turnAway(socket, 'over_capacity');
     else letIn(socket, group);
   });
   // Out of file descriptors, libuv (uv__server_io) as a rule sheds the load itself: it closes a
@@ -179,7 +228,7 @@ export function createHttpServer(handler: RequestHandler, options: HttpServerOpt
   });
   return {
     server,
-    openConnections: () => admitted,
+    openConnections: () => admitted.size,
     listen(port, host) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);

@@ -5,7 +5,8 @@ import type { Clock } from '../common/clock.js';
 import { RequestError } from '../common/errors.js';
 import type { Log } from '../common/log.js';
 import type { RequestHandler } from './create-request-handler.js';
-import { errorJson, sendError } from './send-response.js';
+import { admitBearer } from './admit-bearer.js';
+import { refuseUnlessGetOrHead, sendError } from './send-response.js';
 
 export interface MetricsRouteDeps {
   /** The Prometheus text and its content type. */
@@ -20,22 +21,6 @@ export interface MetricsRouteDeps {
   clientAddress: (socketAddress: string | undefined, forwardedFor: string | string[] | undefined) => string;
   clock: Clock;
   log: Log;
-}
-
-/** The bearer token of `Authorization`, the one carrier a Prometheus scrape config sets. */
-function bearer(req: IncomingMessage): string | undefined {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  return m?.[1];
-}
-
-function sendMethodNotAllowed(res: ServerResponse): void {
-  const body = errorJson(new RequestError('method_not_allowed', { message: 'Only GET is accepted here.' }));
-  res.writeHead(405, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    allow: 'GET, HEAD',
-  });
-  res.end(body);
 }
 
 /** `GET /metrics`: Prometheus text, behind `Authorization: Bearer <gateway.auth.token>` unless public. */
@@ -64,30 +49,8 @@ export function createMetricsRoute(deps: MetricsRouteDeps): RequestHandler {
   return (req, res) => {
     // A scrape sends no body; whatever comes is read and dropped.
     req.resume();
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      sendMethodNotAllowed(res);
-      return;
-    }
-    if (!deps.public) {
-      const client = deps.clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for']);
-      const now = deps.clock.now();
-      const lock = deps.limiter.check(client, now);
-      if (lock.locked) {
-        sendError(req, res, new RequestError('rate_limited', { retryAfterSeconds: lock.retryAfterSeconds }));
-        return;
-      }
-      if (verify === null || !verify(bearer(req))) {
-        const after = deps.limiter.recordFailure(client, now);
-        if (after.locked)
-          deps.log.warn('auth lockout started', {
-            client,
-            retryAfterSeconds: after.retryAfterSeconds,
-            surface: 'metrics',
-          });
-        sendError(req, res, refuse);
-        return;
-      }
-    }
+    if (refuseUnlessGetOrHead(req, res)) return;
+    if (!deps.public && !admitBearer(deps, req, res, { verify, refuse, surface: 'metrics' })) return;
     void serve(req, res);
   };
 }

@@ -1,5 +1,5 @@
 import type { RequestHandler } from './create-request-handler.js';
-import { sendJson } from './send-response.js';
+import { refuseUnlessGetOrHead, sendJson } from './send-response.js';
 
 /** What a readiness check says: ready, or the code and reason it is not. */
 export type ReadinessAnswer = { ok: true } | { ok: false; code: string; reason: string };
@@ -11,6 +11,7 @@ export type ReadinessAnswer = { ok: true } | { ok: false; code: string; reason: 
 export function createReadinessRoute(check: () => Promise<ReadinessAnswer>): RequestHandler {
   return (req, res) => {
     req.resume();
+    if (refuseUnlessGetOrHead(req, res)) return;
     check().then(
       (answer) => sendJson(res, answer.ok ? 200 : 503, JSON.stringify(answer), { 'cache-control': 'no-store' }),
       (error: unknown) =>

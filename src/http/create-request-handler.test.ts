@@ -360,6 +360,7 @@ describe('createRequestHandler: what follows a request', () => {
             seen.push(`begin ${r.hook}`);
             const ingress = {} as ReturnType<ObservedRequest['ingress']>;
             return {
+              id: 'r1',
               noteBody: (raw) => seen.push(`body ${raw.length}`),
               noteError: (e) => seen.push(`error ${(e as { code?: string }).code}`),
               ingress: () => ingress,
@@ -432,6 +433,7 @@ describe('createRequestHandler: a very long path', () => {
         begin: (r) => {
           begun.push({ path: r.path, hook: r.hook });
           return {
+            id: 'r1',
             noteBody: () => undefined,
             noteError: () => undefined,
             ingress: () => ({}) as ReturnType<ObservedRequest['ingress']>,

@@ -12,10 +12,10 @@ import { isStoreUnavailable } from '../store/index.js';
 import { clipLogged, createAccessLog, type AccessEntry, type AccessLog } from './access-log.js';
 import { addressGroup } from './create-peer-grouper.js';
 import { createGroupCounts } from './group-counts.js';
-import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
+import { parseHookBody, parseJsonObject } from './parse-request-body.js';
 import { checkDeclaredLength, ClientGoneError, readBody } from './read-body.js';
 import type { ObservedRequest, RequestObserver } from './request-observer.js';
-import { sendError, sendJson } from './send-response.js';
+import { refuseUnlessGetOrHead, sendError, sendJson } from './send-response.js';
 
 /** The parts built from the config file, which a reload replaces as a whole. */
 export interface IngressSettings {
@@ -219,10 +219,10 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
         signedBy = verdict.signedBy;
       }
       // Only an authenticated body is kept (`gateway.recordPayloads`): an unsigned one is a stranger's.
-      entry.observed?.noteBody(raw);
+      entry.observed?.noteBody(raw, req.headers);
       // Forms are for mapped senders (Slack commands, Twilio); /wake and /agent take JSON only.
-      const form = name !== 'wake' && name !== 'agent' && isFormBody(req.headers['content-type']);
-      const payload = form ? parseFormObject(raw) : parseJsonObject(raw);
+      const payload =
+        name === 'wake' || name === 'agent' ? parseJsonObject(raw) : parseHookBody(raw, req.headers['content-type']);
       const challenge = slackChallenge(signedBy, payload);
       if (challenge !== undefined) {
         sendJson(res, 200, JSON.stringify({ challenge }));
@@ -237,10 +237,12 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
           ...(signedBy === undefined ? {} : { signedBy: { mappingIds: signedBy.mappingIds } }),
           ...(signedBy?.deliveryId === undefined ? {} : { deliveryId: signedBy.deliveryId }),
           ...(signedBy?.retryNum === undefined ? {} : { retryNum: signedBy.retryNum }),
+          ...(entry.observed === undefined ? {} : { requestId: entry.observed.id }),
         },
         entry.observed?.ingress(),
       );
       if (outcome.kind === 'wake') entry.eventId = outcome.event.id;
+      else if (outcome.kind === 'event') entry.eventId = outcome.action.id;
       else if (outcome.kind === 'agent') entry.runId = outcome.run.id;
       const { status, body } =
         outcome.kind === 'agent' && outcome.wait !== undefined
@@ -272,6 +274,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const path = q === -1 ? url : url.slice(0, q);
 
     if (path === '/healthz') {
+      if (refuseUnlessGetOrHead(req, res)) return;
       const ready = deps.isReady();
       sendJson(res, ready ? 200 : 503, ready ? HEALTH_OK : '{"ok":false,"code":"unavailable"}');
       return;

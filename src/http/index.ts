@@ -11,4 +11,6 @@ export { addressGroup, createPeerGrouper } from './create-peer-grouper.js';
 export type { ObservedRequest, RequestObserver } from './request-observer.js';
 export { errorJson, sendError, sendJson } from './send-response.js';
 export { createMetricsRoute } from './create-metrics-route.js';
+export { createMcpRoute } from './create-mcp-route.js';
+export type { McpRouteAnswer, McpRouteCall, McpRouteDeps } from './create-mcp-route.js';
 export { createReadinessRoute } from './create-readiness-route.js';

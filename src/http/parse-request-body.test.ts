@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { RequestError } from '../common/errors.js';
-import { isFormBody, parseFormObject, parseJsonObject } from './parse-request-body.js';
+import { isFormBody, parseFormObject, parseHookBody, parseJsonObject } from './parse-request-body.js';
 
 describe('parseFormObject', () => {
   it('reads fields as strings, a repeated field as its values in order, __proto__ as a plain field', () => {
@@ -48,5 +48,35 @@ describe('parseJsonObject and isFormBody', () => {
     assert.equal(isFormBody('application/x-www-form-urlencoded; charset=utf-8'), true);
     assert.equal(isFormBody('application/json'), false);
     assert.equal(isFormBody(undefined), false);
+  });
+});
+
+describe('parseHookBody', () => {
+  const FORM_TYPE = 'application/x-www-form-urlencoded';
+
+  it('reads a JSON object sent under a form content type (curl -d) as JSON', () => {
+    assert.deepEqual(parseHookBody(Buffer.from(' \n{"source":"ci","n":1}'), FORM_TYPE), { source: 'ci', n: 1 });
+  });
+
+  it('refuses a JSON array or broken JSON under a form content type as JSON, not as a form', () => {
+    assert.throws(
+      () => parseHookBody(Buffer.from('[1]'), FORM_TYPE),
+      (e) => e instanceof RequestError && e.code === 'invalid_body',
+    );
+    assert.throws(
+      () => parseHookBody(Buffer.from('{"a":'), FORM_TYPE),
+      (e) => e instanceof RequestError && e.code === 'invalid_json',
+    );
+  });
+
+  it('reads a form body declared as one as a form', () => {
+    assert.deepEqual({ ...parseHookBody(Buffer.from('payload=%7B%7D&a=1'), FORM_TYPE) }, { payload: '{}', a: '1' });
+  });
+
+  it('reads a form-looking body declared as JSON as JSON (400)', () => {
+    assert.throws(
+      () => parseHookBody(Buffer.from('a=1'), 'application/json'),
+      (e) => e instanceof RequestError && e.code === 'invalid_json',
+    );
   });
 });

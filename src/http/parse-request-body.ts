@@ -9,6 +9,25 @@ export function isFormBody(contentType: string | undefined): boolean {
   return contentType !== undefined && FORM.test(contentType);
 }
 
+/**
+ * Whether a body is JSON by its first byte past JSON's whitespace: `{` or `[`. No form
+ * field starts with either, and curl's `-d '{…}'` declares a form: a JSON body is JSON whatever its
+ * `Content-Type` says, as OpenClaw reads it.
+ */
+export function looksLikeJson(raw: Buffer): boolean {
+  let i = 0;
+  while (i < raw.length && (raw[i] === 0x20 || raw[i] === 0x09 || raw[i] === 0x0a || raw[i] === 0x0d)) i++;
+  return raw[i] === 0x7b || raw[i] === 0x5b;
+}
+
+/**
+ * A mapped hook's payload: a form (Slack commands, Twilio) only when it is declared one and is not
+ * JSON, else a JSON object. Signatures are checked over the raw bytes before this, whichever it is.
+ */
+export function parseHookBody(raw: Buffer, contentType: string | undefined): Payload {
+  return isFormBody(contentType) && !looksLikeJson(raw) ? parseFormObject(raw) : parseJsonObject(raw);
+}
+
 /** A JSON object, or `invalid_json` / `json_too_deep` / `invalid_body` (400). */
 export function parseJsonObject(raw: Buffer): Payload {
   if (raw.length === 0)

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { IngressStore } from '../store/index.js';
 
 /**
@@ -5,8 +6,10 @@ import type { IngressStore } from '../store/index.js';
  * beside the request's other state and hands it what it learns.
  */
 export interface ObservedRequest {
-  /** The body as read, once it is complete. */
-  noteBody(raw: Buffer): void;
+  /** The request record's id. */
+  readonly id: string;
+  /** The body as read, once it is complete, and the headers it came with. */
+  noteBody(raw: Buffer, headers: IncomingHttpHeaders): void;
   /** The error the request is being refused with. */
   noteError(error: unknown): void;
   /**

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readOpenFileLimit, resolveMaxConnections, resolveMaxConnectionsPerClient } from './resolve-max-connections.js';
+import { readOpenFileLimit, resolveMaxConnections } from './resolve-max-connections.js';
 
 describe('resolveMaxConnections', () => {
   const cases: Array<[string, number | undefined, number | undefined, number]> = [
@@ -13,18 +13,6 @@ describe('resolveMaxConnections', () => {
   ];
   for (const [name, configured, limit, want] of cases)
     it(name, () => assert.equal(resolveMaxConnections(configured, limit), want));
-});
-
-describe('resolveMaxConnectionsPerClient', () => {
-  const cases: Array<[string, number | undefined, number, number]> = [
-    ['keeps a configured value', 7, 1000, 7],
-    ['keeps a configured value above the connection limit', 5000, 1000, 5000],
-    ['uses a quarter of the connection limit', undefined, 1000, 250],
-    ['rounds the quarter down', undefined, 930, 232],
-    ['never goes below one', undefined, 3, 1],
-  ];
-  for (const [name, configured, max, want] of cases)
-    it(name, () => assert.equal(resolveMaxConnectionsPerClient(configured, max), want));
 });
 
 describe('readOpenFileLimit', () => {

@@ -39,11 +39,3 @@ export function resolveMaxConnections(configured: number | undefined, fdLimit: n
   if (fdLimit === undefined) return DEFAULT_MAX_CONNECTIONS;
   return Math.max(1, Math.min(DEFAULT_MAX_CONNECTIONS, fdLimit - FD_MARGIN - OVER_CAPACITY_HELD));
 }
-
-/**
- * `gateway.maxConnectionsPerClient` when set; otherwise a quarter of the connection limit (at
- * least 1): one sender then needs four addresses (four /64 blocks on IPv6) to fill the gateway.
- */
-export function resolveMaxConnectionsPerClient(configured: number | undefined, maxConnections: number): number {
-  return configured ?? Math.max(1, Math.floor(maxConnections / 4));
-}

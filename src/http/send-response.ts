@@ -1,5 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { RequestError } from '../common/errors.js';
+import { RequestError } from '../common/errors.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -11,6 +11,18 @@ const DRAIN_MAX_BYTES = 8 * 1024 * 1024;
 export function sendJson(res: ServerResponse, status: number, body: string, headers?: OutgoingHttpHeaders): void {
   res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
+}
+
+/**
+ * Answers 405 (`Allow: GET, HEAD`) to any other method on a read-only route (`/healthz`, `/readyz`,
+ * `/metrics`), reading and dropping whatever body came; `true` when it did.
+ */
+export function refuseUnlessGetOrHead(req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD') return false;
+  req.resume();
+  const error = new RequestError('method_not_allowed', { message: 'Only GET and HEAD are accepted here.' });
+  sendJson(res, 405, errorJson(error), { allow: 'GET, HEAD' });
+  return true;
 }
 
 /** The public JSON of an error: `{ok:false, error, code, issues?}`. Never internals. */

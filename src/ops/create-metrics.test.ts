@@ -149,6 +149,7 @@ describe('createMetrics', () => {
       deliveries: 0,
       transcript: 0,
       requests: 7,
+      eventLog: 0,
       idempotencyKeys: 0,
       sessions: 0,
     });
@@ -158,6 +159,7 @@ describe('createMetrics', () => {
       deliveries: 0,
       transcript: 0,
       requests: 0,
+      eventLog: 0,
       idempotencyKeys: 2,
       sessions: 0,
     });

@@ -1,8 +1,26 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { PruneObserver, QueueStats, RunOutcomeState, StoreObserver, StoreSize } from '../store/index.js';
+import type {
+  DispatchHold,
+  PruneObserver,
+  QueueStats,
+  RunOutcomeState,
+  StoreObserver,
+  StoreSize,
+} from '../store/index.js';
 
 /** What one delivery attempt ended as. */
 export type DeliveryOutcome = 'sent' | 'retry' | 'failed' | 'skipped';
+
+/** What a catch-up pass did, as its metrics count it. */
+export interface CatchUpPassCounts {
+  mappingId: string;
+  outcome: 'done' | 'busy' | 'failed';
+  accepted: number;
+  skipped: number;
+  refused: number;
+  duplicates: number;
+  redelivered: number;
+}
 
 /** Token counts a provider reported for one call. */
 export interface TokenCounts {
@@ -20,14 +38,20 @@ export interface GatewayMetrics {
   lockout(): void;
   /** A connection turned away: past `gateway.maxConnections`, or past its client's share of them. */
   connectionTurnedAway(reason: 'over_capacity' | 'too_many_connections'): void;
+  /** A connection closed at `gateway.maxConnections` to let a newer one in. */
+  connectionClosedForNewer(): void;
   /** Sees the store's group commits. */
   readonly store: StoreObserver;
   /** Sees the background pruner's batches and passes. */
   readonly pruner: PruneObserver;
+  /** A catch-up pass of a mapping ended (`mapping` is a configured mapping id). */
+  catchUpPass(pass: CatchUpPassCounts): void;
   /** A run reached a terminal state; `seconds` from its claim, when known. */
   runFinished(state: RunOutcomeState, seconds: number | null): void;
   modelCall(provider: string, model: string, outcome: 'ok' | 'error', usage: TokenCounts | undefined): void;
   deliveryAttempt(channel: string, outcome: DeliveryOutcome): void;
+  /** Sees the MCP Events webhook sender: occurrences delivered (with their lag) and failed tries. */
+  readonly mcpSender: { delivered(lagMs: number): void; failed(reason: string): void };
   /** The Prometheus text exposition, with queue depths sampled now (or from the short cache). */
   render(): Promise<string>;
   readonly contentType: string;
@@ -43,6 +67,8 @@ export interface MetricsDeps {
   openConnections?: () => number;
   /** Called when sampling fails (the previous values stay). */
   onSampleError?: (error: unknown) => void;
+  /** The dispatch holds this replica knows of, and whether it drains itself, read at scrape time. */
+  dispatch?: () => { holds: ReadonlyArray<Pick<DispatchHold, 'scope' | 'key' | 'kind'>>; draining: boolean };
 }
 
 /** Distinct values one free-form label (a model id) may take before the rest count as `_other`. */
@@ -115,6 +141,11 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     labelNames: ['reason'],
     registers,
   });
+  const closedForNewer = new Counter({
+    name: 'hookgate_connections_closed_for_newer_total',
+    help: 'Connections closed at gateway.maxConnections to let a newer one in: the oldest that had not sent a complete request, else the one idle longest between requests.',
+    registers,
+  });
   const openConnections = deps.openConnections;
   new Gauge({
     name: 'hookgate_connections_open',
@@ -122,6 +153,25 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     registers,
     collect() {
       this.set(openConnections?.() ?? 0);
+    },
+  });
+  const dispatch = deps.dispatch;
+  new Gauge({
+    name: 'hookgate_dispatch_holds',
+    help: 'Dispatch holds set now (1 each), by scope (all, agent, mapping), key and kind (pause, drain): requests are still accepted.',
+    labelNames: ['scope', 'key', 'kind'],
+    registers,
+    collect() {
+      this.reset();
+      for (const h of dispatch?.().holds ?? []) this.set({ scope: h.scope, key: h.key, kind: h.kind }, 1);
+    },
+  });
+  new Gauge({
+    name: 'hookgate_dispatch_replica_draining',
+    help: 'Whether this replica drains (1): it finishes its work in flight and claims nothing new.',
+    registers,
+    collect() {
+      this.set(dispatch?.().draining === true ? 1 : 0);
     },
   });
   const commitSize = new Histogram({
@@ -189,6 +239,23 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     help: 'Records of refused requests not kept: refusals came faster than the request log keeps them.',
     registers,
   });
+  const mcpDelivered = new Counter({
+    name: 'hookgate_mcp_deliveries_total',
+    help: 'Occurrences delivered to MCP Events webhook subscribers (answered 2xx).',
+    registers,
+  });
+  const mcpFailed = new Counter({
+    name: 'hookgate_mcp_delivery_failures_total',
+    help: 'Failed tries at MCP Events webhook deliveries, by category (http_5xx, timeout, connection_refused, …).',
+    labelNames: ['reason'],
+    registers,
+  });
+  const mcpLag = new Histogram({
+    name: 'hookgate_mcp_delivery_lag_seconds',
+    help: "Time from a hook's receipt to its subscriber's 2xx.",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30, 300],
+    registers,
+  });
   const pruned = new Counter({
     name: 'hookgate_pruned_rows_total',
     help: 'Rows deleted past their retention, by kind.',
@@ -209,6 +276,25 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     name: 'hookgate_store_size_bytes',
     help: 'Space the store takes on disk, by part (SQLite files or PostgreSQL tables).',
     labelNames: ['part'],
+    registers,
+  });
+
+  const catchUpPasses = new Counter({
+    name: 'hookgate_catch_up_passes_total',
+    help: 'Catch-up passes, by mapping and outcome (done, busy: another process held it, failed).',
+    labelNames: ['mapping', 'outcome'],
+    registers,
+  });
+  const catchUpEvents = new Counter({
+    name: 'hookgate_catch_up_events_total',
+    help: 'Missed events a catch-up pass handled, by mapping and outcome (accepted, skipped, refused, duplicate, redelivered).',
+    labelNames: ['mapping', 'outcome'],
+    registers,
+  });
+  const catchUpSucceeded = new Gauge({
+    name: 'hookgate_catch_up_last_success_timestamp_seconds',
+    help: 'When a catch-up pass of the mapping last ended without an error (Unix time).',
+    labelNames: ['mapping'],
     registers,
   });
 
@@ -247,6 +333,7 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
     requestRecordDropped: () => recordsDropped.inc(),
     lockout: () => lockouts.inc(),
     connectionTurnedAway: (reason) => turnedAway.inc({ reason }),
+    connectionClosedForNewer: () => closedForNewer.inc(),
     store: {
       onCommit(c) {
         commitSize.observe(c.writes);
@@ -263,6 +350,20 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
         else pruneFailures.inc();
       },
     },
+    catchUpPass(p) {
+      catchUpPasses.inc({ mapping: p.mappingId, outcome: p.outcome });
+      if (p.outcome === 'done') catchUpSucceeded.set({ mapping: p.mappingId }, deps.now() / 1000);
+      const counts = {
+        accepted: p.accepted,
+        skipped: p.skipped,
+        refused: p.refused,
+        duplicate: p.duplicates,
+        redelivered: p.redelivered,
+      };
+      for (const [outcome, n] of Object.entries(counts)) {
+        if (n > 0) catchUpEvents.inc({ mapping: p.mappingId, outcome }, n);
+      }
+    },
     runFinished(state, seconds) {
       runsFinished.inc({ state });
       if (seconds !== null) runSeconds.observe({ state }, seconds);
@@ -275,6 +376,13 @@ export function createMetrics(deps: MetricsDeps): GatewayMetrics {
       modelTokens.inc({ provider, model: m, direction: 'output' }, usage.outputTokens);
     },
     deliveryAttempt: (channel, outcome) => deliveries.inc({ channel, outcome }),
+    mcpSender: {
+      delivered(lagMs) {
+        mcpDelivered.inc();
+        mcpLag.observe(lagMs / 1000);
+      },
+      failed: (reason) => mcpFailed.inc({ reason }),
+    },
     async render() {
       await refresh();
       return registry.metrics();

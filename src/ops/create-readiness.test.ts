@@ -42,6 +42,21 @@ describe('createReadiness', () => {
     assert.deepEqual(await answer, { ok: true });
   });
 
+  it('carries the detail it is given beside ready and not ready alike', async () => {
+    const h = harness({ detail: () => ({ dispatch: { held: true } }) });
+    const answer = h.check();
+    await flush();
+    h.probes[0]!.resolve();
+    assert.deepEqual(await answer, { ok: true, dispatch: { held: true } });
+    h.setStarted(false);
+    assert.deepEqual(await h.check(), {
+      ok: false,
+      code: 'unavailable',
+      reason: 'the gateway is starting or shutting down',
+      dispatch: { held: true },
+    });
+  });
+
   it('reports store_unavailable with the driver code and first line when the probe fails', async () => {
     const h = harness();
     const answer = h.check();

@@ -18,6 +18,11 @@ export interface ReadinessDeps {
   cacheMs?: number;
   /** A probe not done by then counts as a failure (it keeps running; the next check waits for it). @default 2000 */
   timeoutMs?: number;
+  /**
+   * What every answer carries beside `ok` (the dispatch holds): a paused gateway is ready, since it
+   * accepts and stores requests, and says what it holds.
+   */
+  detail?: () => Readonly<Record<string, unknown>>;
 }
 
 type ProbeResult = { ok: true } | { ok: false; reason: string };
@@ -60,7 +65,7 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<Readiness> {
     return Promise.race([inFlight, timeout]).finally(() => timedOut.abort());
   };
 
-  return async () => {
+  const check = async (): Promise<Readiness> => {
     if (!deps.isStarted())
       return { ok: false, code: 'unavailable', reason: 'the gateway is starting or shutting down' };
     const fresh = cached !== undefined && deps.clock.now() - cached.at < cacheMs ? cached.result : await probe();
@@ -69,5 +74,9 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<Readiness> {
     if (stalled !== undefined)
       return { ok: false, code: 'worker_stalled', reason: `the ${stalled.name} loop has stopped making progress` };
     return { ok: true };
+  };
+  return async () => {
+    const answer = await check();
+    return deps.detail === undefined ? answer : { ...answer, ...deps.detail() };
   };
 }

@@ -15,7 +15,7 @@ function policyFor(
 ) {
   const r = safeParseConfig(
     {
-      hooks: { enabled: true, token: 't', ...hooks },
+      hooks: { enabled: true, token: 'policy-test-token-0123', ...hooks },
       agents: { list: [{ id: 'main' }, { id: 'ops', default: true }], ...agents },
       models,
     },

@@ -20,6 +20,23 @@ export interface WakeRequest {
   source: ActionSource;
 }
 
+/** An `event` mapping's occurrence as built by a hook, before policy: published, not acted on here. */
+export interface EventRequest {
+  text: string;
+  /** Which agent it is about (for subscribers' `agentId` filter); unknown or absent: the default agent. */
+  agentId?: string;
+  source: ActionSource;
+}
+
+/** An `event` action with its defaults filled: what the log records for it. */
+export interface EventAction {
+  id: string;
+  agentId: string;
+  text: string;
+  source: ActionSource;
+  createdAt: number;
+}
+
 /** An agent action as built by a hook, before policy. */
 export interface AgentRequest {
   message: string;
@@ -46,6 +63,7 @@ export interface AgentRequest {
 export interface Policy {
   resolveWake(request: WakeRequest): NewSystemEvent;
   resolveAgentRun(request: AgentRequest): NewRun;
+  resolveEvent(request: EventRequest): EventAction;
 }
 
 function deny(code: ErrorCode, path: string, message: string): never {
@@ -81,6 +99,15 @@ export function createPolicy(deps: { config: Config; ids: Ids; clock: Clock }): 
         sessionKey: mainSessionKey(agentId),
         text: r.text,
         mode: r.mode,
+        source: r.source,
+        createdAt: deps.clock.now(),
+      };
+    },
+    resolveEvent(r) {
+      return {
+        id: deps.ids.next(),
+        agentId: resolveAgentId(agents, r.agentId),
+        text: r.text,
         source: r.source,
         createdAt: deps.clock.now(),
       };

@@ -1,5 +1,5 @@
 /** Policy: agent allow-list, session-key rules, model allow-list; fills every default. */
 export { createPolicy } from './create-policy.js';
-export type { AgentRequest, Policy, WakeRequest } from './create-policy.js';
+export type { AgentRequest, EventAction, EventRequest, Policy, WakeRequest } from './create-policy.js';
 export { isAgentAllowed, mainSessionKey, resolveAgentId, resolveDefaultAgentId } from './resolve-agent.js';
 export { BUILTIN_ECHO_PROVIDER, resolveModel } from '../config/index.js';

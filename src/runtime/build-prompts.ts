@@ -45,6 +45,15 @@ export function needsWrapping(source: { external: boolean; allowUnsafeExternalCo
   return source.external && !source.allowUnsafeExternalContent;
 }
 
+/** One event as a heartbeat lists it: its time, and its text (up to `EVENT_TEXT_MAX_CHARS`), wrapped when it came from a hook. */
+export function formatEventLine(e: SystemEventRecord, boundaryId: string): string {
+  const shown = clipEventText(e.text);
+  const text = needsWrapping(e.source)
+    ? `\n${wrapExternalContent(shown, { source: `hook "${e.source.hook}"`, boundaryId, ownFirstLine: e.source.summary === true })}`
+    : ` ${shown}`;
+  return `- [${new Date(e.createdAt).toISOString()}]${text}`;
+}
+
 /**
  * The heartbeat turn's prompt: each pending event with its timestamp (hook-originated text inside
  * the untrusted-content boundary, one boundary id for the turn), then the heartbeat prompt and the
@@ -59,13 +68,7 @@ export function buildHeartbeatPrompt(
     parts.push(IDLE_HEADER);
   } else {
     parts.push(`Heartbeat. ${events.length} system event${events.length === 1 ? '' : 's'} since the last heartbeat:`);
-    for (const e of events) {
-      const shown = clipEventText(e.text);
-      const text = needsWrapping(e.source)
-        ? `\n${wrapExternalContent(shown, { source: `hook "${e.source.hook}"`, boundaryId: options.boundaryId })}`
-        : ` ${shown}`;
-      parts.push(`- [${new Date(e.createdAt).toISOString()}]${text}`);
-    }
+    for (const e of events) parts.push(formatEventLine(e, options.boundaryId));
   }
   parts.push('', options.prompt, '', `Current time: ${new Date(options.now).toISOString()}`);
   return parts.join('\n');
@@ -89,10 +92,14 @@ export function buildRunMessage(
 }
 
 const SUMMARY_CHARS = 500;
+/** Blanks and every line terminator (`\s` leaves out U+0085). */
+const LINE_BREAKS = /[\s\u0085]+/g;
 
 /** `Hook <name>: <summary>` or `Hook <name> (<status>): <reason>`, one line, bounded. */
 export function buildRunSummary(name: string, state: 'succeeded' | 'failed' | 'timed_out', text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  // A name is the sender's (`/hooks/agent`'s `name`): on the head's line, never a line of its own.
+  name = name.replace(LINE_BREAKS, ' ');
+  const flat = text.replace(LINE_BREAKS, ' ').trim();
   const clipped = flat.length > SUMMARY_CHARS ? `${flat.slice(0, SUMMARY_CHARS - 1)}…` : flat;
   return state === 'succeeded' ? `Hook ${name}: ${clipped}` : `Hook ${name} (${state}): ${clipped}`;
 }

@@ -21,6 +21,17 @@ export class TurnTimeoutError extends Error {
   }
 }
 
+/**
+ * The session's history could not be read: the store failed, not the turn, and the model was not
+ * called. The run is worth trying again as it is.
+ */
+export class HistoryUnreadableError extends Error {
+  constructor(cause: unknown) {
+    super(`the session history could not be read: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'HistoryUnreadableError';
+  }
+}
+
 export interface ModelTurn {
   profile: AgentProfile;
   model: ResolvedModel;
@@ -57,7 +68,11 @@ export async function callModelTurn(
   const linked = linkSignals([controller.signal, turn.shutdown]);
   let lastFailure: string | undefined;
   try {
-    const history = await deps.store.readTranscript(turn.sessionKey, { limit: HISTORY_ENTRIES });
+    const history = await deps.store
+      .readTranscript(turn.sessionKey, { limit: HISTORY_ENTRIES })
+      .catch((error: unknown) => {
+        throw new HistoryUnreadableError(error);
+      });
     const result = await callWithRetry(
       turn.model.provider,
       {

@@ -4,7 +4,7 @@ import { parseDurationMs } from '../common/parse-duration.js';
 import { repeatEvery } from '../common/repeat-every.js';
 import { mainSessionKey, resolveDefaultAgentId } from '../policy/index.js';
 import { resolveRunBudgets } from '../config/index.js';
-import type { ClaimedRun, RunBudgets } from '../store/index.js';
+import { coveringHold, type ClaimedRun, type DispatchHold, type RunBudgets } from '../store/index.js';
 import { createHeartbeatScheduler, type HeartbeatScheduler } from './create-heartbeat-scheduler.js';
 import { executeRun, finishRun } from './execute-run.js';
 import { runHeartbeatTurn } from './run-heartbeat-turn.js';
@@ -24,6 +24,17 @@ export interface RuntimeOptions {
   stopGraceMs?: number;
   /** The run budgets in force, read at every claim (a reload may change them). @default from `config` at start */
   budgets?: () => RunBudgets | undefined;
+  /** While it says true this replica claims no run and takes no heartbeat turn (it drains). @default never */
+  draining?: () => boolean;
+  /** The periodic heartbeat's period, below what the config allows (tests). @default agents.defaults.heartbeat.every */
+  heartbeatEveryMs?: number;
+}
+
+/** What this process is working on now. */
+export interface RuntimeInFlight {
+  runs: number;
+  /** Heartbeat turns holding their agent's lease. */
+  heartbeats: number;
 }
 
 /** Executes what the ingress recorded: agent runs and heartbeat turns. */
@@ -35,6 +46,14 @@ export interface Runtime {
   requestHeartbeat(agentId: string): void;
   /** Whether the run loop is running and not stalled (readiness). */
   isAlive(): boolean;
+  /**
+   * The dispatch holds as just read (`lifted`: one was lifted, or this replica's drain ended): each
+   * agent whose heartbeat turn a hold refused gets it once no hold covers it, and runs are looked
+   * for at once after a lift.
+   */
+  resumeHeld(holds: readonly DispatchHold[], lifted: boolean): void;
+  /** Runs and heartbeat turns in flight in this process. */
+  inFlight(): RuntimeInFlight;
   stop(): Promise<void>;
 }
 
@@ -44,7 +63,7 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
   const stopGraceMs = options.stopGraceMs ?? 5000;
   const owner = `${process.pid}:${randomUUID()}`;
   const { config, log, clock, store } = deps;
-  const everyMs = parseDurationMs(config.agents.defaults.heartbeat.every) ?? 0;
+  const everyMs = options.heartbeatEveryMs ?? parseDurationMs(config.agents.defaults.heartbeat.every) ?? 0;
   const floodPauseMs = parseDurationMs(config.agents.defaults.heartbeat.floodPause) ?? 0;
   const agentIds =
     config.agents.list.length > 0 ? config.agents.list.map((a) => a.id) : [resolveDefaultAgentId(config.agents)];
@@ -53,6 +72,10 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
   const readBudgets = options.budgets ?? ((): RunBudgets | undefined => startBudgets);
   const shutdown = new AbortController();
   const halt = new AbortController();
+  const draining = options.draining ?? ((): boolean => false);
+  let turnsInFlight = 0;
+  /** Agents whose heartbeat turn a hold (or this replica's drain) refused: asked for again once free. */
+  const refused = new Set<string>();
 
   /** Agents whose `now` wakes wait for the periodic heartbeat, their `tokensPerDay` spent. */
   const waiting = new Set<string>();
@@ -86,6 +109,11 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
         everyMs,
         coalesceMs: options.coalesceMs ?? 250,
         runTurn: async (ask) => {
+          // A drained replica takes no turn; its events wait for another replica, or for resumeHeld.
+          if (draining()) {
+            refused.add(agentId);
+            return undefined;
+          }
           try {
             // A requested turn is paid for unless the agent's tokensPerDay is spent; a periodic one always runs.
             const paid = ask.request && !(await overTokens(agentId));
@@ -102,11 +130,21 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
               shutdown: shutdown.signal,
               ...(minIntervalMs === undefined ? {} : { minIntervalMs }),
             };
-            const flooded = await withHeartbeatLease(deps, lease, (held) =>
-              runHeartbeatTurn(deps, agentId, trigger, held),
-            );
+            const outcome = await withHeartbeatLease(deps, lease, async (held) => {
+              turnsInFlight++;
+              try {
+                return await runHeartbeatTurn(deps, agentId, trigger, held);
+              } finally {
+                turnsInFlight--;
+              }
+            });
+            // Refused: another replica holds the lease (it runs the turn), or a hold covers the agent.
+            if (outcome === undefined && coveringHold(await store.listHolds(), agentId) !== undefined)
+              refused.add(agentId);
+            // A digest that kept events pending: a `now` event among them gets the next turn, after the pause.
+            if (outcome === 'kept' && (await store.hasPendingNowEvent(mainSessionKey(agentId)))) s!.request();
             // A flood goes on arriving: the next requested turn waits, and takes what came meanwhile at once.
-            return flooded === true ? floodPauseMs : undefined;
+            return outcome === 'digest' || outcome === 'kept' ? floodPauseMs : undefined;
           } catch (error) {
             log.error('heartbeat turn failed; its events stay pending', { agentId, err: error });
             // The scheduler asks for the turn again after a wait (a `now` wake must not wait for the next one).
@@ -130,6 +168,7 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
     },
     renew: (claims) => store.renewRuns(claims, leaseMs),
     concurrency: config.agents.defaults.maxConcurrentRuns,
+    held: draining,
     pollMs: options.pollMs ?? 1000,
     renewEveryMs: Math.max(1, Math.floor(leaseMs / 3)),
     stopGraceMs,
@@ -163,6 +202,13 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
     }
   };
 
+  /** Asks for a turn for each agent whose main session holds an event waiting for an immediate heartbeat. */
+  const askPendingTurns = async (): Promise<void> => {
+    for (const id of agentIds) {
+      if (await store.hasPendingNowEvent(mainSessionKey(id))) runtime.requestHeartbeat(id);
+    }
+  };
+
   let unsubscribe = (): void => undefined;
   const runtime: Runtime = {
     async start() {
@@ -174,13 +220,21 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
       void repeatEvery(clock, Math.max(1, Math.floor(leaseMs / 2)), halt.signal, recover);
       for (const id of agentIds) schedulerFor(id).start();
       runs.start();
-      for (const id of agentIds) {
-        if (await store.hasPendingNowEvent(mainSessionKey(id))) runtime.requestHeartbeat(id);
-      }
+      await askPendingTurns();
     },
     notifyRunQueued: () => runs.notify(),
     requestHeartbeat: (agentId) => schedulerFor(agentId).request(),
     isAlive: () => runs.isAlive(),
+    resumeHeld(holds, lifted) {
+      if (lifted) runs.notify();
+      if (draining()) return;
+      for (const agentId of refused) {
+        if (coveringHold(holds, agentId) !== undefined) continue;
+        refused.delete(agentId);
+        runtime.requestHeartbeat(agentId);
+      }
+    },
+    inFlight: () => ({ runs: runs.active(), heartbeats: turnsInFlight }),
     async stop() {
       unsubscribe();
       halt.abort();

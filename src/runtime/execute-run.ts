@@ -1,10 +1,20 @@
+import { retryWhile } from '../common/retry-while.js';
 import { keepText } from '../common/scrub-secrets.js';
 import { toNewDelivery } from '../delivery/index.js';
 import { mainSessionKey } from '../policy/index.js';
-import type { ClaimedRun, NewSystemEvent, RunOutcomeState, RunRecord } from '../store/index.js';
+import { isUntrusted, RUN_FINISHED } from '../common/published-events.js';
+import {
+  isStoreUnavailable,
+  type ClaimedRun,
+  type NewLogEvent,
+  type NewSystemEvent,
+  type RunCompletion,
+  type RunOutcomeState,
+  type RunRecord,
+} from '../store/index.js';
 import { buildRunMessage, buildRunSummary } from './build-prompts.js';
 import { isHeartbeatAck } from './is-heartbeat-ack.js';
-import { callModelTurn, TurnTimeoutError } from './call-model-turn.js';
+import { callModelTurn, HistoryUnreadableError, TurnTimeoutError } from './call-model-turn.js';
 import { classifyRunError, type RunErrorCategory } from './classify-run-error.js';
 import { resolveAgentProfile } from './resolve-agent-profile.js';
 import type { RuntimeDeps } from './runtime-deps.js';
@@ -24,15 +34,48 @@ export function createRunSummary(
     sessionKey: mainSessionKey(run.agentId),
     text: buildRunSummary(run.name, state, text),
     mode: run.wakeMode,
-    // The summary carries model output shaped by hook content: it stays external content.
-    source: run.source,
+    // The summary carries model output shaped by hook content: it stays external content, its
+    // `Hook <name>:` head the gateway's own.
+    source: { ...run.source, summary: true },
     createdAt: at,
+  };
+}
+
+/**
+ * A run's `run.finished` occurrence: its state and reply (or error), written with its end. The reply
+ * is model output shaped by the hook's content, so it is as trusted as that content was.
+ */
+export function createRunFinished(
+  deps: Pick<RuntimeDeps, 'ids'>,
+  run: RunRecord,
+  end: { state: RunOutcomeState; reply: string | null; error: string | null; at: number },
+): NewLogEvent {
+  const untrusted = isUntrusted(run.source);
+  return {
+    id: deps.ids.next(),
+    name: RUN_FINISHED,
+    agentId: run.agentId,
+    requestId: null,
+    createdAt: end.at,
+    data: {
+      runId: run.id,
+      hook: run.source.hook,
+      name: run.name,
+      agentId: run.agentId,
+      sessionKey: run.sessionKey,
+      state: end.state,
+      reply: end.reply,
+      error: end.error,
+      finishedAt: new Date(end.at).toISOString(),
+      untrusted,
+    },
+    untrusted,
   };
 }
 
 export interface RunResult {
   state: RunOutcomeState;
-  /** False when nothing was written: the claim went stale, or shutdown handed the run back. */
+  /** False when nothing was written: the claim went stale, or the run was handed back (shutdown, the store failing). */
   recorded: boolean;
 }
 
@@ -82,6 +125,13 @@ export async function executeRun(
     if (turn.usage !== undefined) tokens = turn.usage.inputTokens + turn.usage.outputTokens;
     state = 'succeeded';
   } catch (err) {
+    if (err instanceof HistoryUnreadableError) {
+      // The store failed (a database connection lost, say), not the run: it goes back to the queue
+      // as it was, instead of failing for a cause of the gateway's. Should the hand-back fail too,
+      // the lease runs out and the run is requeued all the same.
+      if (await deps.store.releaseRun(run)) log.warn('run handed back', { runId: run.id, reason: err.message });
+      return { state: 'failed', recorded: false };
+    }
     state = err instanceof TurnTimeoutError ? 'timed_out' : 'failed';
     category = classifyRunError(err);
     const scrub = deps.scrub ?? keepText;
@@ -132,7 +182,7 @@ export async function finishRun(
         at,
       )
     : null;
-  const completed = deps.store.completeRun({
+  const outcomeRecord: RunCompletion = {
     runId: run.id,
     claimId: run.claimId,
     state,
@@ -150,9 +200,18 @@ export async function finishRun(
           ],
     summary: createRunSummary(deps, run, state, reply ?? error ?? '', at),
     delivery,
+    ...(deps.publishRuns === true ? { published: createRunFinished(deps, run, { state, reply, error, at }) } : {}),
+  };
+  // The outcome was paid for: a store that cannot write for a moment is waited for, not left to run
+  // the model again once the lease runs out (a claim that is no longer current is refused all the same).
+  const completing = retryWhile(() => deps.store.completeRun(outcomeRecord), {
+    clock,
+    retryable: isStoreUnavailable,
+    forMs: deps.config.store.leaseSeconds * 1000,
   });
+  // The first try is handed to the store by now (retryWhile calls it at once).
   finishing?.();
-  const recorded = await completed;
+  const recorded = await completing;
   if (!recorded) {
     log.warn('run finished on a stale claim; outcome discarded', { runId: run.id });
     return { state, recorded };

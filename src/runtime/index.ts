@@ -1,7 +1,8 @@
 /** Runtime: executes recorded actions: agent runs through the claim loop, heartbeat turns per agent under their leases. */
 export { createRuntime } from './create-runtime.js';
-export { createRunSummary } from './execute-run.js';
-export type { Runtime, RuntimeOptions } from './create-runtime.js';
+export { createRunFinished, createRunSummary } from './execute-run.js';
+export type { Runtime, RuntimeInFlight, RuntimeOptions } from './create-runtime.js';
+export { createDispatchWatch, type DispatchWatch, type DispatchWatchDeps } from './create-dispatch-watch.js';
 export type { RuntimeDeps } from './runtime-deps.js';
 export { createModelRegistry } from './create-model-registry.js';
 export type { ModelRegistry } from './create-model-registry.js';

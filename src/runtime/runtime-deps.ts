@@ -22,4 +22,6 @@ export interface RuntimeDeps {
   retry: RetryDeps;
   /** Applied to a provider's error before it becomes a run's error (stored, summarised, delivered). @default keepText */
   scrub?: Scrub;
+  /** A run's end publishes `run.finished` to the event log (`mcp.enabled`). @default false */
+  publishRuns?: boolean;
 }

@@ -9,6 +9,8 @@ describe('encodeSource / decodeSource', () => {
     { hook: 'gmail', external: true, allowUnsafeExternalContent: true },
     { hook: 'agent', external: false, allowUnsafeExternalContent: false },
     { hook: 'odd "name"', external: false, allowUnsafeExternalContent: true },
+    { hook: 'alerts', external: true, allowUnsafeExternalContent: false, priority: 'high' },
+    { hook: 'github', external: true, allowUnsafeExternalContent: false, summary: true },
   ];
 
   it('reads back every combination of the fields as it was written', () => {

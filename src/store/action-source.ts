@@ -2,7 +2,7 @@ import type { ActionSource } from './types.js';
 
 /**
  * How an event's or a run's source is stored (both stores): JSON holding `hook` and `external`,
- * and `allowUnsafeExternalContent` only when it is true. A wake from `/hooks/wake` is stored as
+ * `allowUnsafeExternalContent` and `summary` only when true, and `priority` only when it is `high`. A wake from `/hooks/wake` is stored as
  * `{"hook":"wake","external":true}` instead of its 68 characters in full. `external` is always
  * written: code from before this encoding reads a missing field as false, and would take a hook's
  * content as trusted (no untrusted-content wrapper) on a downgrade or in a PostgreSQL fleet being
@@ -11,9 +11,11 @@ import type { ActionSource } from './types.js';
  * read the same.
  */
 export function encodeSource(source: ActionSource): string {
-  return source.allowUnsafeExternalContent
-    ? JSON.stringify({ hook: source.hook, external: source.external, allowUnsafeExternalContent: true })
-    : JSON.stringify({ hook: source.hook, external: source.external });
+  const stored: Record<string, unknown> = { hook: source.hook, external: source.external };
+  if (source.allowUnsafeExternalContent) stored['allowUnsafeExternalContent'] = true;
+  if (source.priority === 'high') stored['priority'] = 'high';
+  if (source.summary === true) stored['summary'] = true;
+  return JSON.stringify(stored);
 }
 
 /**
@@ -25,11 +27,19 @@ export function createSourceEncoder(): (source: ActionSource) => string {
   let hook: string | null = null;
   let external = false;
   let unsafe = false;
+  let priority: string | undefined;
+  let summary: boolean | undefined;
   let text = '';
   return (source) => {
-    if (source.hook !== hook || source.external !== external || source.allowUnsafeExternalContent !== unsafe) {
+    if (
+      source.hook !== hook ||
+      source.external !== external ||
+      source.allowUnsafeExternalContent !== unsafe ||
+      source.priority !== priority ||
+      source.summary !== summary
+    ) {
       text = encodeSource(source);
-      ({ hook, external, allowUnsafeExternalContent: unsafe } = source);
+      ({ hook, external, allowUnsafeExternalContent: unsafe, priority, summary } = source);
     }
     return text;
   };
@@ -38,9 +48,12 @@ export function createSourceEncoder(): (source: ActionSource) => string {
 /** Reads a stored source, short or in full; a field left out reads as the safe value (external, unsafe content not allowed). */
 export function decodeSource(text: string): ActionSource {
   const stored = JSON.parse(text) as Partial<ActionSource> & { hook: string };
-  return {
+  const source: ActionSource = {
     hook: stored.hook,
     external: stored.external ?? true,
     allowUnsafeExternalContent: stored.allowUnsafeExternalContent ?? false,
   };
+  if (stored.priority === 'high') source.priority = 'high';
+  if (stored.summary === true) source.summary = true;
+  return source;
 }

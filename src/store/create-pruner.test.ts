@@ -13,6 +13,7 @@ const counts = (events: number): PruneCounts => ({
   deliveries: 0,
   transcript: 0,
   requests: 0,
+  eventLog: 0,
   idempotencyKeys: 0,
   sessions: 0,
 });

@@ -23,7 +23,16 @@ export interface PruneObserver {
   passEnded(ok: boolean): void;
 }
 
-const KINDS = ['events', 'runs', 'deliveries', 'transcript', 'requests', 'idempotencyKeys', 'sessions'] as const;
+const KINDS = [
+  'events',
+  'runs',
+  'deliveries',
+  'transcript',
+  'requests',
+  'eventLog',
+  'idempotencyKeys',
+  'sessions',
+] as const;
 /** Bounds one pass, so a huge backlog is worked off over several passes. */
 const MAX_BATCHES = 2000;
 
@@ -36,6 +45,7 @@ export function pruneCutoffs(retention: RetentionConfig, now: number): PruneCuto
     deliveries: now - ms(retention.deliveries),
     transcript: now - ms(retention.transcript),
     requests: now - ms(retention.requests),
+    eventLog: now - ms(retention.eventLog),
   };
 }
 
@@ -76,6 +86,7 @@ export function createPruner(deps: {
       deliveries: 0,
       transcript: 0,
       requests: 0,
+      eventLog: 0,
       idempotencyKeys: 0,
       sessions: 0,
     };
@@ -112,6 +123,7 @@ export function createPruner(deps: {
       deliveries: 0,
       transcript: 0,
       requests: 0,
+      eventLog: 0,
       idempotencyKeys: 0,
       sessions: 0,
     };

@@ -3,6 +3,7 @@ import type { StoreConfig } from '../config/index.js';
 import { createSqliteStore } from './sqlite/create-sqlite-store.js';
 import type { Store } from './store.js';
 import type { StoreObserver } from './store-stats.js';
+import { overlayHeld, type DispatchHold } from './dispatch-holds.js';
 
 /**
  * How a process uses the store:
@@ -32,6 +33,26 @@ export interface CreateStoreOptions {
 
 /** Opens the store a config names. No caller checks the driver: every difference lives here. */
 export async function createStore(config: StoreConfig, options: CreateStoreOptions): Promise<Store> {
+  return showHolds(await openDriver(config, options));
+}
+
+/**
+ * Runs as every reader should see them: a queued run a dispatch hold covers says so in its
+ * `heldReason` from the moment the hold is set (claims mark such runs only as they pass them).
+ */
+function showHolds(store: Store): Store {
+  const withHolds = async <T>(read: Promise<T>, show: (value: T, holds: DispatchHold[]) => T): Promise<T> => {
+    const [value, holds] = await Promise.all([read, store.listHolds()]);
+    return show(value, holds);
+  };
+  return {
+    ...store,
+    getRun: (id) => withHolds(store.getRun(id), (run, holds) => (run === null ? null : overlayHeld(run, holds))),
+    listRuns: (o) => withHolds(store.listRuns(o), (runs, holds) => runs.map((r) => overlayHeld(r, holds))),
+  };
+}
+
+async function openDriver(config: StoreConfig, options: CreateStoreOptions): Promise<Store> {
   const common = {
     mode: options.mode,
     ...(options.clock ? { clock: options.clock } : {}),

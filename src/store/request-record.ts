@@ -1,3 +1,4 @@
+import type { NewLogEvent } from './event-log-types.js';
 import type { NewSystemEvent } from './types.js';
 
 /** One hook request as the gateway answered it, accepted or rejected. */
@@ -27,6 +28,8 @@ export interface RequestRecord {
   runIds: readonly string[];
   /** The raw body (UTF-8), only with `gateway.recordPayloads: true`. */
   payload: string | null;
+  /** The request's headers, lower-case, without those carrying credentials; kept with the payload only. */
+  headers: Readonly<Record<string, string>> | null;
 }
 
 /** Filters for listing request records, newest first. */
@@ -45,4 +48,6 @@ export interface RunCancellation {
   error: string;
   /** The summary posted to the agent's main session. */
   summary: NewSystemEvent;
+  /** The run's `run.finished` occurrence, written with it (MCP Events on). */
+  published?: NewLogEvent;
 }

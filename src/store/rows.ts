@@ -1,5 +1,6 @@
 /** Row shapes as the databases return them (same columns in SQLite and PostgreSQL), and their mapping to records. */
 import type {
+  CatchUpRecord,
   IdempotencyRecord,
   DeliveryAttempt,
   DeliveryRecord,
@@ -193,6 +194,7 @@ export interface IdempotencyRow {
   body: string;
   created_at: number;
   expires_at: number;
+  fingerprint?: string | null;
 }
 
 export const toIdempotency = (r: IdempotencyRow): IdempotencyRecord => ({
@@ -202,6 +204,7 @@ export const toIdempotency = (r: IdempotencyRow): IdempotencyRecord => ({
   body: r.body,
   createdAt: r.created_at,
   expiresAt: r.expires_at,
+  ...(r.fingerprint == null ? {} : { fingerprint: r.fingerprint }),
 });
 
 /** Queue depths as both drivers' stats query returns them. */
@@ -252,6 +255,8 @@ export interface RequestRow {
   event_ids: string[];
   run_ids: string[];
   payload: string | null;
+  /** JSON text; `null` in rows written before it was kept, and without a payload. */
+  headers?: string | null;
 }
 
 export const toRequestRecord = (r: RequestRow): RequestRecord => ({
@@ -268,4 +273,24 @@ export const toRequestRecord = (r: RequestRow): RequestRecord => ({
   eventIds: r.event_ids,
   runIds: r.run_ids,
   payload: r.payload,
+  headers: r.headers == null ? null : (JSON.parse(r.headers) as Record<string, string>),
+});
+
+/** A `catch_up` row as both stores read it (`CATCH_UP_COLUMNS`). */
+export interface CatchUpRow {
+  mapping_id: string;
+  cursor_at: number | string | null;
+  last_id: string | null;
+  resume_after: string | null;
+  updated_at: number | string | null;
+}
+
+export const CATCH_UP_COLUMNS = 'mapping_id, cursor_at, last_id, resume_after, updated_at';
+
+export const toCatchUp = (r: CatchUpRow): CatchUpRecord => ({
+  mappingId: r.mapping_id,
+  cursorAt: r.cursor_at === null ? null : Number(r.cursor_at),
+  lastId: r.last_id,
+  resumeAfter: r.resume_after,
+  updatedAt: r.updated_at === null ? null : Number(r.updated_at),
 });

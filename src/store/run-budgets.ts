@@ -135,10 +135,19 @@ export interface BudgetPlan {
   heldJson(): HeldJson;
 }
 
-/** A claim's budget bookkeeping, from each budgeted key's usage when the claim began. */
+/** No budgets: a plan made of dispatch holds alone. */
+export const NO_BUDGETS: RunBudgets = { agents: {}, hooks: {} };
+const NO_USAGE: UsageByKey = { agents: new Map(), hooks: new Map() };
+
+/**
+ * A claim's budget bookkeeping, from each budgeted key's usage when the claim began. Agents and
+ * mappings an operator paused (`held`, with the reason) are blocked for new starts and restarts
+ * alike, whatever their budgets say: their runs stay queued, marked with the pause's reason.
+ */
 export function createBudgetPlan(
   budgets: RunBudgets,
-  usage: Readonly<Record<BudgetScope, ReadonlyMap<string, BudgetUsage>>>,
+  usage: Readonly<Record<BudgetScope, ReadonlyMap<string, BudgetUsage>>> = NO_USAGE,
+  held: Readonly<Record<BudgetScope, ReadonlyMap<string, string>>> = { agents: new Map(), hooks: new Map() },
 ): BudgetPlan {
   const blocked = { agents: new Map<string, string>(), hooks: new Map<string, string>() };
   const blockedRestarts = { agents: new Map<string, string>(), hooks: new Map<string, string>() };
@@ -155,6 +164,11 @@ export function createBudgetPlan(
       const u = { ...(usage[scope].get(key) ?? { started: 0, tokens: 0, running: 0 }) };
       used[scope].set(key, u);
       judge(scope, key, u);
+    }
+    // A paused key is never taken from, so never judged again: its reason stays the pause's.
+    for (const [key, reason] of held[scope]) {
+      blocked[scope].set(key, reason);
+      blockedRestarts[scope].set(key, reason);
     }
   }
   const count = (scope: BudgetScope, key: string | null, startedBefore: boolean): void => {

@@ -101,9 +101,15 @@ describe('createPassBounds', () => {
       },
       () => 1000 + clockReads++,
     );
-    const pass = { events: 10, runs: 20, deliveries: 30, transcript: 40 };
-    assert.deepEqual(await boundsOf(pass), { events: 11, runs: 21, deliveries: 31, transcript: 41 });
-    assert.deepEqual(await boundsOf({ ...pass }), { events: 11, runs: 21, deliveries: 31, transcript: 41 });
+    const pass = { events: 10, runs: 20, deliveries: 30, transcript: 40, eventLog: 50 };
+    assert.deepEqual(await boundsOf(pass), { events: 11, runs: 21, deliveries: 31, transcript: 41, eventLog: 51 });
+    assert.deepEqual(await boundsOf({ ...pass }), {
+      events: 11,
+      runs: 21,
+      deliveries: 31,
+      transcript: 41,
+      eventLog: 51,
+    });
     assert.deepEqual(
       searched,
       [
@@ -111,11 +117,18 @@ describe('createPassBounds', () => {
         ['runs', 20],
         ['deliveries', 30],
         ['transcript', 40],
+        ['event_log', 50],
       ],
       'one search a table for the pass',
     );
-    assert.deepEqual(await boundsOf({ ...pass, runs: 25 }), { events: 11, runs: 26, deliveries: 31, transcript: 41 });
-    assert.equal(searched.length, 8, 'the next pass searches again');
+    assert.deepEqual(await boundsOf({ ...pass, runs: 25 }), {
+      events: 11,
+      runs: 26,
+      deliveries: 31,
+      transcript: 41,
+      eventLog: 51,
+    });
+    assert.equal(searched.length, 10, 'the next pass searches again');
     assert.equal(clockReads, 2, 'the clock is read once a pass, not once a table');
   });
 });

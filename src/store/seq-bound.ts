@@ -61,6 +61,7 @@ const BOUNDED_TABLES = {
   runs: 'runs',
   deliveries: 'deliveries',
   transcript: 'transcript',
+  eventLog: 'event_log',
 } as const;
 export type BoundedKind = keyof typeof BOUNDED_TABLES;
 export type PassBounds = Record<BoundedKind, number>;
@@ -77,7 +78,7 @@ const KINDS = Object.keys(BOUNDED_TABLES) as BoundedKind[];
 export function createPassBounds(
   boundOf: (table: string) => (cutoff: number, now: number) => Promise<number>,
   now: () => number | Promise<number>,
-): (cutoffs: Record<BoundedKind, number>) => Promise<PassBounds> {
+): (cutoffs: Readonly<Record<BoundedKind, number>>) => Promise<PassBounds> {
   const find = Object.fromEntries(KINDS.map((k) => [k, boundOf(BOUNDED_TABLES[k])])) as Record<
     BoundedKind,
     (cutoff: number, now: number) => Promise<number>

@@ -11,6 +11,7 @@ import type {
   IdempotencyRecord,
   ListOptions,
   PendingDigest,
+  DigestOptions,
   PruneCounts,
   PruneCutoffs,
   NewDelivery,
@@ -25,8 +26,21 @@ import type {
   SystemEventRecord,
   TranscriptEntry,
   WorkSignal,
+  CatchUpClaim,
+  CatchUpPosition,
+  CatchUpRecord,
 } from './types.js';
+import type { DispatchHold, HoldScope, InFlight } from './dispatch-holds.js';
 import type { ListRequestsOptions, RequestRecord, RunCancellation } from './request-record.js';
+import type {
+  ClaimedSubscription,
+  LogEventRecord,
+  LogPosition,
+  LogQuery,
+  NewSubscription,
+  SubscriptionProgress,
+  SubscriptionRecord,
+} from './event-log-types.js';
 import type { QueueStats, RunCounts, StoreSize } from './store-stats.js';
 import type { BudgetReport, RunBudgets } from './run-budgets.js';
 
@@ -62,7 +76,7 @@ export interface StoreReader {
   /** Pending (unconsumed) events of a session, oldest first. */
   listPendingEvents(sessionKey: string, options?: ListOptions): Promise<SystemEventRecord[]>;
   /** A digest of a session's pending events (`null` when none is pending). */
-  digestPending(sessionKey: string, options: { groups: number; newest: number }): Promise<PendingDigest | null>;
+  digestPending(sessionKey: string, options: DigestOptions): Promise<PendingDigest | null>;
   /** Whether a session holds a pending event that asked for an immediate heartbeat. */
   hasPendingNowEvent(sessionKey: string): Promise<boolean>;
   /** The last `limit` transcript entries of a session, oldest first. */
@@ -219,6 +233,89 @@ export interface WorkSignals {
   subscribe(listener: (signal: WorkSignal) => void): () => void;
 }
 
+/**
+ * The event log (DESIGN §6a): every published occurrence in the order its consumers read it. It is
+ * appended to in the transactions of the actions it describes (`published` on a wake, a run, a
+ * run's end; `RecordedGroup.published`), never on its own.
+ */
+export interface EventLog {
+  /** The safe head and the retention watermark (see `LogPosition`). */
+  readLogPosition(): Promise<LogPosition>;
+  /** Occurrences of one name after `after` up to `through`, oldest first, at most `limit`. */
+  readLogEvents(query: LogQuery): Promise<LogEventRecord[]>;
+  /** The last `seq` created before `cutoff` (0 when none): where a `maxAgeMs` floor begins. */
+  findLogSeqBefore(cutoff: number, now: number): Promise<number>;
+}
+
+/**
+ * Webhook subscriptions (MCP Events), durable and shared by a fleet. A sender holds a subscription
+ * under a claim with a lease, like a run: only the current claim may move its position, so one
+ * replica at a time sends its occurrences, in order.
+ */
+export interface SubscriptionStore {
+  /**
+   * Creates a subscription (`activating`), or refreshes the one with this id: its secret, expiry
+   * and `maxAgeMs` replaced, its position and state kept. An ended one being notified is replaced
+   * by a new one, which no claim holds. Rejects with `TooManySubscriptionsError` when a new one would exceed the limit
+   * (ended ones not counted).
+   */
+  saveSubscription(
+    s: NewSubscription,
+    options: { maxSubscriptions: number; now: number },
+  ): Promise<{ subscription: SubscriptionRecord; created: boolean }>;
+  /** `activating` → `active` (its callback answered the challenge); `false` for any other state. */
+  activateSubscription(id: string, at: number): Promise<boolean>;
+  getSubscription(id: string): Promise<SubscriptionRecord | null>;
+  /** Every subscription, oldest first. */
+  listSubscriptions(): Promise<SubscriptionRecord[]>;
+  /** Deletes a subscription at once, whoever holds it (`events/unsubscribe`, a callback's 410). */
+  deleteSubscription(id: string): Promise<boolean>;
+  /** Ends a subscription (`expired`, `removed`): its sender sends the `terminated` notice, then deletes it. */
+  terminateSubscription(id: string, reason: string, at: number): Promise<boolean>;
+  /** Claims up to `limit` active or ending subscriptions nobody holds (or whose lease expired), oldest first. */
+  claimSubscriptions(options: ClaimOptions): Promise<ClaimedSubscription[]>;
+  /** Extends leases; resolves with the ids whose claim is still current. */
+  renewSubscriptions(claims: readonly ClaimedSubscription[], leaseMs: number): Promise<string[]>;
+  /** Gives a claim up (shutdown). */
+  releaseSubscription(claim: ClaimedSubscription): Promise<boolean>;
+  /** Writes a sender's progress under its claim; `false` (nothing written) for a stale claim. */
+  recordSubscriptionProgress(progress: SubscriptionProgress): Promise<boolean>;
+  /** Deletes an ended subscription once its notice is settled, under its claim. */
+  finishSubscription(claim: Pick<ClaimedSubscription, 'id' | 'claimId'>): Promise<boolean>;
+}
+
+/**
+ * Dispatch holds as every replica's claims read them: a hold set here is honoured by the next claim
+ * of any process sharing the store, and lasts until it is lifted (restarts included).
+ */
+export interface DispatchControl {
+  /** Every hold set now. */
+  listHolds(): Promise<DispatchHold[]>;
+  /** Sets a hold, replacing one of the same scope and key (its kind, note and time). */
+  setHold(hold: DispatchHold): Promise<void>;
+  /** Lifts a hold; `false` when none of that scope and key was set. */
+  releaseHold(scope: HoldScope, key: string): Promise<boolean>;
+  /** Work claimed under a live lease now (judged by the database's clock), in every process: what a drain waits for. */
+  readInFlight(): Promise<InFlight>;
+}
+
+/**
+ * Each catch-up mapping's position in its provider's record, and the lease that lets one process at
+ * a time read and handle it (judged by the database's clock, fenced by the claim id).
+ */
+export interface CatchUpState {
+  /** Takes the mapping's catch-up lease, with its position; `null` while another claim holds it. */
+  claimCatchUp(options: { mappingId: string; owner: string; leaseMs: number }): Promise<CatchUpClaim | null>;
+  /** Extends the lease; `false` when the claim is no longer current. */
+  renewCatchUp(claim: CatchUpClaim, leaseMs: number): Promise<boolean>;
+  /** Saves the position under the claim; `false` (nothing written) for a stale claim. */
+  saveCatchUp(claim: CatchUpClaim, position: CatchUpPosition): Promise<boolean>;
+  /** Gives the lease up. */
+  releaseCatchUp(claim: CatchUpClaim): Promise<void>;
+  /** Every mapping's position, by mapping id. */
+  listCatchUps(): Promise<CatchUpRecord[]>;
+}
+
 /** What operators watch: queue depths, counts, size, and whether the store can write now. */
 export interface StoreStats {
   /** Queue depths and oldest waiting items; cheap (indexed), for metrics scrapes. */
@@ -250,7 +347,11 @@ export interface Store
     LockoutStore,
     RetentionStore,
     WorkSignals,
-    StoreStats {
+    StoreStats,
+    EventLog,
+    SubscriptionStore,
+    DispatchControl,
+    CatchUpState {
   /** Whether several processes share this store (auth lockouts are then kept in it). */
   readonly shared: boolean;
   /** Flushes pending writes and releases the database (and its lock). */

@@ -1,4 +1,6 @@
 import type { ChannelValue, ThinkingLevel, WakeMode } from '../config/index.js';
+import type { NewLogEvent } from './event-log-types.js';
+import type { DigestKind } from './maintenance-types.js';
 
 /** Where an action came from; decides whether its content is wrapped as untrusted. */
 export interface ActionSource {
@@ -8,6 +10,13 @@ export interface ActionSource {
   external: boolean;
   /** Set by a mapping's `allowUnsafeExternalContent: true`. */
   allowUnsafeExternalContent: boolean;
+  /** Set by a mapping's `priority: "high"`: a digest lists its events one by one, never in a kind. */
+  priority?: 'high';
+  /**
+   * The event is the gateway's summary of a run from this hook: its first line's `Hook <name>:`
+   * is the gateway's own, the rest (the run's reply or error) is external content.
+   */
+  summary?: true;
 }
 
 /** A system event to put on an agent's main session (the effect of a wake). */
@@ -20,6 +29,8 @@ export interface NewSystemEvent {
   mode: WakeMode;
   source: ActionSource;
   createdAt: number;
+  /** The occurrence this wake publishes, written in its transaction (MCP Events on). */
+  published?: NewLogEvent;
 }
 
 export interface SystemEventRecord extends NewSystemEvent {
@@ -52,6 +63,11 @@ export interface NewRun {
    * takes this run's message instead, so one run sees the whole burst.
    */
   coalesce?: { key: string; windowMs: number };
+  /**
+   * The occurrence this run's request publishes, written in its transaction (MCP Events on). When
+   * the run joins a queued run instead, its `data.runId` becomes that run's id.
+   */
+  published?: NewLogEvent;
 }
 
 export interface RunRecord extends NewRun {
@@ -181,6 +197,8 @@ export interface RunCompletion {
   /** The summary posted to the agent's main session. */
   summary: NewSystemEvent;
   delivery: NewDelivery | null;
+  /** The run's `run.finished` occurrence (MCP Events on). */
+  published?: NewLogEvent;
 }
 
 /** What a heartbeat turn writes, all in one transaction. */
@@ -192,10 +210,12 @@ export interface HeartbeatTurn {
   /** Events the turn's prompt listed; marked consumed. */
   consumedEventIds: readonly string[];
   /**
-   * A digest turn: every pending event of the session up to and including `eventId` is marked
-   * consumed, and there must be exactly `count` of them (else the turn is refused).
+   * A digest turn: the session's pending events up to and including `eventId` are marked consumed
+   * (with `kinds`, only the ordinary events of those kinds: the rest stay pending); there must be
+   * exactly `count` pending events up to it, those in `consumedEventIds` included, else the turn is
+   * refused.
    */
-  consumeThrough?: { eventId: string; count: number } | null;
+  consumeThrough?: { eventId: string; count: number; kinds?: readonly DigestKind[] } | null;
   transcript: readonly TranscriptEntry[];
   delivery: NewDelivery | null;
   at: number;
@@ -245,7 +265,13 @@ export type WorkSignal =
   | { kind: 'finished'; runId: string }
   | { kind: 'deliveries' }
   | { kind: 'heartbeat'; agentId: string }
-  | { kind: 'lockout'; client: string; lockedUntil: number };
+  | { kind: 'lockout'; client: string; lockedUntil: number }
+  /** Occurrences were appended to the event log. */
+  | { kind: 'published' }
+  /** A subscription became active or was ended (a sender should look at it). */
+  | { kind: 'subscriptions' }
+  /** A dispatch hold was set or lifted (`hookgate pause`, `resume`, `drain`). */
+  | { kind: 'holds' };
 
 /** A sliding-window failure count with a lockout, as the store keeps it for every replica. */
 export interface AuthFailure {
@@ -267,6 +293,11 @@ export interface IdempotencyRecord {
   /** After this the key is forgotten and may be used again. */
   expiresAt: number;
   /**
+   * A digest of the first request's body, for a key the client chose (`Idempotency-Key`): a repeat
+   * with another body is refused rather than answered as the first.
+   */
+  fingerprint?: string;
+  /**
    * The body once the store knows which runs joined a queued run (`coalesced`: a run's id to the id
    * of the run it joined), kept instead of `body` when any did: a repeat gets what the first got.
    */
@@ -277,6 +308,8 @@ export interface IdempotencyRecord {
 export interface RecordedGroup {
   events: readonly NewSystemEvent[];
   runs: readonly NewRun[];
+  /** Occurrences recorded on their own (`action: "event"` mappings). */
+  published?: readonly NewLogEvent[];
   idempotency: IdempotencyRecord | null;
 }
 
@@ -289,3 +322,5 @@ export interface RecordedActions extends RecordedGroup {
 }
 
 export type * from './maintenance-types.js';
+export type * from './event-log-types.js';
+export type { DispatchHold, HoldScope, InFlight } from './dispatch-holds.js';

@@ -6,6 +6,7 @@ import { assertError } from '../helpers/assert-response.js';
 import { startTestGateway, type TestGateway } from '../helpers/in-process-gateway.js';
 import { baseConfig, GATEWAY_TOKEN, HOOK_TOKEN } from '../helpers/temp-config.js';
 import type { RequestRecord } from '../../src/store/index.js';
+import { signGithub } from '../helpers/sign-webhooks.js';
 
 const admin = (port: number, path: string, method = 'GET') =>
   send(port, `/admin/api${path}`, { method, auth: GATEWAY_TOKEN });
@@ -137,5 +138,57 @@ describe('admin API without gateway.auth.token', () => {
     const records = await gw.gateway.store.listRequests({ hook: 'wake' });
     assert.equal(records.length, 1);
     assert.equal(records[0]!.payload, null);
+  });
+});
+
+describe('admin API: replaying a hook that accepts only signed requests', () => {
+  const SECRET = 'replay-github-secret-0123456789';
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway(
+      baseConfig({
+        gateway: { recordPayloads: true },
+        hooks: {
+          enabled: true,
+          token: HOOK_TOKEN,
+          mappings: [
+            {
+              id: 'github',
+              match: { path: 'github' },
+              action: 'wake',
+              wakeMode: 'next-heartbeat',
+              textTemplate: '{{headers.x-github-event}}: {{action}}',
+              verify: { kind: 'github', secret: SECRET, required: true },
+            },
+          ],
+        },
+      }),
+    );
+  });
+  after(() => gw.stop());
+
+  it('replays it for the operator, with its recorded headers, recorded as an operator replay', async () => {
+    const body = JSON.stringify({ action: 'opened' });
+    const signed = await send(gw.port, '/hooks/github', { auth: false, body, headers: signGithub(SECRET, body) });
+    assert.equal(signed.status, 200, signed.text);
+    const [record] = await waitForRecords(gw.port, '?hook=github&status=200', 1);
+    assert.equal(record!.headers?.['x-github-event'], 'push');
+    assert.equal(record!.headers?.['x-hub-signature-256'] !== undefined, true);
+    const replay = await admin(gw.port, `/requests/${record!.id}/replay`, 'POST');
+    assert.equal(replay.status, 200, replay.text);
+    const event = (replay.json as { action: { event: { id: string; text: string } } }).action.event;
+    assert.equal(event.text, 'push: opened');
+    assert.notEqual(event.id, (signed.json as { eventId: string }).eventId, 'a new event, not the first answer');
+    const records = await waitForRecords(gw.port, '?hook=github', 2);
+    const replayed = records.find((r) => r.method === 'REPLAY');
+    assert.ok(replayed !== undefined, JSON.stringify(records));
+    assert.deepEqual(
+      [replayed.status, replayed.path, replayed.client, replayed.reason, replayed.eventIds],
+      [200, '/hooks/github', '127.0.0.1', `an operator's replay of request ${record!.id}`, [event.id]],
+    );
+  });
+
+  it('still refuses the hook token at the door', async () => {
+    assertError(await post(gw.port, '/hooks/github', { action: 'opened' }), 401, 'signature_invalid');
   });
 });

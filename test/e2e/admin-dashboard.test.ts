@@ -136,4 +136,34 @@ describe('admin dashboard in headless Chromium', { skip: missing ?? false }, () 
     assert.deepEqual(telegram.messages, [{ to: '42', text: reply }]);
     await shot('4-delivery-sent');
   });
+
+  it('pauses an agent from the dispatch view, shows its run held with the note as text, and resumes it', async () => {
+    await page.goto(`http://127.0.0.1:${gw.port}/admin#/dispatch`);
+    await page.locator('#dispatch-state', { hasText: 'nothing is held' }).waitFor();
+    await page.selectOption('#hold-scope', 'agent');
+    await page.selectOption('#hold-key', 'main');
+    await page.fill('#hold-note', '<b>deploy</b>');
+    await page.locator('button', { hasText: 'Pause' }).click();
+    const hold = page.locator('tr[data-hold="agent:main"]');
+    await hold.waitFor();
+    assert.match(await hold.innerText(), /agent "main"\s+paused.*<b>deploy<\/b>/s);
+    assert.equal(await page.locator('#dispatch b').count(), 0, 'the note is text, never markup');
+    await shot('5-dispatch-paused');
+    const res = await post(gw.port, '/hooks/agent', {
+      message: 'Wait for me',
+      deliver: false,
+      wakeMode: 'next-heartbeat',
+    });
+    const runId = (res.json as { runId: string }).runId;
+    await page.goto(`http://127.0.0.1:${gw.port}/admin#/runs`);
+    const row = page.locator(`tbody tr[data-id="${runId}"]`);
+    await row.locator('.badge', { hasText: 'held' }).waitFor();
+    assert.match(await row.innerText(), /agent "main": paused: <b>deploy<\/b> \(paused\)/);
+    await page.goto(`http://127.0.0.1:${gw.port}/admin#/dispatch`);
+    await hold.locator('button', { hasText: 'Resume' }).click();
+    await page.locator('#dispatch-state', { hasText: 'nothing is held' }).waitFor();
+    await until('the run to leave the queue', async () =>
+      (await gw.gateway.store.getRun(runId))?.state === 'queued' ? null : true,
+    );
+  });
 });

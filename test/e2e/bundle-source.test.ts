@@ -1,16 +1,48 @@
 /**
  * What a SQLite gateway loads of the shipped bundle holds only what it uses (the PostgreSQL driver
- * is a chunk of its own, loaded by a PostgreSQL store), and the bundle's files are ASCII: V8 keeps a script's source for as long as the script
- * lives, one byte a character when every character is ASCII and two otherwise, so one dash left in
- * a comment of `main.js` costs the gateway about 1.8 MB of heap (`scripts/bundle.mjs` escapes them).
+ * is a chunk of its own, loaded by a PostgreSQL store), and the bundle's files are ASCII: V8 keeps
+ * a script's source for as long as the script lives, one byte a character when every character is
+ * ASCII and two otherwise, so one dash left in a comment of `main.js` costs the gateway about 1.8 MB
+ * of heap (`scripts/bundle.mjs` escapes them).
+ *
+ * And they load nothing from `node_modules` but the package's own `dependencies`: the libraries the
+ * bundle holds are devDependencies, which `npm install -g hookgate` does not install.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { dirname, join } from 'node:path';
 import { MAIN_JS } from '../helpers/gateway-process.js';
 
+/** pg's optional native binding, required only when `pg.native` is read, which the store never does. */
+const NEVER_LOADED = new Set(['pg-native']);
+const PACKAGE_JSON = new URL('../../../package.json', import.meta.url);
+/** `from "x"`, `import("x")` and `require("x")` (esbuild's `__require`) of a bare specifier. */
+const BARE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\(\s*)["']([^"'./][^"']*)["']/g;
+
+const packageName = (specifier: string): string =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
+
 describe('the shipped bundle', () => {
+  it('loads only Node built-ins and the runtime dependencies from outside itself', () => {
+    const { dependencies } = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { dependencies: Record<string, string> };
+    const dir = dirname(MAIN_JS);
+    const outside = new Set<string>();
+    for (const name of readdirSync(dir).filter((n) => n.endsWith('.js'))) {
+      for (const [, specifier] of readFileSync(join(dir, name), 'utf8').matchAll(BARE_IMPORT)) {
+        if (isBuiltin(specifier!) || NEVER_LOADED.has(specifier!)) continue;
+        outside.add(`${name}: ${packageName(specifier!)}`);
+      }
+    }
+    const undeclared = [...outside].filter((entry) => !(entry.split(': ')[1]! in dependencies));
+    assert.deepEqual(undeclared, [], 'every package the bundle loads is in package.json dependencies');
+    assert.ok(outside.has('main.js: better-sqlite3'), 'the scan finds the one dependency main.js is known to load');
+  });
+
   it('is ASCII in every script, so V8 holds its source one byte a character', () => {
     const dir = dirname(MAIN_JS);
     const scripts = readdirSync(dir).filter((n) => n.endsWith('.js'));

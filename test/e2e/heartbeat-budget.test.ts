@@ -87,15 +87,17 @@ describe('periodic heartbeat turns of an agent whose tokensPerDay is spent, unde
         return 'HEARTBEAT_OK';
       },
     });
-    // One turn (10 + 5 tokens) spends a budget of 10; the periodic heartbeat ticks every second.
+    // One turn (10 + 5 tokens) spends a budget of 10; the periodic heartbeat ticks every second
+    // (the config allows a minute at least: the tick is shortened by the runtime's test option).
     const gw = await startTestGateway(
       baseConfig({
         models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
         agents: {
-          defaults: { model: 'fake/m', heartbeat: { every: '1s' } },
+          defaults: { model: 'fake/m', heartbeat: { every: '1m' } },
           list: [{ id: 'main', default: true, budget: { tokensPerDay: 10 } }],
         },
       }),
+      { runtime: { heartbeatEveryMs: 1000 } },
     );
     try {
       const pending = async (): Promise<number> =>

@@ -15,6 +15,17 @@ import { baseConfig, HOOK_TOKEN } from '../helpers/temp-config.js';
 
 const EVENTS = 10_000;
 
+/** A model that acknowledges every heartbeat and keeps each prompt it was sent. */
+function recordingModel(prompts: string[]): Promise<FakeServer> {
+  return createFakeOpenAi({
+    apiKey: 'sk',
+    reply: (b) => {
+      prompts.push(String(b.messages?.at(-1)?.content ?? ''));
+      return 'HEARTBEAT_OK';
+    },
+  });
+}
+
 describe('heartbeat over a flood of events', () => {
   let fake: FakeServer;
   let gw: TestGateway;
@@ -25,13 +36,7 @@ describe('heartbeat over a flood of events', () => {
 
   it('consumes a 10,000-event backlog in at most two model turns, every event marked consumed', async () => {
     const prompts: string[] = [];
-    fake = await createFakeOpenAi({
-      apiKey: 'sk',
-      reply: (b) => {
-        prompts.push(String(b.messages?.at(-1)?.content ?? ''));
-        return 'HEARTBEAT_OK';
-      },
-    });
+    fake = await recordingModel(prompts);
     gw = await startTestGateway(
       baseConfig({
         models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
@@ -125,5 +130,85 @@ describe('heartbeat over a flood of events', () => {
       await flooded.stop();
       await model.close();
     }
+  });
+});
+
+describe('heartbeat digests that cannot show a whole flood', () => {
+  const KINDS = 20;
+  const PER_KIND = 60;
+  let fake: FakeServer | undefined;
+  let gw: TestGateway | undefined;
+  after(async () => {
+    await gw?.stop();
+    await fake?.close();
+  });
+
+  it('shows an alert sent before 1,200 wakes of 20 kinds, and every kind before its events are consumed', async () => {
+    const prompts: string[] = [];
+    fake = await recordingModel(prompts);
+    gw = await startTestGateway(
+      baseConfig({
+        hooks: {
+          enabled: true,
+          token: HOOK_TOKEN,
+          mappings: [
+            {
+              id: 'alerts',
+              match: { path: 'alerts' },
+              action: 'wake',
+              wakeMode: 'next-heartbeat',
+              textTemplate: '{{text}}',
+            },
+            {
+              id: 'pager',
+              match: { path: 'pager' },
+              action: 'wake',
+              wakeMode: 'next-heartbeat',
+              priority: 'high',
+              textTemplate: '{{text}}',
+            },
+          ],
+        },
+        models: { providers: { fake: { api: 'openai', baseUrl: `${fake.url}/v1`, apiKey: 'sk' } } },
+        agents: {
+          list: [{ id: 'main', default: true }],
+          defaults: { model: 'fake/m', heartbeat: { every: 0, floodPause: '200ms' } },
+        },
+      }),
+    );
+    const wake = async (path: string, text: string, mode?: 'now'): Promise<void> => {
+      const res = await post(gw!.port, path, { text, ...(mode === undefined ? {} : { mode }) });
+      assert.equal(res.status, 200, res.text);
+    };
+    await wake('/hooks/alerts', 'Disk full on db-1');
+    await wake('/hooks/pager', `Pager: payments down ${'!'.repeat(700)}`);
+    const ids = createIds();
+    const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+    const flood = Array.from({ length: KINDS * PER_KIND }, (_, i) => ({
+      id: ids.next(),
+      agentId: 'main',
+      sessionKey: 'agent:main:main',
+      mode: 'now' as const,
+      createdAt: Date.now(),
+      text: `${letters[i % KINDS]} job ${i} finished`,
+      source: { hook: 'wake', external: true, allowUnsafeExternalContent: false },
+    }));
+    await gw.gateway.store.recordActions({ events: flood, runs: [], idempotency: null });
+    await wake('/hooks/wake', 'go', 'now');
+    const pending = async (): Promise<number> =>
+      (await gw!.gateway.store.listPendingEvents('agent:main:main', { limit: 1 })).length;
+    for (let i = 0; i < 500 && (await pending()) > 0; i++) await sleep(20);
+    assert.equal(await pending(), 0, 'every event consumed');
+    assert.ok(prompts.length >= 2, `model turns: ${prompts.length}`);
+    const first = prompts[0]!;
+    assert.match(first, /By source: wake 1201, alerts 1, pager 1\./);
+    // The high-priority event first and in full; the alert, rarest, before the flood's kinds.
+    assert.ok(first.includes(`Pager: payments down ${'!'.repeat(700)}`), 'the high-priority event in full');
+    const alertAt = first.indexOf('Disk full on db-1');
+    assert.ok(alertAt > first.indexOf('High priority') && alertAt < first.indexOf('more similar'), 'the alert first');
+    assert.match(first, /Not in this digest, and kept for the next heartbeat: events of \d+ other kinds\./);
+    // Every kind reached a prompt before its events were consumed.
+    const shown = new Set(prompts.flatMap((p) => [...p.matchAll(/([A-T]) job \d+ finished/g)].map((m) => m[1])));
+    assert.equal(shown.size, KINDS, `kinds shown: ${[...shown].sort().join('')}`);
   });
 });

@@ -219,7 +219,8 @@ describe('HTTP contract', () => {
 describe('HTTP contract: body read timeout (step 6)', () => {
   let gw: TestGateway;
   before(async () => {
-    gw = await startTestGateway(baseConfig({ gateway: { bodyTimeoutMs: 300, logLevel: 'warn' } }));
+    // The shortest body deadline the config allows.
+    gw = await startTestGateway(baseConfig({ gateway: { bodyTimeoutMs: 1000, logLevel: 'warn' } }));
   });
   after(async () => {
     await gw?.stop();

@@ -1,8 +1,8 @@
 /**
  * Ingress bounds end to end: deep JSON is a 400 on every route (the mapped-hook case used to be a
- * 500 from a JSON.stringify overflow), and connections past `gateway.maxConnections` are answered
- * 503 `over_capacity` and closed while the connections within the limit keep working; idle ones past
- * it are held only a few at a time, so a client that sends its request is still answered. One client
+ * 500 from a JSON.stringify overflow); a connection past `gateway.maxConnections` takes the place of
+ * the oldest idle one, and only when every connection has a request in flight is it answered 503
+ * `over_capacity` and closed (a few held at a time) while the requests in flight are served. One client
  * address past `gateway.maxConnectionsPerClient` is answered 429 `too_many_connections`; loopback
  * peers and trusted proxies are not capped.
  */
@@ -69,7 +69,8 @@ describe('ingress: deep JSON is a 400 everywhere', () => {
 
 describe('ingress: gateway.maxConnections', () => {
   let gw: TestGateway;
-  const idle: Socket[] = [];
+  /** Connections whose request is with the gateway, its body not sent yet. */
+  const inFlight: Socket[] = [];
   before(async () => {
     gw = await startTestGateway(
       baseConfig({
@@ -78,40 +79,48 @@ describe('ingress: gateway.maxConnections', () => {
     );
   });
   after(async () => {
-    for (const s of idle) s.destroy();
+    for (const s of inFlight) s.destroy();
     await gw.stop();
   });
 
-  const wake = (): string => {
-    const body = JSON.stringify({ text: 'over the limit?', mode: 'next-heartbeat' });
-    return (
-      `POST /hooks/wake HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
-      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
-    );
+  const body = JSON.stringify({ text: 'over the limit?', mode: 'next-heartbeat' });
+  const head = (): string =>
+    `POST /hooks/wake HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+  const open = async (): Promise<Socket> => {
+    const s = connect({ host: '127.0.0.1', port: gw.port });
+    s.on('error', () => undefined);
+    await new Promise<void>((resolve, reject) => s.once('connect', resolve).once('error', reject));
+    return s;
   };
 
-  it('answers a connection past the limit 503 over_capacity with Retry-After, then closes it', async () => {
+  it('closes the oldest idle connection to serve a request past the limit', async () => {
+    const idle = [await open(), await open(), await open()];
+    const oldestClosed = new Promise<void>((resolve) => idle[0]!.once('close', () => resolve()));
+    const res = await rawExchange(gw.port, head(), [body]);
+    assert.equal(res.status, 200, res.text);
+    await oldestClosed;
+    assert.equal(idle[2]!.closed, false, 'a newer idle connection stays');
+    for (const s of idle) s.destroy();
+  });
+
+  it('answers a connection past the limit 503 over_capacity with Retry-After when every one has a request in flight', async () => {
+    // Each sends its headers, not its body: its request is with the gateway, reading the body.
+    // Connections of the test before that the server still counts are idle: these take their places.
     for (let i = 0; i < 3; i++) {
-      const s = connect({ host: '127.0.0.1', port: gw.port });
-      await new Promise<void>((resolve, reject) => s.once('connect', resolve).once('error', reject));
-      idle.push(s);
+      const s = await open();
+      s.write(head());
+      inFlight.push(s);
     }
-    const res = await rawExchange(gw.port, wake());
+    await new Promise((r) => setTimeout(r, 50));
+    const res = await rawExchange(gw.port, head(), [body]);
     assertError(res, 503, 'over_capacity');
     assert.equal(res.headers['retry-after'], '1');
     assert.equal(res.headers['connection'], 'close');
   });
 
-  it('serves new connections again once one of the idle ones is gone', async () => {
-    idle.pop()!.destroy();
-    let status = 0;
-    // The server learns of the closed socket asynchronously; a request racing it may still be refused.
-    for (let i = 0; i < 50 && status !== 200; i++) status = (await rawExchange(gw.port, wake())).status;
-    assert.equal(status, 200);
-  });
-
-  it('keeps serving requests on connections within the limit', async () => {
-    const s = idle[0]!;
+  it('keeps serving the requests in flight', async () => {
+    const s = inFlight[0]!;
     const answer = new Promise<string>((resolve) => {
       let text = '';
       s.on('data', (c: Buffer) => {
@@ -119,28 +128,29 @@ describe('ingress: gateway.maxConnections', () => {
         if (text.includes('"ok":true')) resolve(text);
       });
     });
-    s.write(wake());
+    s.write(body);
     assert.match(await answer, /^HTTP\/1\.1 200 /);
   });
 
-  it('counts the connections turned away and those open in /metrics', async () => {
+  it('counts the connections turned away, those closed for newer ones and those open in /metrics', async () => {
+    // The connection answered is idle between requests now: the scrape takes its place.
     let res = await rawExchange(gw.port, 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
-    // Connections of the earlier tests may still be closing as the server sees it.
     for (let i = 0; i < 50 && res.status === 503; i++)
       res = await rawExchange(gw.port, 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     assert.equal(res.status, 200, res.text);
     const samples = parseMetrics(res.text);
     assert.ok((metricValue(samples, 'hookgate_connections_refused_total', { reason: 'over_capacity' }) ?? 0) >= 1);
+    assert.ok((metricValue(samples, 'hookgate_connections_closed_for_newer_total') ?? 0) >= 1);
     assert.equal(
       metricValue(samples, 'hookgate_connections_refused_total', { reason: 'too_many_connections' }) ?? 0,
       0,
     );
-    // The two idle connections left and the scrape's own.
+    // The two requests still in flight and the scrape's own.
     assert.equal(metricValue(samples, 'hookgate_connections_open'), 3);
   });
 });
 
-describe('ingress: idle connections past gateway.maxConnections', () => {
+describe('ingress: connections past gateway.maxConnections while every one has a request in flight', () => {
   it(`holds at most ${OVER_CAPACITY_HELD} of them, closing the oldest, and still answers a request 503 over_capacity`, async () => {
     const gw = await startTestGateway(
       baseConfig({ gateway: { bind: '127.0.0.1', port: 0, logLevel: 'warn', maxConnections: 2 } }),
@@ -148,13 +158,21 @@ describe('ingress: idle connections past gateway.maxConnections', () => {
     const sockets: Socket[] = [];
     let closedByServer = 0;
     try {
-      const open = async (): Promise<void> => {
+      const open = async (): Promise<Socket> => {
         const s = connect({ host: '127.0.0.1', port: gw.port });
-        s.on('close', () => closedByServer++);
         await new Promise<void>((resolve, reject) => s.once('connect', resolve).once('error', reject));
         sockets.push(s);
+        return s;
       };
-      for (let i = 0; i < 2 + OVER_CAPACITY_HELD + 10; i++) await open();
+      // Two requests whose bodies never come: the gateway is full of work in flight.
+      for (let i = 0; i < 2; i++) {
+        (await open()).write(
+          `POST /hooks/wake HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${HOOK_TOKEN}\r\n` +
+            'Content-Type: application/json\r\nContent-Length: 10\r\n\r\n',
+        );
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < OVER_CAPACITY_HELD + 10; i++) (await open()).on('close', () => closedByServer++);
       // The server sees each close only once it has accepted the newer connection.
       for (let i = 0; i < 100 && closedByServer < 10; i++) await new Promise((r) => setTimeout(r, 10));
       assert.equal(closedByServer, 10, 'the ten oldest connections past the limit were closed, and only they');
@@ -165,7 +183,7 @@ describe('ingress: idle connections past gateway.maxConnections', () => {
           `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );
       assertError(res, 503, 'over_capacity');
-      assert.equal(sockets[0]!.closed, false, 'a connection within the limit stays open');
+      assert.equal(sockets[0]!.closed, false, 'a connection with its request in flight stays open');
     } finally {
       for (const s of sockets) s.destroy();
       await gw.stop();

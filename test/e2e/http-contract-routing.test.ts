@@ -25,6 +25,29 @@ describe('HTTP contract', () => {
       assert.equal(res.status, 200);
       assert.deepEqual(res.json, { ok: true });
     });
+
+    it('answers HEAD /healthz with 200 and no body', async () => {
+      const res = await send(gw.port, '/healthz', { method: 'HEAD', auth: false });
+      assert.equal(res.status, 200);
+      assert.equal(res.text, '');
+    });
+
+    for (const path of ['/healthz', '/readyz']) {
+      for (const method of ['POST', 'PUT', 'DELETE']) {
+        it(`answers ${method} ${path} with 405, Allow: GET, HEAD`, async () => {
+          const res = await send(gw.port, path, { method, auth: false, body: { text: 'x' } });
+          assertError(res, 405, 'method_not_allowed');
+          assert.equal(res.headers['allow'], 'GET, HEAD');
+        });
+      }
+    }
+  });
+
+  describe('Expect', () => {
+    it('answers an expectation other than 100-continue with 417 and a JSON body', async () => {
+      const res = await send(gw.port, '/hooks/wake', { body: { text: 'x' }, headers: { expect: 'something-else' } });
+      assertError(res, 417, 'expectation_failed');
+    });
   });
 
   describe('method (step 1)', () => {
@@ -53,6 +76,12 @@ describe('HTTP contract', () => {
   describe('routing (step 9)', () => {
     it('returns 404 hook_not_found for an unknown hook name (authenticated, valid JSON)', async () => {
       assertError(await post(gw.port, '/hooks/unknown', { text: 'x' }), 404, 'hook_not_found');
+    });
+
+    it('does not echo the hook name in the 404', async () => {
+      const res = await post(gw.port, '/hooks/%3Cscript%3Ealert(1)%3C%2Fscript%3E', { text: 'x' });
+      assertError(res, 404, 'hook_not_found');
+      assert.ok(!res.text.includes('script'), res.text);
     });
 
     it('treats hook names as case-sensitive', async () => {

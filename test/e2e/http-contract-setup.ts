@@ -17,7 +17,8 @@ export const MAIN_CONFIG = baseConfig({
   hooks: {
     enabled: true,
     token: HOOK_TOKEN,
-    authRateLimit: { maxFailures: 100_000, windowSeconds: 60, lockoutSeconds: 60 },
+    // As generous as the config allows (10 tries a second).
+    authRateLimit: { maxFailures: 6000, windowSeconds: 600, lockoutSeconds: 600 },
   },
   agents: {
     ...AGENTS,

@@ -9,6 +9,7 @@ import { readConfig } from '../../src/config/index.js';
 import { createLog } from '../../src/common/log.js';
 import { startGateway } from '../../src/main.js';
 import { readTextFixture } from '../fixtures/read-fixture.js';
+import { assertError } from '../helpers/assert-response.js';
 import { send, type HttpResult } from '../helpers/http-client.js';
 import { startTestGateway, type TestGateway } from '../helpers/in-process-gateway.js';
 import { signGithub } from '../helpers/sign-webhooks.js';
@@ -52,6 +53,23 @@ describe('durable idempotency', () => {
     assert.equal(again.status, 202);
     assert.deepEqual(j(again), { ...j(first), duplicate: true });
     assert.equal(await runCount(), 1);
+  });
+
+  it('refuses an Idempotency-Key reused with another body (422), starting nothing, and answers the same body again', async () => {
+    const headers = { 'idempotency-key': 'invoice-9' };
+    const first = await send(gw.port, '/hooks/agent', { body: { message: 'pay invoice 9', deliver: false }, headers });
+    assert.equal(first.status, 202, first.text);
+    const runs = await runCount();
+    const other = await send(gw.port, '/hooks/agent', { body: { message: 'pay invoice 10', deliver: false }, headers });
+    assertError(other, 422, 'idempotency_key_reused');
+    assert.equal(await runCount(), runs, 'nothing started');
+    // The same body, written with other blanks, is the same request.
+    const same = await send(gw.port, '/hooks/agent', {
+      body: '{ "message": "pay invoice 9",  "deliver": false }',
+      headers,
+    });
+    assert.equal(same.status, 202, same.text);
+    assert.deepEqual(j(same), { ...j(first), duplicate: true });
   });
 
   it('scopes keys per hook', async () => {

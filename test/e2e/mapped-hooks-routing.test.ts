@@ -18,7 +18,7 @@ const CONFIG = baseConfig({
     allowedSessionKeyPrefixes: ['hook:'],
     allowedAgentIds: ['ops'],
     maxBodyBytes: 8 * 1024,
-    authRateLimit: { maxFailures: 100_000, windowSeconds: 60, lockoutSeconds: 60 },
+    authRateLimit: { maxFailures: 6000, windowSeconds: 600, lockoutSeconds: 600 },
     mappings: [
       { id: 'first', match: { path: 'dup' }, action: 'wake', textTemplate: 'first wins' },
       { id: 'second', match: { path: 'dup' }, action: 'wake', textTemplate: 'second' },
@@ -190,6 +190,16 @@ describe('mapped hooks: one ingest endpoint routed by source', () => {
     const run = await gw.runOf(await post(gw.port, '/hooks/ingest', { source: 'alerts', summary: 'disk 91% on db-2' }));
     assert.equal(run.message, 'Alert: disk 91% on db-2');
     assert.equal(run.source.hook, 'alerts');
+  });
+
+  it('routes a JSON body by source when its Content-Type says form (curl -d)', async () => {
+    const body = JSON.stringify({ source: 'ci', status: 'passed', job: 'curl' });
+    const res = await send(gw.port, '/hooks/ingest', {
+      body,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.equal((await gw.eventOf(res)).text, 'CI: passed curl');
   });
 
   const others: Array<[string, Record<string, unknown>]> = [

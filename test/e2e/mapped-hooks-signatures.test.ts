@@ -52,7 +52,7 @@ describe('mapped hooks: provider signatures', () => {
         hooks: {
           enabled: true,
           token: HOOK_TOKEN,
-          authRateLimit: { maxFailures: 1000 },
+          authRateLimit: { maxFailures: 1000, windowSeconds: 600, lockoutSeconds: 600 },
           mappings: [
             {
               id: 'github',
@@ -100,7 +100,7 @@ describe('mapped hooks: provider signatures', () => {
               textTemplate: 'Build {{build}} {{status}}',
               verify: {
                 kind: 'hmac',
-                secret: 'generic-secret',
+                secret: 'generic-hmac-secret',
                 header: 'x-signature',
                 encoding: 'base64',
                 prefix: 'sha256=',
@@ -253,7 +253,11 @@ describe('mapped hooks: provider signatures', () => {
 
   it('accepts a generic HMAC signature and refuses a tampered one', async () => {
     const body = '{"build":"1234","status":"passed"}';
-    const headers = signHmac('generic-secret', body, { header: 'x-signature', encoding: 'base64', prefix: 'sha256=' });
+    const headers = signHmac('generic-hmac-secret', body, {
+      header: 'x-signature',
+      encoding: 'base64',
+      prefix: 'sha256=',
+    });
     assert.equal((await postSigned(gw, '/hooks/generic', body, headers)).status, 200);
     assertError(
       await postSigned(gw, '/hooks/generic', body.replace('passed', 'failed'), headers),
@@ -269,7 +273,7 @@ describe('mapped hooks: provider signatures', () => {
 
   it('never writes a verify secret to the log', () => {
     const all = gw.logLines.join('');
-    for (const secret of [GITHUB_SECRET, SLACK_SECRET, ...STRIPE_SECRETS, SW_SECRET, 'generic-secret'])
+    for (const secret of [GITHUB_SECRET, SLACK_SECRET, ...STRIPE_SECRETS, SW_SECRET, 'generic-hmac-secret'])
       assert.equal(all.includes(secret), false, secret);
   });
 });

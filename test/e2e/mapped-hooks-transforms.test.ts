@@ -52,7 +52,21 @@ const TRANSFORMS: Record<string, string> = {
   ].join('\n'),
   'pre.ts': 'export default (): { message: string } => ({ message: "compiled from ts" });',
   'reload.js': 'export default () => ({ message: "reload v1" });',
+  'sandboxed.js': [
+    'import { readFileSync } from "node:fs";',
+    'const read = (url) => { try { readFileSync(url, "utf8"); return "read"; } catch (e) { return e.code; } };',
+    'export default () => ({',
+    '  message: JSON.stringify({',
+    '    env: Object.keys(process.env),',
+    '    token: process.env.GITHUB_TOKEN,',
+    '    config: read(new URL("../../hookgate.json", import.meta.url)),',
+    '  }),',
+    '});',
+  ].join('\n'),
 };
+
+/** Given to one mapping's transform only, through `transform.env`. */
+const GIVEN_TOKEN = 'ghp_0123456789abcdefGivenToOneTransform';
 
 /** An agent mapping at `/hooks/<path>` running `module`; quiet (no delivery, no immediate heartbeat). */
 function mapping(path: string, module: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -95,6 +109,9 @@ const CONFIG = baseConfig({
       mapping('uses-helper', 'uses-helper.ts'),
       mapping('pre', 'pre.ts'),
       mapping('reload', 'reload.js'),
+      mapping('sandboxed', 'sandboxed.js', {
+        transform: { module: 'sandboxed.js', env: { GITHUB_TOKEN: GIVEN_TOKEN, REGION: 'eu-west-1' } },
+      }),
     ],
   },
 });
@@ -218,6 +235,18 @@ describe('mapped hooks: what a transform sees', () => {
     );
     assert.ok(!('x-hookgate-token' in s.headers), JSON.stringify(s.headers));
     assert.ok(!JSON.stringify(s).includes(HOOK_TOKEN));
+  });
+});
+
+describe('mapped hooks: what a transform may reach', () => {
+  it('has only its transform.env, cannot read the config file, and has the secret it was given scrubbed from what is stored', async () => {
+    const run = await gw.runOf(await post(gw.port, '/hooks/sandboxed', { n: 1 }));
+    assert.deepEqual(JSON.parse(run.message), {
+      env: ['GITHUB_TOKEN', 'REGION'],
+      token: '[redacted]',
+      config: 'ERR_ACCESS_DENIED',
+    });
+    assert.ok(!run.message.includes(GIVEN_TOKEN));
   });
 });
 

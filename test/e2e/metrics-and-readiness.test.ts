@@ -240,7 +240,10 @@ describe('GET /readyz and /healthz', () => {
   it('answers 200 when the store writes and the workers run', async () => {
     const res = await ready();
     assert.equal(res.status, 200);
-    assert.deepEqual(res.json, { ok: true });
+    assert.deepEqual(res.json, {
+      ok: true,
+      dispatch: { held: false, draining: { replica: false, fleet: false }, paused: [] },
+    });
   });
 
   it('answers 503 store_unavailable with the reason while the database cannot be written; /healthz stays 200', async () => {

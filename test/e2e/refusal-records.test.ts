@@ -19,7 +19,13 @@ describe('request records under a flood of refusals', () => {
   before(async () => {
     // A lockout this generous never starts here: every refusal is a 401.
     gw = await startTestGateway(
-      baseConfig({ hooks: { enabled: true, token: 'right-token-0123', authRateLimit: { maxFailures: 100_000 } } }),
+      baseConfig({
+        hooks: {
+          enabled: true,
+          token: 'right-token-0123',
+          authRateLimit: { maxFailures: 6000, windowSeconds: 600, lockoutSeconds: 600 },
+        },
+      }),
     );
   });
   after(() => gw.stop());

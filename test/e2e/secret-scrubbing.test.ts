@@ -5,6 +5,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { readConfig } from '../../src/config/index.js';
 import { post } from '../helpers/http-client.js';
 import { baseConfig, HOOK_TOKEN } from '../helpers/temp-config.js';
 import type { FakeServer } from '../fakes/create-fake-server.js';
@@ -63,5 +65,64 @@ describe('secrets in provider errors', () => {
     );
     for (const s of summaries) assert.equal(s.text.includes(API_KEY), false, s.text);
     assert.match(summaries[0]!.text, /\[redacted\]/);
+  });
+});
+
+describe('secrets in stored errors', () => {
+  const BOT_TOKEN = '7012345678:AAHk3v9Qx2LmN8pRt5Wy1Zb4Cd6Ef0GhIjK';
+  const PROVIDER_KEY = 'provider-key-5f0c2b9e71d4a8';
+  const RELOADED_SECRET = 'reloaded-verify-secret-3e8a61';
+  const leaky = (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    match: { path: id },
+    action: 'wake',
+    transform: { module: `${id}.mjs` },
+    ...extra,
+  });
+  const config = (mappings: unknown[]) =>
+    baseConfig({
+      hooks: { enabled: true, token: HOOK_TOKEN, mappings },
+      models: { providers: { fake: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKey: PROVIDER_KEY } } },
+      channels: { telegram: { botToken: BOT_TOKEN, baseUrl: 'http://127.0.0.1:9' } },
+      agents: { defaults: { heartbeat: { every: 0 } }, list: [{ id: 'main', default: true }] },
+    });
+  const throwing = (text: string) => `export default () => { throw new Error(${JSON.stringify(text)}); };\n`;
+  let gw: MappedGateway;
+
+  before(async () => {
+    gw = await startMappedGateway(config([leaky('leaky')]), {
+      transforms: {
+        'leaky.mjs': throwing(
+          `upstream said: key ${PROVIDER_KEY}, bot ${BOT_TOKEN}, other sk-proj-Zy9xWv8uTs7rQp6oNm5l`,
+        ),
+        'leaky-later.mjs': throwing(`echoed ${RELOADED_SECRET}`),
+      },
+    });
+  });
+  after(async () => {
+    await gw.stop();
+  });
+
+  const reasonOf = async (hook: string): Promise<string> => {
+    const [record] = await gw.gateway.store.listRequests({ hook, limit: 1 });
+    assert.ok(record !== undefined && record.reason !== null, 'a record with a reason');
+    return record.reason;
+  };
+
+  it("scrubs a transform exception's secrets from the request record's reason", async () => {
+    const res = await post(gw.port, '/hooks/leaky', { n: 1 });
+    assert.equal(res.status, 500, res.text);
+    const reason = await reasonOf('leaky');
+    assert.match(reason, /upstream said: key \[redacted\], bot \[redacted\]/);
+    for (const secret of [PROVIDER_KEY, BOT_TOKEN, 'Zy9xWv8uTs7rQp6oNm5l'])
+      assert.equal(reason.includes(secret), false, reason);
+  });
+
+  it('scrubs a secret that a reload added', async () => {
+    const verify = { kind: 'hmac', secret: RELOADED_SECRET, header: 'x-signature' };
+    writeFileSync(gw.loaded.path, JSON.stringify(config([leaky('leaky'), leaky('leaky-later', { verify })])));
+    gw.gateway.reload(readConfig(gw.loaded.path, {}));
+    assert.equal((await post(gw.port, '/hooks/leaky-later', { n: 1 })).status, 500);
+    assert.equal(await reasonOf('leaky-later'), 'The hook transform failed. (transform threw: echoed [redacted])');
   });
 });

@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { freePort, isPortFree, runHookgate, spawnGateway, type CliResult } from '../helpers/gateway-process.js';
@@ -214,6 +214,21 @@ describe('startup refusals (check and serve exit non-zero, naming the dot-path)'
     } finally {
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
     }
+  });
+
+  it('refuses to serve a corrupt database in one line naming the file and the cause', async () => {
+    const temp = track(createTempConfig(baseConfig({ gateway: { auth: { token: GATEWAY_TOKEN } } })));
+    mkdirSync(join(temp.dir, 'state'), { recursive: true });
+    writeFileSync(temp.storePath, Buffer.alloc(8192, 'not a database '));
+    const result = await runHookgate(['serve', '--config', temp.path], {
+      env: { HOOKGATE_HOME: temp.dir },
+      timeoutMs: 15_000,
+    });
+    assertRefused(result, temp.storePath);
+    assert.equal(
+      result.stderr,
+      `hookgate: cannot open the SQLite store ${temp.storePath}: the file is not a SQLite database, or is corrupt (restore it from a backup, or move it away to start afresh)\n`,
+    );
   });
 
   it('refuses a missing config file given with --config', async () => {

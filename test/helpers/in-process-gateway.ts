@@ -1,6 +1,6 @@
 import { createLog } from '../../src/common/log.js';
 import { readConfig, type LoadedConfig } from '../../src/config/index.js';
-import { startGateway, type Gateway } from '../../src/main.js';
+import { startGateway, type Gateway, type GatewayDeps } from '../../src/main.js';
 import { createTempConfig, type ConfigDoc, type TempConfig } from './temp-config.js';
 
 /** A gateway running inside the test process on an ephemeral port, with its own temp dir. */
@@ -14,13 +14,20 @@ export interface TestGateway {
 }
 
 /** Writes `config` to a temp dir, validates it as the CLI would, and starts the gateway on port 0. */
-export async function startTestGateway(config: ConfigDoc): Promise<TestGateway> {
+export async function startTestGateway(
+  config: ConfigDoc,
+  options: { runtime?: NonNullable<GatewayDeps['runtime']> } = {},
+): Promise<TestGateway> {
   const temp = createTempConfig(config);
   let gateway: Gateway;
   let loaded: LoadedConfig;
   try {
     loaded = readConfig(temp.path, {});
-    gateway = await startGateway(loaded, { port: 0, log: createLog({ level: 'silent' }) });
+    gateway = await startGateway(loaded, {
+      port: 0,
+      log: createLog({ level: 'silent' }),
+      ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
+    });
   } catch (error) {
     temp.cleanup();
     throw error;

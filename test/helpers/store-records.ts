@@ -1,8 +1,12 @@
 import { createIds } from '../../src/common/ids.js';
 import type {
+  RequestRecord,
   ClaimedRun,
+  IngressStore,
   NewDelivery,
+  NewLogEvent,
   NewRun,
+  NewSubscription,
   NewSystemEvent,
   RunCompletion,
   TranscriptEntry,
@@ -69,5 +73,61 @@ export const completion = (r: ClaimedRun, o: Partial<RunCompletion> = {}): RunCo
   transcript: turn(r.sessionKey, r.id),
   summary: newEvent('Hook agent: done', { mode: r.wakeMode }),
   delivery: newDelivery({ runId: r.id, text: 'done' }),
+  ...o,
+});
+
+export const newLogEvent = (name: string, o: Partial<NewLogEvent> = {}): NewLogEvent => ({
+  id: ids.next(),
+  name,
+  agentId: 'main',
+  requestId: null,
+  createdAt: 5,
+  data: { hook: name.replace(/^hook\./, ''), text: 'hello' },
+  untrusted: true,
+  ...o,
+});
+
+export const newSubscription = (id: string, o: Partial<NewSubscription> = {}): NewSubscription => ({
+  id,
+  name: 'hook.wake',
+  argumentsJson: '{}',
+  url: 'https://subscriber.example/hook',
+  secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+  cursor: 0,
+  expiresAt: null,
+  maxAgeMs: null,
+  createdAt: 1,
+  ...o,
+});
+/** Queues a run of `agentId` and hook `hook` in a session of its own (so session order never holds it); resolves with its id. */
+export async function enqueueAlone(
+  store: Pick<IngressStore, 'enqueueRun'>,
+  createdAt: number,
+  o: { agentId?: string; hook?: string } = {},
+): Promise<string> {
+  const run = newRun(`hook:s-${ids.next()}`, {
+    agentId: o.agentId ?? 'main',
+    source: { ...source, hook: o.hook ?? 'agent' },
+    createdAt,
+  });
+  await store.enqueueRun(run);
+  return run.id;
+}
+/** A request record: an accepted wake at 1,000 ms, no payload. */
+export const newRequestRecord = (o: Partial<RequestRecord> = {}): RequestRecord => ({
+  id: ids.next(),
+  at: 1_000,
+  method: 'POST',
+  path: '/hooks/wake',
+  hook: 'wake',
+  client: '127.0.0.1',
+  status: 200,
+  code: null,
+  reason: null,
+  durationMs: 1,
+  eventIds: [],
+  runIds: [],
+  payload: null,
+  headers: null,
   ...o,
 });

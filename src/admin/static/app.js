@@ -2,6 +2,7 @@
 // Every value from the gateway (payloads, replies, reasons) is untrusted: it is only ever set as
 // text (textContent), never parsed as HTML.
 import { $, badge, el, fields, link, row, table, time } from '/admin/dom.js';
+import { dispatchView } from '/admin/dispatch.js';
 
 const TOKEN_KEY = 'hookgate.adminToken';
 const POLL_MS = 2000;
@@ -141,7 +142,7 @@ async function requestView(id) {
   return false;
 }
 
-/** A run's state; a queued run a budget holds back shows as held. */
+/** A run's state; a queued run a budget or a pause holds back shows as held. */
 function runBadge(r) {
   return r.heldReason ? badge('held', 'held') : badge(r.state, r.state);
 }
@@ -386,6 +387,52 @@ async function eventsView() {
   return true;
 }
 
+async function subscriptionsView() {
+  toolbar();
+  const { subscriptions } = await api('GET', '/subscriptions');
+  $('content').replaceChildren(
+    subscriptions.length === 0
+      ? el('p', { className: 'muted' }, 'No MCP Events subscriptions.')
+      : table(
+          ['event', 'arguments', 'callback', 'state', 'delivered', 'last delivery', 'last error', 'expires', ''],
+          subscriptions.map((s) =>
+            el(
+              'tr',
+              { id: s.id },
+              el('td', {}, s.name),
+              el('td', {}, Object.keys(s.arguments).length ? JSON.stringify(s.arguments) : '—'),
+              el('td', { className: 'reason' }, s.url),
+              el(
+                'td',
+                {},
+                badge(s.endReason ? `${s.state} (${s.endReason})` : s.state, s.state === 'active' ? 'sent' : ''),
+              ),
+              el('td', {}, s.delivered),
+              el('td', {}, time(s.lastDeliveryAt)),
+              el('td', { className: 'reason' }, s.lastError ? `${s.lastError} (${s.attempts} tries)` : ''),
+              el('td', {}, s.expiresAt === null ? 'never' : time(s.expiresAt)),
+              el(
+                'td',
+                {},
+                s.state === 'terminated'
+                  ? null
+                  : actionButton(
+                      'Remove',
+                      async () => {
+                        await api('POST', `/subscriptions/${encodeURIComponent(s.id)}/remove`);
+                        setStatus('Subscription removed; its callback is told.');
+                        await render();
+                      },
+                      true,
+                    ),
+              ),
+            ),
+          ),
+        ),
+  );
+  return true;
+}
+
 // ---- routing -------------------------------------------------------------------------------
 
 function route() {
@@ -405,6 +452,10 @@ function route() {
       return id ? () => sessionView(id) : sessionsView;
     case 'events':
       return eventsView;
+    case 'subscriptions':
+      return subscriptionsView;
+    case 'dispatch':
+      return () => dispatchView($('content'), { api, actionButton, setStatus, toolbar, rerender: render });
     default:
       return requestsView;
   }

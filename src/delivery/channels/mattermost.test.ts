@@ -32,6 +32,19 @@ describe('mattermost channel against a fake v4 API', () => {
     assert.deepEqual(fake.messages.at(-1), { to: CHANNEL, text: 'Build #42 passed' });
   });
 
+  it('makes @channel, @all, @here and @everyone plain words, and leaves a user mention', async () => {
+    await adapter().send(
+      CHANNEL,
+      'Hey @channel, @ALL and @here: @everyone, ask @alice (not a@channel.example)',
+      signal(),
+    );
+    const message = (fake.requests.at(-1)!.body as { message: string }).message;
+    assert.equal(
+      message,
+      'Hey @\u2060channel, @\u2060ALL and @\u2060here: @\u2060everyone, ask @alice (not a@channel.example)',
+    );
+  });
+
   it('accepts a baseUrl that already ends in /api/v4/', async () => {
     await adapter(TOKEN, `${fake.url}/api/v4/`).send(CHANNEL, 'hi', signal());
     assert.equal(fake.requests.at(-1)!.path, '/api/v4/posts');

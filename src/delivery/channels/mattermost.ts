@@ -1,5 +1,6 @@
 import type { ChannelsConfig } from '../../config/index.js';
 import type { ChannelAdapter } from '../channel-adapter.js';
+import { escapeMattermostBroadcasts } from './neutralize-broadcasts.js';
 import { failOnStatus, requestJson } from './request-json.js';
 
 /**
@@ -27,7 +28,9 @@ export function createMattermostChannel(config: NonNullable<ChannelsConfig['matt
     name: 'mattermost',
     maxMessageChars: MATTERMOST_MAX_MESSAGE_CHARS,
     async send(to, text, signal) {
-      const res = await requestJson('mattermost', url, { headers, body: { channel_id: to, message: text }, signal });
+      // Sender-shaped text must not notify a whole channel: @channel, @all and @here are made plain.
+      const body = { channel_id: to, message: escapeMattermostBroadcasts(text) };
+      const res = await requestJson('mattermost', url, { headers, body, signal });
       // Rate limits answer 429 with `Retry-After` and a plain-text body; failOnStatus reads both.
       failOnStatus('mattermost', res, describeMattermostError(res.body as MattermostError | null));
     },

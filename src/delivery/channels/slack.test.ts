@@ -23,8 +23,28 @@ describe('slack channel against a fake Web API', () => {
     assert.equal(req.path, '/chat.postMessage');
     assert.equal(req.headers.authorization, `Bearer ${TOKEN}`);
     assert.equal(req.headers['content-type'], 'application/json; charset=utf-8');
-    assert.deepEqual(req.body, { channel: CHANNEL, text: 'Build #42 passed' });
+    assert.deepEqual(req.body, { channel: CHANNEL, text: 'Build #42 passed', link_names: false });
     assert.deepEqual(fake.messages.at(-1), { to: CHANNEL, text: 'Build #42 passed' });
+  });
+
+  it('writes out the commands that notify a whole channel or team, and links no plain @channel', async () => {
+    await adapter().send(
+      CHANNEL,
+      'Alert <!channel> <!here|here> <!everyone> <!subteam^S0123|@oncall> @channel',
+      signal(),
+    );
+    const body = fake.requests.at(-1)!.body as { text: string; link_names: boolean };
+    assert.equal(
+      body.text,
+      'Alert &lt;!channel&gt; &lt;!here|here&gt; &lt;!everyone&gt; &lt;!subteam^S0123|@oncall&gt; @channel',
+    );
+    assert.equal(body.link_names, false);
+  });
+
+  it('leaves links, user mentions and dates as they are', async () => {
+    const text = 'See <https://example.com|the log>, <@U0123>, <!date^1392734382^{date}|Feb 18>';
+    await adapter().send(CHANNEL, text, signal());
+    assert.equal((fake.requests.at(-1)!.body as { text: string }).text, text);
   });
 
   it('fails without retry on ok:false (HTTP 200), naming the Slack error', async () => {

@@ -1,5 +1,6 @@
 import type { ChannelsConfig } from '../../config/index.js';
 import { DeliveryError, type ChannelAdapter } from '../channel-adapter.js';
+import { escapeSlackBroadcasts } from './neutralize-broadcasts.js';
 import { failOnStatus, requestJson } from './request-json.js';
 
 export const SLACK_DEFAULT_BASE_URL = 'https://slack.com/api';
@@ -37,7 +38,10 @@ export function createSlackChannel(config: NonNullable<ChannelsConfig['slack']>)
     name: 'slack',
     maxMessageChars: SLACK_MAX_MESSAGE_CHARS,
     async send(to, text, signal) {
-      const res = await requestJson('slack', url, { headers, body: { channel: to, text }, signal });
+      // Sender-shaped text must not notify a whole channel: the commands are written out, and
+      // plain @channel is never linked.
+      const body = { channel: to, text: escapeSlackBroadcasts(text), link_names: false };
+      const res = await requestJson('slack', url, { headers, body, signal });
       const answer = res.body as SlackAnswer | null;
       const error = typeof answer?.error === 'string' ? answer.error : undefined;
       failOnStatus('slack', res, error === undefined ? undefined : describeSlackError(error, answer));

@@ -434,6 +434,7 @@ describe('buildMappedRequest: transforms', () => {
         timeoutMs: 321,
         maxMemoryMb: 64,
         maxResultBytes: 256 * 1024,
+        env: {},
       },
     );
     assert.deepEqual(calls[0]?.input, {

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { RequestError, type Issue } from '../../common/errors.js';
 import type { MappingConfig } from '../../config/index.js';
-import type { AgentRequest, WakeRequest } from '../../policy/index.js';
+import type { AgentRequest, EventRequest, WakeRequest } from '../../policy/index.js';
 import type { ActionSource } from '../../store/index.js';
 import { parseAgentPayload } from '../parse-agent-payload.js';
 import { describe, parseWakePayload } from '../parse-wake-payload.js';
@@ -26,16 +26,29 @@ export interface MappedHookCall {
   deliveryId?: string;
   /** Slack's `X-Slack-Retry-Num`: present only when Slack is retrying a delivery. */
   retryNum?: number;
+  /** The request record's id (the request log's), carried into what the request publishes. */
+  requestId?: string;
+  /**
+   * An operator (authenticated by the gateway token) replays a recorded request: a mapping with
+   * `verify.required` serves it without a signature, and it is a new request, never an
+   * idempotent repeat of the one it replays.
+   */
+  replay?: true;
 }
 
 /** One action a mapping builds. */
-export type SingleRequest = { kind: 'wake'; request: WakeRequest } | { kind: 'agent'; request: AgentRequest };
+export type SingleRequest =
+  | { kind: 'wake'; request: WakeRequest }
+  | { kind: 'agent'; request: AgentRequest }
+  | { kind: 'event'; request: EventRequest };
 
 /** One item of a `forEach` mapping: its action, its index, and its own id when `idPath` names one. */
 export interface MappedItem {
   index: number;
   identity: string | null;
   action: SingleRequest;
+  /** The item itself, as the payload held it. */
+  item: unknown;
 }
 
 export type MappedRequest =
@@ -77,7 +90,8 @@ const OVERRIDABLE = [
   'timeoutSeconds',
 ] as const;
 
-function safeHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+/** A request's headers without those that carry credentials, each as one string (what templates, transforms and request records see). */
+export function safeHeaders(headers: IncomingHttpHeaders | Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined || SECRET_HEADERS.has(k)) continue;
@@ -139,7 +153,7 @@ function checkAuthentication(mapped: CompiledMapping, call: MappedHookCall): voi
       message: `The signature does not verify for mapping "${mapped.id}".`,
     });
   }
-  if (call.signedBy === undefined && mapped.mapping.verify?.required === true) {
+  if (call.signedBy === undefined && call.replay !== true && mapped.mapping.verify?.required === true) {
     throw new RequestError('signature_invalid', {
       message: `Mapping "${mapped.id}" accepts only signed requests (verify.required).`,
     });
@@ -148,7 +162,7 @@ function checkAuthentication(mapped: CompiledMapping, call: MappedHookCall): voi
 
 /** An empty rendered field is named together with the template that produced it. */
 function checkRendered(m: MappingConfig, fields: Payload): void {
-  const key = fields['action'] === 'wake' ? 'text' : 'message';
+  const key = fields['action'] === 'agent' ? 'message' : 'text';
   const template = key === 'text' ? m.textTemplate : m.messageTemplate;
   const value = fields[key];
   if (template !== undefined && typeof value === 'string' && value.trim() === '') {
@@ -214,7 +228,8 @@ export async function buildMappedRequest(
     ? undefined
     : matchMapping(mappings, call.name, call.payload);
   if (mapped === undefined)
-    throw new RequestError('hook_not_found', { message: `No hook mapping matches "${call.name}".` });
+    // The name is not echoed: the caller wrote it, and an answer is no place for what a caller wrote.
+    throw new RequestError('hook_not_found');
   checkAuthentication(mapped, call);
   const shapeIssues = mapped.validate?.(call.payload) ?? [];
   if (shapeIssues.length > 0) invalid(shapeIssues);
@@ -245,7 +260,7 @@ export async function buildMappedRequest(
     if (built.kind === 'skip') continue;
     // Templates render per item against the whole payload: a part of it named in a template is
     // written once per item. Past the bound, the request is refused rather than recorded.
-    chars += built.kind === 'wake' ? built.request.text.length : built.request.message.length;
+    chars += built.kind === 'agent' ? built.request.message.length : built.request.text.length;
     if (chars > MAX_ACTIONS_CHARS) {
       throw new RequestError('actions_too_large', {
         message: `The ${list.length} items of ${each.path} make actions of more than ${MAX_ACTIONS_CHARS} characters (mapping "${mapped.id}"); one request records at most that.`,
@@ -253,7 +268,7 @@ export async function buildMappedRequest(
     }
     const id = each.idPath === undefined ? undefined : readPath({ ...context, payload: item }, parsePath(each.idPath)!);
     const identity = typeof id === 'string' || typeof id === 'number' ? `item:${String(id)}` : null;
-    items.push({ index, identity, action: built });
+    items.push({ index, identity, action: built, item });
   }
   return items.length === 0 ? { kind: 'skip' } : { kind: 'many', items };
 }
@@ -284,6 +299,7 @@ async function buildOne(
     hook: mapped.id,
     external: true,
     allowUnsafeExternalContent: mapped.mapping.allowUnsafeExternalContent === true,
+    ...(mapped.mapping.priority === 'high' ? { priority: 'high' as const } : {}),
   };
   const name = typeof fields['name'] === 'string' ? fields['name'] : mapped.id;
   switch (fields['action']) {
@@ -303,7 +319,13 @@ async function buildOne(
           : { coalesce: { key: `${mapped.id}:${key}`, windowMs: m.coalesce.windowSeconds * 1000 } };
       return { kind: 'agent', request: { ...agent, ...wait, ...coalesce, sessionKeyOrigin: 'mapping', source } };
     }
+    case 'event': {
+      // Published as it is rendered (MCP Events); nothing runs here, so only the text is checked.
+      const wake = parseWakePayload({ text: fields['text'] });
+      const agentId = typeof fields['agentId'] === 'string' ? fields['agentId'] : undefined;
+      return { kind: 'event', request: { text: wake.text, source, ...(agentId === undefined ? {} : { agentId }) } };
+    }
     default:
-      return invalid([{ path: 'action', message: 'action must be one of: wake, agent' }]);
+      return invalid([{ path: 'action', message: 'action must be one of: wake, agent, event' }]);
   }
 }

@@ -178,12 +178,13 @@ describe('compileMappings', () => {
       timeoutMs: DEFAULT_TRANSFORM_TIMEOUT_MS,
       maxMemoryMb: DEFAULT_TRANSFORM_MAX_MEMORY_MB,
       maxResultBytes: 256 * 1024,
+      env: {},
     });
     assert.equal(DEFAULT_TRANSFORM_TIMEOUT_MS, 5000);
     assert.equal(DEFAULT_TRANSFORM_MAX_MEMORY_MB, 128);
   });
 
-  it('keeps a named export, timeout and memory cap, keys the worker by mapping id and caps results at maxBodyBytes', () => {
+  it('keeps a named export, timeout, memory cap and environment, keys the worker by mapping id and caps results at maxBodyBytes', () => {
     const [m] = compileMappings(
       hooks({
         maxBodyBytes: 4096,
@@ -191,7 +192,13 @@ describe('compileMappings', () => {
           {
             id: 'shape',
             match: { path: 'a' },
-            transform: { module: 'shape.js', export: 'toAction', timeoutMs: 250, maxMemoryMb: 32 },
+            transform: {
+              module: 'shape.js',
+              export: 'toAction',
+              timeoutMs: 250,
+              maxMemoryMb: 32,
+              env: { GITHUB_TOKEN: 'ghp-value' },
+            },
           },
         ],
       }),
@@ -204,6 +211,7 @@ describe('compileMappings', () => {
       timeoutMs: 250,
       maxMemoryMb: 32,
       maxResultBytes: 4096,
+      env: { GITHUB_TOKEN: 'ghp-value' },
     });
   });
 

@@ -45,6 +45,7 @@ function compile(
             timeoutMs: t.timeoutMs ?? DEFAULT_TRANSFORM_TIMEOUT_MS,
             maxMemoryMb: t.maxMemoryMb ?? DEFAULT_TRANSFORM_MAX_MEMORY_MB,
             maxResultBytes: hooks.maxBodyBytes,
+            env: t.env ?? {},
           },
     validate,
   };

@@ -1,5 +1,8 @@
+import { keepText, type Scrub } from '../../common/scrub-secrets.js';
+import { TS } from './call-transform.js';
 import { readProcessRss } from './read-process-rss.js';
-import { startTransformWorker, type TransformWorker } from './start-transform-worker.js';
+import { startTransformWorker, TRANSFORM_WORKER_URL, type TransformWorker } from './start-transform-worker.js';
+import { transformPermissionFlags, transformReadPaths } from './transform-permissions.js';
 import { TransformError, type TransformInput, type TransformSpec } from './transform-types.js';
 
 export { TransformError } from './transform-types.js';
@@ -27,6 +30,22 @@ interface TransformRunnerOptions {
   rssOf?: (pid: number) => number | undefined;
   /** Processes alive at once (`hooks.maxTransformProcesses`). @default 8 */
   maxProcesses?: number | undefined;
+  /** Applied to every string a transform returns, before anything of it is stored. @default keepText */
+  scrub?: Scrub;
+  /** Node flags confining each process. @default the permission model over the transforms and their loader */
+  permissionFlags?: readonly string[];
+}
+
+/** A transform's result with every string in it scrubbed (results are bounded in size and depth). */
+function scrubResult(value: unknown, scrub: Scrub): unknown {
+  if (typeof value === 'string') return scrub(value);
+  if (Array.isArray(value)) return value.map((v) => scrubResult(v, scrub));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = scrubResult(v, scrub);
+    return out;
+  }
+  return value;
 }
 
 /** `hooks.maxTransformProcesses` unset: each process holds about 45 MB at rest, and up to its cap beyond. */
@@ -54,6 +73,26 @@ export function createTransformRunner(
   const idleTimers = new Map<string, NodeJS.Timeout>();
   const watchdogMs = options.watchdogMs ?? 20;
   const maxProcesses = options.maxProcesses ?? DEFAULT_MAX_TRANSFORM_PROCESSES;
+  const scrub = options.scrub ?? keepText;
+  const permissionFlags =
+    options.permissionFlags ?? transformPermissionFlags(transformReadPaths(transformsDir, TRANSFORM_WORKER_URL));
+  /**
+   * A TypeScript module loads through loader hooks (`module.register`), which Node runs on a worker
+   * thread of the process's own: such a process is allowed workers, and the guard in it
+   * (guard-worker-process.ts) takes `Worker` away from the transform before it loads. Node's
+   * warning about the flag (twice a process, on the gateway's stderr) says no more than this.
+   */
+  const tsFlags =
+    permissionFlags.length === 0
+      ? permissionFlags
+      : [
+          ...permissionFlags,
+          '--allow-worker',
+          ...(permissionFlags.some((f) => f.startsWith('--disable-warning='))
+            ? ['--disable-warning=SecurityWarning']
+            : []),
+        ];
+  const flagsFor = (spec: TransformSpec): readonly string[] => (TS.test(spec.file) ? tsFlags : permissionFlags);
   let watchdog: NodeJS.Timeout | undefined;
   /** When each process last settled a call, for ending the one idle the longest. */
   const lastUsed = new Map<TransformWorker, number>();
@@ -93,7 +132,10 @@ export function createTransformRunner(
     // A process is started with its mapping's cap, so a reload that changes the cap gets a new one;
     // the one with the old cap finishes its calls and ends once idle. Probes (every mapping's, at
     // start and reload) share one process: a process each held about 45 MB, 1.6 GB for 35 mappings.
-    const key = `${shared ? '\u0000probe' : spec.key}\u0000${spec.maxMemoryMb}`;
+    // Its environment too: a reload that changes `transform.env` gets a new process; and whether it
+    // loads TypeScript, whose loader needs a thread of its own (see `flagsFor`).
+    const ts = TS.test(spec.file) ? '\u0000ts' : '';
+    const key = `${shared ? '\u0000probe' : `${spec.key}\u0000${JSON.stringify(spec.env ?? {})}`}\u0000${spec.maxMemoryMb}${ts}`;
     let worker = workers.get(key);
     if (worker === undefined || !worker.alive) worker = await startWhenRoom(spec, key);
     clearTimeout(idleTimers.get(key));
@@ -123,6 +165,9 @@ export function createTransformRunner(
         const worker = startTransformWorker({
           transformsDir,
           maxMemoryMb: spec.maxMemoryMb,
+          permissionFlags: flagsFor(spec),
+          // Probes share a process and only load modules: no mapping's environment goes there.
+          env: key.startsWith('\u0000probe') ? {} : (spec.env ?? {}),
           rssOf,
           onGone: (gone) => {
             if (workers.get(key) === gone) workers.delete(key);
@@ -162,8 +207,8 @@ export function createTransformRunner(
       });
     }
   };
-  const run = ((spec: TransformSpec, input: TransformInput): Promise<unknown> =>
-    send(spec, input)) as WorkerTransformRunner;
+  const run = (async (spec: TransformSpec, input: TransformInput): Promise<unknown> =>
+    scrubResult(await send(spec, input), scrub)) as WorkerTransformRunner;
   // A probe that failed in the shared process may have failed for another module's sake (one that
   // hung or ended the process): it is tried again in the mapping's own, which says whose fault it is.
   run.probe = async (spec) => (await send(spec, null, true).catch(() => send(spec, null))) as string | null;

@@ -13,6 +13,8 @@ import {
 } from './transform-types.js';
 
 const MB = 1024 * 1024;
+/** The transform process's code, beside this module (in the compiled tree and in the bundle). */
+export const TRANSFORM_WORKER_URL = new URL('./transform-worker.js', import.meta.url);
 /** Room in an answer's line beyond the result itself (its JSON envelope, an error's message). */
 const ANSWER_ENVELOPE_BYTES = 64 * 1024;
 /**
@@ -55,6 +57,10 @@ export interface TransformWorker {
 export function startTransformWorker(options: {
   transformsDir: string;
   maxMemoryMb: number;
+  /** Node flags confining the process (transform-permissions.ts). @default [] */
+  permissionFlags?: readonly string[];
+  /** The process's whole environment: it inherits none of the gateway's. @default {} */
+  env?: Readonly<Record<string, string>>;
   /** Resident memory of a process by pid, or `undefined` when it cannot be read. */
   rssOf: (pid: number) => number | undefined;
   /** Called once when the process is gone, whatever the reason. */
@@ -64,12 +70,15 @@ export function startTransformWorker(options: {
   const child = spawn(
     process.execPath,
     [
+      ...(options.permissionFlags ?? []),
       `--max-old-space-size=${options.maxMemoryMb}`,
       `--max-semi-space-size=${Math.max(1, Math.min(8, Math.floor(options.maxMemoryMb / 16)))}`,
-      fileURLToPath(new URL('./transform-worker.js', import.meta.url)),
+      fileURLToPath(TRANSFORM_WORKER_URL),
       options.transformsDir,
     ],
     {
+      // Every model key and bot token of the gateway's is in its environment: none of it goes.
+      env: { ...options.env },
       // Its own output stays the gateway's; descriptors 3 and 4 carry calls and answers. No IPC
       // channel: nothing but answers, read line by line with a bound, comes back from it.
       stdio: ['ignore', 'inherit', 'inherit', 'pipe', 'pipe'],

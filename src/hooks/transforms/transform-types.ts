@@ -32,6 +32,8 @@ export interface TransformSpec {
   maxMemoryMb: number;
   /** Largest result, as JSON, accepted back (`hooks.maxBodyBytes`). */
   maxResultBytes: number;
+  /** The process's whole environment (`transform.env`). @default {} */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** What the items of one `forEach` request share: everything of the input but the item. */

@@ -2,7 +2,7 @@ import { it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
-import { completion, MAIN, newRun, source, turn } from '../../../test/helpers/store-records.js';
+import { completion, enqueueAlone, MAIN, newRun, source, turn } from '../../../test/helpers/store-records.js';
 import type { RunBudgets } from '../run-budgets.js';
 import type { Store } from '../store.js';
 import type { ClaimedRun, WorkSignal } from '../types.js';
@@ -12,17 +12,8 @@ const HOUR = 3_600_000;
 describeEachDriver('store contract: run budgets', (driver) => {
   let f: StoreFixture;
   let store: Store;
-  let n = 0;
-  /** A run in a session of its own, so session ordering never holds it. */
-  const enqueue = async (o: { agentId?: string; hook?: string } = {}): Promise<string> => {
-    const run = newRun(`hook:s${n++}`, {
-      agentId: o.agentId ?? 'main',
-      source: { ...source, hook: o.hook ?? 'agent' },
-      createdAt: f.clock.now(),
-    });
-    await store.enqueueRun(run);
-    return run.id;
-  };
+  const enqueue = (o: { agentId?: string; hook?: string } = {}): Promise<string> =>
+    enqueueAlone(store, f.clock.now(), o);
   const claim = (budgets?: RunBudgets, limit = 10, on: Store = store): Promise<ClaimedRun[]> =>
     on.claimRuns({ owner: 'w', limit, leaseMs: 10 * HOUR, ...(budgets === undefined ? {} : { budgets }) });
   const finish = async (r: ClaimedRun, tokens: number | null = null): Promise<void> => {

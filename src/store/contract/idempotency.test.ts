@@ -56,6 +56,16 @@ describeEachDriver('store contract: recorded actions and idempotency keys', (dri
     assert.deepEqual(await store.findIdempotencyKey('github', 'delivery-1'), first, 'the first answer stays');
   });
 
+  it("keeps a key's body fingerprint with its answer, and a new one when the key is claimed again after its window", async () => {
+    const first = key('order-7', { fingerprint: 'sha256:aa' });
+    await store.recordActions({ events: [newEvent('a')], runs: [], idempotency: first });
+    assert.deepEqual(await store.findIdempotencyKey('github', 'order-7'), first);
+    await f.clock.advance(61_000);
+    const later = key('order-7', { fingerprint: 'sha256:bb' });
+    await store.recordActions({ events: [newEvent('b')], runs: [], idempotency: later });
+    assert.deepEqual((await store.findIdempotencyKey('github', 'order-7'))?.fingerprint, 'sha256:bb');
+  });
+
   it('scopes keys per hook', async () => {
     await store.recordActions({ events: [newEvent('x')], runs: [], idempotency: key('k') });
     await store.recordActions({ events: [newEvent('y')], runs: [], idempotency: key('k', { hook: 'stripe' }) });

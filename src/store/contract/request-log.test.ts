@@ -1,26 +1,11 @@
 import { it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
-import { ids, MAIN, newEvent, newRun } from '../../../test/helpers/store-records.js';
+import { ids, MAIN, newEvent, newRequestRecord, newRun } from '../../../test/helpers/store-records.js';
 import type { RequestRecord, WorkSignal } from '../index.js';
 import type { Store } from '../store.js';
 
-const request = (o: Partial<RequestRecord> = {}): RequestRecord => ({
-  id: ids.next(),
-  at: 100,
-  method: 'POST',
-  path: '/hooks/wake',
-  hook: 'wake',
-  client: '127.0.0.1',
-  status: 200,
-  code: null,
-  reason: null,
-  durationMs: 1.5,
-  eventIds: [],
-  runIds: [],
-  payload: null,
-  ...o,
-});
+const request = (o: Partial<RequestRecord> = {}): RequestRecord => newRequestRecord({ at: 100, durationMs: 1.5, ...o });
 
 describeEachDriver('store contract: request log and run cancellation', (driver) => {
   let f: StoreFixture;
@@ -32,9 +17,19 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
   afterEach(() => f.dispose());
 
   it('keeps every field of a request record', async () => {
-    const r = request({ eventIds: ['e1'], runIds: ['r1', 'r2'], payload: '{"text":"hi"}', reason: null });
+    const r = request({
+      eventIds: ['e1'],
+      runIds: ['r1', 'r2'],
+      payload: '{"text":"hi"}',
+      headers: { 'x-github-event': 'push', 'content-type': 'application/json' },
+      reason: null,
+    });
     await store.recordRequest(r);
     assert.deepEqual(await store.getRequest(r.id), r);
+    assert.deepEqual(
+      (await store.listRequests({ hook: r.hook! })).find((x) => x.id === r.id),
+      r,
+    );
     assert.equal(await store.getRequest(ids.next()), null);
   });
 
@@ -125,7 +120,7 @@ describeEachDriver('store contract: request log and run cancellation', (driver) 
     const old = [request({ at: 10 }), request({ at: 20 }), request({ at: 30 })];
     const recent = request({ at: 100 });
     for (const r of [...old, recent]) await store.recordRequest(r);
-    const cutoffs = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 100 };
+    const cutoffs = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 100, eventLog: 0 };
     assert.equal((await store.countPrunable(cutoffs)).requests, 3);
     assert.equal((await store.prune(cutoffs, 2)).requests, 2);
     assert.deepEqual(

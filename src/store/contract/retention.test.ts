@@ -3,29 +3,22 @@ import assert from 'node:assert/strict';
 import { createLog } from '../../common/log.js';
 import { RetentionSchema } from '../../config/index.js';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
-import { MAIN, completion, ids, newDelivery, newEvent, newRun, turn } from '../../../test/helpers/store-records.js';
+import {
+  MAIN,
+  completion,
+  newDelivery,
+  newEvent,
+  newRequestRecord,
+  newRun,
+  turn,
+} from '../../../test/helpers/store-records.js';
 import { createPruner, pruneCutoffs } from '../create-pruner.js';
 import type { RequestRecord } from '../request-record.js';
 import type { Store } from '../store.js';
 
 const DAY = 86_400_000;
 
-const request = (at: number, o: Partial<RequestRecord> = {}): RequestRecord => ({
-  id: ids.next(),
-  at,
-  method: 'POST',
-  path: '/hooks/wake',
-  hook: 'wake',
-  client: '127.0.0.1',
-  status: 200,
-  code: null,
-  reason: null,
-  durationMs: 1,
-  eventIds: [],
-  runIds: [],
-  payload: null,
-  ...o,
-});
+const request = (at: number, o: Partial<RequestRecord> = {}): RequestRecord => newRequestRecord({ at, ...o });
 
 describeEachDriver('store contract: retention', (driver) => {
   let f: StoreFixture;
@@ -101,6 +94,7 @@ describeEachDriver('store contract: retention', (driver) => {
       deliveries: 0,
       transcript: 0,
       requests: 0,
+      eventLog: 0,
       idempotencyKeys: 0,
       sessions: 0,
     });
@@ -116,6 +110,7 @@ describeEachDriver('store contract: retention', (driver) => {
       deliveries: 1,
       transcript: 2,
       requests: 0,
+      eventLog: 0,
       idempotencyKeys: 1,
       sessions: 0,
     });
@@ -125,6 +120,7 @@ describeEachDriver('store contract: retention', (driver) => {
       deliveries: 1,
       transcript: 2,
       requests: 0,
+      eventLog: 0,
       idempotencyKeys: 1,
       sessions: 0,
     });
@@ -141,6 +137,7 @@ describeEachDriver('store contract: retention', (driver) => {
       deliveries: 0,
       transcript: 0,
       requests: 0,
+      eventLog: 0,
       idempotencyKeys: 0,
       sessions: 0,
     });
@@ -276,6 +273,7 @@ describeEachDriver('store contract: retention', (driver) => {
       deliveries: 4,
       transcript: 10,
       requests: 5,
+      eventLog: 0,
       idempotencyKeys: 0,
       sessions: 6,
     });

@@ -25,8 +25,16 @@ import {
 export interface PgBudgets {
   /** Each budgeted key's usage at `now` (database clock). */
   usage(q: pg.ClientBase | pg.Pool, budgets: RunBudgets, now: number): Promise<UsageByKey>;
-  /** Each budgeted key's usage at `now`, made into a claim's plan; read under the budget lock (`lockBudgets`). */
-  plan(client: pg.ClientBase, budgets: RunBudgets, now: number): Promise<BudgetPlan>;
+  /**
+   * Each budgeted key's usage at `now`, made into a claim's plan with the agents and mappings paused
+   * (`held`); read under the budget lock (`lockBudgets`).
+   */
+  plan(
+    client: pg.ClientBase,
+    budgets: RunBudgets,
+    now: number,
+    held?: Parameters<typeof createBudgetPlan>[2],
+  ): Promise<BudgetPlan>;
   /** The keys whose queued runs are (or are being) marked held. */
   heldKeys(client: pg.ClientBase | pg.Pool): Promise<HeldKey[]>;
   /**
@@ -102,7 +110,7 @@ export function createPgBudgets(markBatch = MARK_BATCH): PgBudgets {
   };
   return {
     usage,
-    plan: async (client, budgets, now) => createBudgetPlan(budgets, await usage(client, budgets, now)),
+    plan: async (client, budgets, now, held) => createBudgetPlan(budgets, await usage(client, budgets, now), held),
     async heldKeys(client) {
       return ((await client.query(SELECT_HELD_KEYS)).rows as HeldKeyRow[]).map(toHeldKey);
     },

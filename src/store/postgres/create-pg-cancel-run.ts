@@ -2,6 +2,7 @@ import type { RunControl } from '../store.js';
 import type { WorkSignal } from '../types.js';
 import { notify, type PgContext } from './pg-context.js';
 import { encodeSource } from '../action-source.js';
+import { insertLogEvents } from './create-pg-event-log.js';
 
 /**
  * Cancels a queued run. A claim locks the row and turns it `running` with a claim id; this
@@ -24,6 +25,10 @@ export function createPgCancelRun(ctx: Pick<PgContext, 'tx' | 'channel'>): RunCo
         );
         const signals: WorkSignal[] = [{ kind: 'runs' }, { kind: 'finished', runId: c.runId }];
         if (s.mode === 'now') signals.push({ kind: 'heartbeat', agentId: s.agentId });
+        if (c.published !== undefined) {
+          await insertLogEvents(client, [c.published]);
+          signals.push({ kind: 'published' });
+        }
         await notify(client, ctx.channel, signals);
         return true;
       });

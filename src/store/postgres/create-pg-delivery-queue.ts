@@ -3,6 +3,8 @@ import type { DeliveryQueue } from '../store.js';
 import type { ClaimedDelivery } from '../types.js';
 import type { PgGroupCommit } from './create-pg-group-commit.js';
 import { notify, nowSql, type PgContext } from './pg-context.js';
+import { readPgHolds } from './create-pg-holds.js';
+import { holdsAll, pausedKeys, pausesSome } from '../dispatch-holds.js';
 
 export function createPgDeliveryQueue(ctx: PgContext, group: PgGroupCommit): DeliveryQueue {
   const { pool, channel } = ctx;
@@ -13,22 +15,37 @@ export function createPgDeliveryQueue(ctx: PgContext, group: PgGroupCommit): Del
     },
     async claimDueDeliveries({ owner, now, limit, leaseMs }) {
       ctx.checkWritable();
+      const holds = await readPgHolds(pool);
+      if (holdsAll(holds)) return [];
+      const paused = pausedKeys(holds);
+      // Deliveries of agents paused ($6) and of paused mappings' runs ($7) left out; none without pauses.
+      const unheld = pausesSome(holds)
+        ? `AND NOT (d.agent_id = ANY($6::text[])) AND (d.run_id IS NULL OR NOT EXISTS (
+            SELECT 1 FROM runs r WHERE r.id = d.run_id AND r.hook = ANY($7::text[])))`
+        : '';
       const { rows } = await pool.query(
         // New deliveries oldest first, and retries due soonest first, by `deliveries_due`: the
         // oldest of both. One condition for both would read every delivery waiting for its retry.
         `WITH n AS (SELECT ${nowSql(5)} AS now),
           fresh AS (
             SELECT d.seq FROM deliveries d, n WHERE d.state = 'pending' AND d.next_attempt_at IS NULL
-              AND (d.lease_until IS NULL OR d.lease_until < n.now)
+              AND (d.lease_until IS NULL OR d.lease_until < n.now) ${unheld}
             ORDER BY d.seq LIMIT $2 FOR UPDATE OF d SKIP LOCKED),
           due AS (
             SELECT d.seq FROM deliveries d, n WHERE d.state = 'pending' AND d.next_attempt_at <= $1
-              AND (d.lease_until IS NULL OR d.lease_until < n.now)
+              AND (d.lease_until IS NULL OR d.lease_until < n.now) ${unheld}
             ORDER BY d.next_attempt_at, d.seq LIMIT $2 FOR UPDATE OF d SKIP LOCKED),
           picked AS (SELECT seq FROM (SELECT seq FROM fresh UNION ALL SELECT seq FROM due) AS b ORDER BY seq LIMIT $2)
         UPDATE deliveries SET lease_owner = $3, lease_until = n.now + $4, claim_id = gen_random_uuid()::text
         FROM picked, n WHERE deliveries.seq = picked.seq RETURNING deliveries.*`,
-        [now, limit, owner, leaseMs, ctx.clockParam()],
+        [
+          now,
+          limit,
+          owner,
+          leaseMs,
+          ctx.clockParam(),
+          ...(unheld === '' ? [] : [[...paused.agents.keys()], [...paused.hooks.keys()]]),
+        ],
       );
       return (rows as Array<DeliveryRow & { claim_id: string; seq: string }>)
         .sort((a, b) => Number(a.seq) - Number(b.seq))

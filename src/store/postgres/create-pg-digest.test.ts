@@ -43,7 +43,7 @@ describe('PostgreSQL backlog digests under concurrent writers', async () => {
       runs: [],
       idempotency: null,
     });
-    const digesting = f.store.digestPending(MAIN, { groups: 3, newest: 3 });
+    const digesting = f.store.digestPending(MAIN, { groups: 3, hooks: 50, newest: 3, high: 20 });
     await new Promise((resolve) => setTimeout(resolve, 200));
     await writer.query('COMMIT');
     const d = (await digesting)!;

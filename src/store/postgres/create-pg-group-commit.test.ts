@@ -205,6 +205,7 @@ describe('createPgGroupCommit', () => {
       eventIds: [],
       runIds: [],
       payload: null,
+      headers: null,
     });
     const records = Array.from({ length: MAX_QUEUED_RECORDS + 5 }, (_, i) =>
       group.submit({ kind: 'request', record: record(i) }),

@@ -4,7 +4,8 @@ import type { RequestRecord } from '../request-record.js';
 import type { StoreObserver } from '../store-stats.js';
 import type { StallWatch } from '../create-stall-watch.js';
 import { isStoreUnavailable } from '../is-store-unavailable.js';
-import type { NewDelivery, NewRun, NewSystemEvent, WorkSignal } from '../types.js';
+import type { NewDelivery, NewLogEvent, NewRun, NewSystemEvent, WorkSignal } from '../types.js';
+import { logEventValues } from '../log-rows.js';
 import { encodeSignal } from './pg-context.js';
 import { encodeSource } from '../action-source.js';
 
@@ -13,7 +14,9 @@ export type IngressWrite =
   | { kind: 'event'; event: NewSystemEvent }
   | { kind: 'run'; run: NewRun }
   | { kind: 'delivery'; delivery: NewDelivery }
-  | { kind: 'request'; record: RequestRecord };
+  | { kind: 'request'; record: RequestRecord }
+  /** An occurrence written on its own (an `event` mapping's, a coalesced run's). */
+  | { kind: 'published'; event: NewLogEvent };
 
 interface Pending {
   write: IngressWrite;
@@ -52,8 +55,37 @@ const signalOf = (w: IngressWrite): WorkSignal | null => {
       return { kind: 'deliveries' };
     case 'request':
       return null;
+    case 'published':
+      return { kind: 'published' };
   }
 };
+
+/** The occurrence a write publishes, if any. */
+const publishedOf = (w: IngressWrite): NewLogEvent | undefined => {
+  switch (w.kind) {
+    case 'event':
+      return w.event.published;
+    case 'run':
+      return w.run.published;
+    case 'published':
+      return w.event;
+    default:
+      return undefined;
+  }
+};
+
+/** Appends `events` to the event log in the statement being built (`arr` adds a parameter). */
+export function logEventsCte(events: readonly NewLogEvent[], arr: (items: unknown[], type: string) => string): string {
+  const cols = events.map(logEventValues);
+  const col = (i: number, type: string): string =>
+    arr(
+      cols.map((c) => c[i]),
+      type,
+    );
+  return `INSERT INTO event_log (id, name, agent_id, request_id, created_at, data, untrusted)
+      SELECT * FROM unnest(${col(0, 'text')}, ${col(1, 'text')}, ${col(2, 'text')}, ${col(3, 'text')}, ${col(4, 'bigint')},
+        ${col(5, 'text')}, ${col(6, 'boolean')})`;
+}
 
 const clean = <T extends string | null>(text: T): T =>
   text?.includes('\u0000') ? (text.replaceAll('\u0000', '\uFFFD') as T) : text;
@@ -88,6 +120,17 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
   const events = writes.flatMap((w) => (w.kind === 'event' ? [w.event] : []));
   const runs = writes.flatMap((w) => (w.kind === 'run' ? [w.run] : []));
   const deliveries = writes.flatMap((w) => (w.kind === 'delivery' ? [w.delivery] : []));
+  const published = writes.flatMap((w) => {
+    const p = publishedOf(w);
+    return p === undefined ? [] : [p];
+  });
+  if (published.length > 0) ctes.push(`p AS (${logEventsCte(published, arr)})`);
+  const signalsOf = (w: IngressWrite): WorkSignal[] => {
+    const s = signalOf(w);
+    const out = s === null ? [] : [s];
+    if (w.kind !== 'published' && publishedOf(w) !== undefined) out.push({ kind: 'published' });
+    return out;
+  };
   if (events.length > 0) {
     ctes.push(`e AS (INSERT INTO system_events (id, agent_id, session_key, text, mode, source, created_at)
       SELECT * FROM unnest(${arr(
@@ -220,9 +263,9 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
     ).values(),
   ];
   if (requests.length > 0) {
-    ctes.push(`q AS (INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
+    ctes.push(`q AS (INSERT INTO requests (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload, headers)
       SELECT u.id, u.at, u.method, u.path, u.hook, u.client, u.status, u.code, u.reason, u.duration_ms,
-        string_to_array(u.event_ids, ','), string_to_array(u.run_ids, ','), u.payload
+        string_to_array(u.event_ids, ','), string_to_array(u.run_ids, ','), u.payload, u.headers
       FROM unnest(${arr(
         requests.map((r) => r.id),
         'text',
@@ -266,19 +309,16 @@ export function batchStatement(writes: readonly IngressWrite[], channel: string)
         )}, ${arr(
           requests.map((r) => r.payload),
           'text',
+        )}, ${arr(
+          requests.map((r) => (r.headers === null ? null : JSON.stringify(r.headers))),
+          'text',
         )})
-        AS u (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload)
+        AS u (id, at, method, path, hook, client, status, code, reason, duration_ms, event_ids, run_ids, payload, headers)
       ON CONFLICT (id) DO UPDATE SET status = excluded.status, code = excluded.code, reason = excluded.reason,
-        duration_ms = excluded.duration_ms, event_ids = excluded.event_ids, run_ids = excluded.run_ids, payload = excluded.payload)`);
+        duration_ms = excluded.duration_ms, event_ids = excluded.event_ids, run_ids = excluded.run_ids, payload = excluded.payload,
+        headers = excluded.headers)`);
   }
-  const signals = [
-    ...new Set(
-      writes
-        .map(signalOf)
-        .filter((s): s is WorkSignal => s !== null)
-        .map(encodeSignal),
-    ),
-  ];
+  const signals = [...new Set(writes.flatMap(signalsOf).map(encodeSignal))];
   values.push(channel);
   const channelParam = `$${values.length}`;
   const select =

@@ -4,6 +4,7 @@ import type { StallWatch } from '../create-stall-watch.js';
 import { DuplicateRequestError } from '../duplicate-request-error.js';
 import { joinedAnswers } from '../joined-answers.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
+import { publishedOfRun } from '../log-rows.js';
 import type { IngressStore } from '../store.js';
 import type { IdempotencyRecord, NewRun, RecordedGroup } from '../types.js';
 import { batchStatement, type IngressWrite, type PgGroupCommit } from './create-pg-group-commit.js';
@@ -46,10 +47,12 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit, stalls: St
           const claim = async (k: IdempotencyRecord | null): Promise<boolean> => {
             if (k === null) return true;
             const { rowCount } = await client.query(
-              `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)
+              `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at, fingerprint)
+                VALUES ($1, $2, $3, $4, $5, $6, $8)
                 ON CONFLICT (hook, key) DO UPDATE SET status = excluded.status, body = excluded.body, created_at = excluded.created_at,
-                expires_at = excluded.expires_at WHERE idempotency_keys.expires_at <= ${nowSql(7)}`,
-              [k.hook, k.key, k.status, k.body, k.createdAt, k.expiresAt, ctx.clockParam()],
+                expires_at = excluded.expires_at, fingerprint = excluded.fingerprint
+                WHERE idempotency_keys.expires_at <= ${nowSql(7)}`,
+              [k.hook, k.key, k.status, k.body, k.createdAt, k.expiresAt, ctx.clockParam(), k.fingerprint ?? null],
             );
             if (rowCount === 1) claimed.push(k);
             return rowCount === 1;
@@ -113,6 +116,13 @@ export function createPgIngress(ctx: PgContext, group: PgGroupCommit, stalls: St
             ...g.runs
               .filter((run) => coalesced[run.id] === undefined)
               .map((run): IngressWrite => ({ kind: 'run', run: toWrite(run) })),
+            // A run that joined a queued run still publishes its request, naming the run it joined.
+            ...g.runs.flatMap((run): IngressWrite[] => {
+              const joined = coalesced[run.id];
+              const event = joined === undefined ? undefined : publishedOfRun(run, joined);
+              return event === undefined ? [] : [{ kind: 'published', event }];
+            }),
+            ...(g.published ?? []).map((event): IngressWrite => ({ kind: 'published', event })),
           ]);
           if (writes.length > 0) {
             const { text, values } = batchStatement(writes, ctx.channel);

@@ -11,7 +11,7 @@ const BACKOFF_MS = [100, 250, 500, 1000, 2000, 5000];
 /**
  * One connection of its own (not from the pool) that LISTENs on the schema's channel and hands
  * every notification to `dispatch`. When the connection drops it reconnects with backoff and then
- * announces runs and deliveries, since notifications sent meanwhile were missed.
+ * announces runs, deliveries, occurrences, subscriptions and holds, since notifications sent meanwhile were missed.
  */
 export async function createPgListener(
   config: pg.ClientConfig,
@@ -62,6 +62,9 @@ export async function createPgListener(
             if (closed) return;
             dispatch({ kind: 'runs' });
             dispatch({ kind: 'deliveries' });
+            dispatch({ kind: 'published' });
+            dispatch({ kind: 'subscriptions' });
+            dispatch({ kind: 'holds' });
           },
           (error: unknown) => {
             onError(error);

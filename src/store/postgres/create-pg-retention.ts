@@ -3,6 +3,7 @@ import type { PruneCounts } from '../types.js';
 import { nowOnceSql, nowSql, type PgContext } from './pg-context.js';
 import { createPassBounds, OUT_OF_ORDER_AFTER_MS } from '../seq-bound.js';
 import { pgSeqBound } from './pg-seq-bound.js';
+import { PRUNED_THROUGH_MARK } from '../log-rows.js';
 
 /** Which rows each kind may lose (`$1` is its cut-off): only finished work. */
 const PRUNABLE = {
@@ -28,6 +29,16 @@ const batch = (table: string, where: string): string =>
  */
 const DELIVERIES = `WITH gone AS (${batch('deliveries', PRUNABLE.deliveries)} RETURNING id),
   attempts AS (DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM gone))
+  SELECT count(*) AS n FROM gone`;
+
+/**
+ * The event log goes oldest first, every row up to the bound, and the mark of how far it went moves
+ * in the same statement, so `pruned through` is exact (a reader behind it has missed something).
+ */
+const EVENT_LOG = `WITH gone AS (DELETE FROM event_log WHERE seq IN (SELECT seq FROM event_log WHERE seq <= $2::bigint
+    ORDER BY seq LIMIT $1::int FOR UPDATE SKIP LOCKED) RETURNING seq),
+  mark AS (INSERT INTO store_marks (name, value) SELECT $3, max(seq) FROM gone HAVING count(*) > 0
+    ON CONFLICT (name) DO UPDATE SET value = greatest(store_marks.value, excluded.value))
   SELECT count(*) AS n FROM gone`;
 
 export function createPgRetention(ctx: PgContext): RetentionStore {
@@ -56,6 +67,9 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
               ORDER BY seq LIMIT $2::int FOR UPDATE SKIP LOCKED) o WHERE o.at < $1::bigint)`,
             [c.requests, limit, ctx.clockParam()],
           ),
+          eventLog: Number(
+            ((await client.query(EVENT_LOG, [limit, b.eventLog, PRUNED_THROUGH_MARK])).rows[0] as { n: string }).n,
+          ),
           idempotencyKeys: await run(
             // In expiry order, so the index is read even when no key has expired (the planner cannot
             // tell from a clock it has not read).
@@ -83,6 +97,7 @@ export function createPgRetention(ctx: PgContext): RetentionStore {
         deliveries: await count(PRUNABLE.deliveries, c.deliveries),
         transcript: await count(PRUNABLE.transcript, c.transcript),
         requests: await count('FROM requests WHERE at < $1::bigint', c.requests),
+        eventLog: await count('FROM event_log WHERE created_at < $1::bigint', c.eventLog),
         idempotencyKeys: Number((keys.rows[0] as { n: number }).n),
         sessions: await count(PRUNABLE.sessions, c.transcript),
       };

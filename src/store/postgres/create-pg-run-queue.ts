@@ -1,12 +1,15 @@
 import type pg from 'pg';
 import { toRun, type RunRow } from '../rows.js';
-import { hasBudgets, type RunBudgets } from '../run-budgets.js';
+import { hasBudgets, NO_BUDGETS, type RunBudgets } from '../run-budgets.js';
+import { holdsAll, pausedKeys, pausesSome, type DispatchHold } from '../dispatch-holds.js';
+import { readClaimGate } from './create-pg-holds.js';
 import { createPgBudgets, lockBudgets } from './create-pg-budgets.js';
 import { marksBehind, mergeCandidates, reopenedKeys, RESTART_MARK } from '../held-keys.js';
 import type { RunQueue } from '../store.js';
 import type { ClaimedRun, WorkSignal } from '../types.js';
 import { claimCandidates, firstCandidates } from './pg-claim-candidates.js';
 import { ready } from '../ready-runs.js';
+import { insertLogEvents } from './create-pg-event-log.js';
 import { notify, nowSql, type PgContext } from './pg-context.js';
 import { encodeSource } from '../action-source.js';
 
@@ -72,13 +75,22 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
    */
   const claimHeld = async (
     client: pg.PoolClient,
-    { owner, limit, leaseMs, budgets }: { owner: string; limit: number; leaseMs: number; budgets: RunBudgets | null },
+    {
+      owner,
+      limit,
+      leaseMs,
+      budgets,
+      holds,
+    }: { owner: string; limit: number; leaseMs: number; budgets: RunBudgets | null; holds: readonly DispatchHold[] },
   ): Promise<ClaimedRun[]> => {
     await lockBudgets(client);
     const {
       rows: [n],
     } = await client.query(`SELECT ${nowSql(1)} AS now`, [ctx.clockParam()]);
-    const plan = budgets === null ? null : await budgeting.plan(client, budgets, Number((n as { now: string }).now));
+    const plan =
+      budgets === null && !pausesSome(holds)
+        ? null
+        : await budgeting.plan(client, budgets ?? NO_BUDGETS, Number((n as { now: string }).now), pausedKeys(holds));
     const held = await budgeting.heldKeys(client);
     const runs: ClaimedRun[] = [];
     const keys = (m: ReadonlyMap<string, string> | undefined): string[] => (m === undefined ? [] : [...m.keys()]);
@@ -146,10 +158,19 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
   return {
     async claimRuns({ owner, limit, leaseMs, budgets }) {
       ctx.checkWritable();
-      // Without budgets, marks an earlier configuration left are cleared, a batch a claim.
-      if (hasBudgets(budgets) || (await budgeting.heldKeys(pool)).length > 0) {
+      const gate = await readClaimGate(pool);
+      // Everything held (a pause of all, a drain): nothing is claimed, nothing marked.
+      if (holdsAll(gate.holds)) return [];
+      // Without budgets or pauses, marks an earlier configuration left are cleared, a batch a claim.
+      if (hasBudgets(budgets) || pausesSome(gate.holds) || gate.marked) {
         return ctx.tx((client) =>
-          claimHeld(client, { owner, limit, leaseMs, budgets: hasBudgets(budgets) ? budgets : null }),
+          claimHeld(client, {
+            owner,
+            limit,
+            leaseMs,
+            budgets: hasBudgets(budgets) ? budgets : null,
+            holds: gate.holds,
+          }),
         );
       }
       // SKIP LOCKED: replicas claiming at once take different runs. A run is claimable only when no
@@ -218,6 +239,10 @@ export function createPgRunQueue(ctx: PgContext, markBatch?: number, claimScan?:
           signals.push({ kind: 'deliveries' });
         }
         if (s.mode === 'now') signals.push({ kind: 'heartbeat', agentId: s.agentId });
+        if (c.published !== undefined) {
+          await insertLogEvents(client, [c.published]);
+          signals.push({ kind: 'published' });
+        }
         await notify(client, channel, signals);
         return true;
       });

@@ -1,8 +1,8 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import type { createManualClock } from '../../../test/helpers/manual-clock.js';
+import { createPgProxy } from '../../../test/helpers/pg-proxy.js';
 import { dropSchema, POSTGRES_URL, postgresUnavailable, uniqueSchema } from '../../../test/helpers/store-fixture.js';
 import { newEvent, newRun } from '../../../test/helpers/store-records.js';
 import { StoreStalledError } from '../create-stall-watch.js';
@@ -13,7 +13,7 @@ import { batchStatement } from './create-pg-group-commit.js';
 import { StoreMissingError } from '../sqlite/lock-database.js';
 import { createPostgresStore, describeUrl } from './create-postgres-store.js';
 import { PG_MIGRATIONS } from './migrations.js';
-import { StoreOpenError } from './store-open-error.js';
+import { StoreOpenError } from '../store-open-error.js';
 
 /** Asserts that `write` fails as store-unavailable, and does not still hang 5 s later. */
 async function assertUnavailableWithin5s(write: Promise<unknown>): Promise<void> {
@@ -179,44 +179,27 @@ describe('createPostgresStore', async () => {
   });
 
   it('fails a write as unavailable when the server stops answering, then writes on a new connection', async () => {
-    // A proxy in front of PostgreSQL that can stop passing the server's answers on, as a network
-    // that drops packets would, without closing anything.
-    const target = new URL(POSTGRES_URL);
-    let frozen = false;
-    const links = new Set<Socket>();
-    const proxy = createServer((client) => {
-      const upstream = connect({ host: target.hostname, port: Number(target.port || 5432) });
-      links.add(client).add(upstream);
-      client.pipe(upstream);
-      upstream.on('data', (chunk: Buffer) => {
-        if (!frozen) client.write(chunk);
-      });
-      const end = (): void => {
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on('error', end).on('close', end);
-      upstream.on('error', end).on('close', end);
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const via = new URL(POSTGRES_URL);
-    via.hostname = '127.0.0.1';
-    via.port = String((proxy.address() as AddressInfo).port);
+    const proxy = await createPgProxy(POSTGRES_URL);
     const schema = fresh();
-    const store = await createPostgresStore({ url: via.href, schema, poolSize: 4, mode: 'serve', queryTimeoutMs: 500 });
+    const store = await createPostgresStore({
+      url: proxy.url,
+      schema,
+      poolSize: 4,
+      mode: 'serve',
+      queryTimeoutMs: 500,
+    });
     stores.push(store);
     try {
       await store.addSystemEvent(newEvent('before'));
-      frozen = true;
+      proxy.frozen = true;
       await assertUnavailableWithin5s(store.addSystemEvent(newEvent('while frozen')));
-      frozen = false;
+      proxy.frozen = false;
       await store.addSystemEvent(newEvent('after'));
       const texts = (await store.listSystemEvents({ limit: 10 })).map((e) => e.text);
       assert.ok(texts.includes('before') && texts.includes('after'), JSON.stringify(texts));
     } finally {
       // Cut whatever still hangs on the proxy, so closing the store cannot wait on it.
-      for (const socket of links) socket.destroy();
-      proxy.close();
+      await proxy.close();
       await store.close();
     }
   });
@@ -270,18 +253,18 @@ describe('createPostgresStore', async () => {
     assert.equal(new Set(claimed).size, claimed.length, 'no run claimed twice');
   });
 
-  it('hears notifications again after its listening connection was cut', async () => {
+  it('hears notifications again after its listening connection was cut', async (t) => {
     const schema = fresh();
-    const store = await open(schema);
+    // Through a proxy, so that only this store's connections are ended, never another's on the server.
+    const proxy = await createPgProxy(POSTGRES_URL);
+    t.after(() => proxy.close());
+    const store = await createPostgresStore({ url: proxy.url, schema, poolSize: 4, mode: 'serve' });
+    stores.push(store);
     const other = await open(schema);
     const seen: WorkSignal[] = [];
     store.subscribe((s) => seen.push(s));
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    await admin.connect();
-    await admin.query(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'hookgate' AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
-    );
-    await admin.end();
+    assert.ok((await proxy.backendQueries()).some((q) => q.startsWith('LISTEN')));
+    assert.ok((await proxy.terminateBackends()) >= 1);
     for (let i = 0; i < 300 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     assert.ok(
       seen.some((s) => s.kind === 'runs'),

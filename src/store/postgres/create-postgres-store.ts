@@ -1,6 +1,5 @@
 import pg from 'pg';
 import type { Clock } from '../../common/clock.js';
-import { isStoreUnavailable } from '../is-store-unavailable.js';
 import { StoreMissingError } from '../sqlite/lock-database.js';
 import { createSignalHub } from '../create-signal-hub.js';
 import type { Store } from '../store.js';
@@ -17,10 +16,14 @@ import { createPgCancelRun } from './create-pg-cancel-run.js';
 import { createPgRequestLog } from './create-pg-request-log.js';
 import { createPgRunQueue } from './create-pg-run-queue.js';
 import { createPgStats } from './create-pg-stats.js';
+import { createPgEventLog } from './create-pg-event-log.js';
+import { createPgSubscriptions } from './create-pg-subscriptions.js';
+import { createPgHolds } from './create-pg-holds.js';
 import type { StoreObserver } from '../store-stats.js';
 import { migratePostgres, readSchemaVersion } from './migrate-postgres.js';
 import { PG_MIGRATIONS } from './migrations.js';
-import { StoreOpenError } from './store-open-error.js';
+import { StoreOpenError } from '../store-open-error.js';
+import { createPgTransaction } from './create-pg-transaction.js';
 import { channelFor, type PgContext } from './pg-context.js';
 
 export interface PostgresStoreOptions {
@@ -57,8 +60,6 @@ const INT8_OID = 20;
  * milliseconds. Start-up migrations wait without a limit.
  */
 const LOCK_TIMEOUT_MS = 2_000;
-/** The SQLSTATE of a statement that waited out `lock_timeout`. */
-const LOCK_NOT_AVAILABLE = '55P03';
 /**
  * How long the client waits for any statement's answer (`query_timeout`). A server that stops
  * answering without closing the connection (a network that drops packets) would otherwise hold a
@@ -102,7 +103,10 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     keepAliveInitialDelayMillis: 10_000,
   };
   const pool = new pg.Pool({ ...connection, max: options.poolSize, idleTimeoutMillis: 30_000 });
+  // An idle connection whose backend ended leaves the pool (pg-pool's own listener); one checked out
+  // for a transaction, when the transaction releases it (create-pg-transaction.ts).
   pool.on('error', () => undefined);
+  const transact = createPgTransaction(pool);
   const channel = channelFor(schema);
   const signals = createSignalHub();
   let listener: PgListener | undefined;
@@ -147,24 +151,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     },
     async tx(fn) {
       ctx.checkWritable();
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      try {
-        await client.query('BEGIN');
-        const result = await fn(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        // A connection that failed goes, instead of back to the pool for the next caller, and is not
-        // asked to roll back (closing it does, on the server); one whose statement waited out
-        // `lock_timeout` is sound.
-        if (isStoreUnavailable(error) && (error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE)
-          broken = error as Error;
-        else await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release(broken);
-      }
+      return transact(fn);
     },
   };
   // A database that stops answering turns new ingress writes away at once (503) instead of
@@ -185,6 +172,9 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     ...createPgLockouts(ctx),
     ...createPgRetention(ctx),
     ...createPgStats(ctx),
+    ...createPgEventLog(ctx),
+    ...createPgSubscriptions(ctx),
+    ...createPgHolds(ctx),
     subscribe: signals.subscribe,
     async close() {
       if (closed) return;

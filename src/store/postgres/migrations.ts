@@ -228,4 +228,79 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- back through every request; answered requests (2xx), the most by far, are not in it.
   CREATE INDEX requests_unusual ON requests (status, seq) WHERE status NOT BETWEEN 200 AND 299;
   `,
+  `
+  -- The event log (see event-log-types.ts): one row per published occurrence, written in the
+  -- transaction of the action it describes and only while mcp.enabled; its seq is each consumer's
+  -- position (read only up to a head no transaction in flight can commit below: pg-log-head.ts).
+  -- Marks hold the store's own positions (how far retention pruned the log).
+  CREATE TABLE event_log (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    name text NOT NULL,
+    agent_id text,
+    request_id text,
+    created_at bigint NOT NULL,
+    data text NOT NULL,
+    untrusted boolean NOT NULL
+  );
+  CREATE INDEX event_log_name ON event_log (name, seq);
+  CREATE TABLE store_marks (name text PRIMARY KEY, value bigint NOT NULL);
+  CREATE TABLE mcp_subscriptions (
+    seq bigserial PRIMARY KEY,
+    id text NOT NULL UNIQUE,
+    name text NOT NULL,
+    arguments text NOT NULL,
+    url text NOT NULL,
+    secret text NOT NULL,
+    cursor bigint NOT NULL,
+    state text NOT NULL,
+    end_reason text,
+    expires_at bigint,
+    max_age_ms bigint,
+    attempts integer NOT NULL DEFAULT 0,
+    next_attempt_at bigint NOT NULL DEFAULT 0,
+    last_error text,
+    last_delivery_at bigint,
+    delivered bigint NOT NULL DEFAULT 0,
+    lease_owner text,
+    claim_id text,
+    lease_until bigint,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL
+  );
+  `,
+  `
+  -- Dispatch holds (hookgate pause, drain), read by every claim (see dispatch-holds.ts).
+  CREATE TABLE dispatch_holds (
+    scope text NOT NULL,
+    key text NOT NULL,
+    kind text NOT NULL,
+    note text,
+    at bigint NOT NULL,
+    PRIMARY KEY (scope, key)
+  );
+  `,
+  `
+  -- Each catch-up mapping's position in its provider's record, and the lease of the pass reading it.
+  CREATE TABLE catch_up (
+    mapping_id text PRIMARY KEY,
+    cursor_at bigint,
+    last_id text,
+    resume_after text,
+    updated_at bigint,
+    claim_id text,
+    owner text,
+    lease_until bigint
+  );
+  `,
+  `
+  -- A digest of the body a client's Idempotency-Key first came with: the key reused with another
+  -- body is refused (422 idempotency_key_reused), not answered as the first request.
+  ALTER TABLE idempotency_keys ADD COLUMN fingerprint text;
+  `,
+  `
+  -- The headers of a request whose payload is kept (gateway.recordPayloads), credentials left
+  -- out, as JSON text: a replay carries them as the request did.
+  ALTER TABLE requests ADD COLUMN headers text;
+  `,
 ];

@@ -70,6 +70,9 @@ export function encodeSignal(s: WorkSignal): string {
   switch (s.kind) {
     case 'runs':
     case 'deliveries':
+    case 'published':
+    case 'subscriptions':
+    case 'holds':
       return s.kind;
     case 'finished':
       return `finished:${s.runId}`;
@@ -81,7 +84,14 @@ export function encodeSignal(s: WorkSignal): string {
 }
 
 export function decodeSignal(payload: string): WorkSignal | null {
-  if (payload === 'runs' || payload === 'deliveries') return { kind: payload };
+  if (
+    payload === 'runs' ||
+    payload === 'deliveries' ||
+    payload === 'published' ||
+    payload === 'subscriptions' ||
+    payload === 'holds'
+  )
+    return { kind: payload };
   const colon = payload.indexOf(':');
   if (colon === -1) return null;
   const kind = payload.slice(0, colon);
@@ -99,7 +109,11 @@ export function decodeSignal(payload: string): WorkSignal | null {
 }
 
 /** Sends signals in the transaction of `client` (delivered to every listener when it commits). */
-export async function notify(client: pg.ClientBase, channel: string, signals: readonly WorkSignal[]): Promise<void> {
+export async function notify(
+  client: pg.ClientBase | pg.Pool,
+  channel: string,
+  signals: readonly WorkSignal[],
+): Promise<void> {
   if (signals.length === 0) return;
   await client.query('SELECT pg_notify($1, s) FROM unnest($2::text[]) AS s', [
     channel,

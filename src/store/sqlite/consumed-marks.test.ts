@@ -23,7 +23,7 @@ describe('SQLite digest turns consume their backlog by a mark, stamped afterward
     turnId: string,
     at: number,
   ): Promise<{ claimId: string; recorded: boolean }> => {
-    const d = (await store.digestPending(MAIN, { groups: 3, newest: 3 }))!;
+    const d = (await store.digestPending(MAIN, { groups: 3, hooks: 50, newest: 3, high: 20 }))!;
     const c = (await store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 60_000 }))!;
     const recorded = await store.recordHeartbeatTurn({
       claimId: c.claimId,
@@ -81,7 +81,7 @@ describe('SQLite digest turns consume their backlog by a mark, stamped afterward
     await backlog(f.store, 60, 'first');
     await digestTurn(f.store, 'digest-1', 7);
     await backlog(f.store, 40, 'second');
-    assert.equal((await f.store.digestPending(MAIN, { groups: 3, newest: 3 }))!.total, 40);
+    assert.equal((await f.store.digestPending(MAIN, { groups: 3, hooks: 50, newest: 3, high: 20 }))!.total, 40);
     await digestTurn(f.store, 'digest-2', 8);
     assert.deepEqual(await f.store.listPendingEvents(MAIN), []);
     await stamped();
@@ -127,5 +127,48 @@ describe('SQLite digest turns consume their backlog by a mark, stamped afterward
     assert.deepEqual(await reopened.listPendingEvents(MAIN), []);
     await stamped();
     assert.deepEqual(stampedBy(), { 'digest-1': 80 });
+  });
+
+  it('stamps only the kinds a filtered mark consumed, and keeps the others pending once it is dropped', async () => {
+    // Two kinds interleaved; the turn shows one of them.
+    const events = Array.from({ length: 60 }, (_, i) =>
+      newEvent(i % 2 === 0 ? `Build ${i} failed` : `Mail ${i} arrived`),
+    );
+    await f.store.recordActions({ events, runs: [], idempotency: null });
+    const d = (await f.store.digestPending(MAIN, { groups: 1, hooks: 0, newest: 0, high: 0 }))!;
+    assert.deepEqual(d.groups[0]!.kind, { hook: 'agent', shape: 'Mail  arrived' });
+    const c = (await f.store.claimHeartbeat({ agentId: 'main', owner: 'w', leaseMs: 60_000 }))!;
+    assert.equal(
+      await f.store.recordHeartbeatTurn({
+        claimId: c.claimId,
+        sessionKey: MAIN,
+        agentId: 'main',
+        consumedEventIds: [],
+        consumeThrough: { eventId: d.throughId, count: d.total, kinds: [d.groups[0]!.kind] },
+        transcript: turn(MAIN, 'digest-1'),
+        delivery: null,
+        at: 7,
+      }),
+      true,
+    );
+    const builds = events.filter((_, i) => i % 2 === 0).map((e) => e.id);
+    // Before the stamping ends, and after: the kind not shown is pending, the other consumed by the turn.
+    for (const when of ['under the mark', 'stamped']) {
+      if (when === 'stamped') await stamped();
+      assert.deepEqual(
+        (await f.store.listPendingEvents(MAIN, { limit: 100 })).map((e) => e.id),
+        builds,
+        when,
+      );
+      assert.equal((await f.store.readQueueStats()).pendingEvents, 30, when);
+      const listed = await f.store.listSystemEvents({ limit: 100 });
+      assert.deepEqual([...new Set(listed.filter((e) => !builds.includes(e.id)).map((e) => e.consumedAt))], [7], when);
+      assert.deepEqual(
+        [...new Set(listed.filter((e) => builds.includes(e.id)).map((e) => e.consumedAt))],
+        [null],
+        when,
+      );
+    }
+    assert.deepEqual(stampedBy(), { 'digest-1': 30, null: 30 });
   });
 });

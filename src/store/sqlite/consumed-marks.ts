@@ -4,7 +4,9 @@
  * writes one mark instead: the session's events up to the mark's `seq` count as consumed from that
  * commit on, by every read of pending events, and a background marker stamps them with the turn's
  * `consumed_at` and `consumed_by` in small batches, dropping the mark once none is left under it.
- * A crash in between leaves the mark, and the next start goes on stamping.
+ * A crash in between leaves the mark, and the next start goes on stamping. A digest that showed
+ * only some kinds of its backlog writes a filtered mark: only the ordinary events of those kinds
+ * (listed in `consumed_mark_kinds`) count as consumed, the rest stay pending under it.
  */
 import type { SqliteContext } from './sqlite-context.js';
 
@@ -15,20 +17,42 @@ const STAMP_PAUSE_MS = 5;
 /** The wait before trying again after a batch failed (the store busy or unavailable). */
 const RETRY_MS = 1000;
 
-/** SQL: the `seq` of `session`'s newest mark, 0 when it has none. */
-export const markOf = (session: string): string =>
-  `coalesce((SELECT max(m.seq) FROM consumed_marks m WHERE m.session_key = ${session}), 0)`;
+/** Events are alike when they come from one hook and open with the same words, numbers aside. */
+const SHAPE_CHARS = 40;
+
+/** SQL: an event's (`e`) hook. */
+export const HOOK = (e: string): string => `json_extract(${e}.source, '$.hook')`;
+/** SQL: an event's (`e`) shape: its text without digits, its first 40 characters. */
+export const SHAPE = (e: string): string =>
+  `substr(${[...'0123456789'].reduce((sql, d) => `replace(${sql}, '${d}', '')`, `${e}.text`)}, 1, ${SHAPE_CHARS})`;
+/** SQL: an event (`e`) of a `priority: "high"` mapping, which no kind ever covers. */
+export const HIGH = (e: string): string => `json_extract(${e}.source, '$.priority') IS 'high'`;
+
+/** SQL: the `seq` of `session`'s newest mark of the given sort (filtered or not), 0 when it has none. */
+const markOf = (session: string, filtered: 0 | 1): string =>
+  `coalesce((SELECT max(m.seq) FROM consumed_marks m WHERE m.session_key = ${session} AND m.filtered = ${filtered}), 0)`;
+
+/** SQL: an event (`e`) of a kind that a filtered mark of `session` at or above it consumed. */
+const coveredByKind = (e: string, session: string): string =>
+  `NOT ${HIGH(e)} AND EXISTS (SELECT 1 FROM consumed_mark_kinds k WHERE k.session_key = ${session}
+    AND k.hook IS ${HOOK(e)} AND k.shape = ${SHAPE(e)} AND k.mark_seq >= ${e}.seq)`;
 
 /**
- * SQL: an unstamped event (`e`) is pending: no mark of its session covers it. Given the session
- * (a parameter, or an outer query's column), the mark is read once and bounds the index range.
+ * SQL: an unstamped event (`e`) is pending: no whole mark of its session covers it, nor a filtered
+ * one of its kind. Given the session (a parameter, or an outer query's column), each mark's `seq`
+ * is read once: the whole one bounds the index range, and only events under a filtered one (there
+ * is none at all unless a digest left kinds pending) are matched against its kinds.
  */
 export const PENDING = (e: string, session = `${e}.session_key`): string =>
-  `${e}.consumed_at IS NULL AND ${e}.seq > ${markOf(session)}`;
+  `${e}.consumed_at IS NULL AND ${e}.seq > ${markOf(session, 0)}
+    AND NOT (${e}.seq <= ${markOf(session, 1)} AND ${coveredByKind(e, session)})`;
 
-/** SQL: the column `col` (`at` or `turn_id`) of the oldest mark covering an unstamped event (`e`). */
+/** SQL: the column `col` (`at` or `turn_id`) of the first mark written that covers an unstamped event (`e`). */
 const fromMark = (e: string, col: string): string =>
-  `(SELECT m.${col} FROM consumed_marks m WHERE m.session_key = ${e}.session_key AND m.seq >= ${e}.seq ORDER BY m.seq LIMIT 1)`;
+  `(SELECT m.${col} FROM consumed_marks m WHERE m.session_key = ${e}.session_key AND m.seq >= ${e}.seq
+    AND (m.filtered = 0 OR (NOT ${HIGH(e)} AND EXISTS (SELECT 1 FROM consumed_mark_kinds k WHERE k.mark_id = m.id
+      AND k.hook IS ${HOOK(e)} AND k.shape = ${SHAPE(e)})))
+    ORDER BY m.id LIMIT 1)`;
 
 /** SQL: an event row (`e`) as it reads once its mark is stamped. */
 export const EVENT_COLUMNS = (e: string): string =>
@@ -45,28 +69,56 @@ export interface ConsumedMarker {
 }
 
 interface MarkRow {
+  id: number;
   session_key: string;
   seq: number;
   turn_id: string | null;
   at: number;
+  filtered: 0 | 1;
+  stamped_seq: number;
 }
 
 export function createConsumedMarker(
   { db, write }: Pick<SqliteContext, 'db' | 'write'>,
   batch = STAMP_BATCH,
 ): ConsumedMarker {
-  const oldest = db.prepare('SELECT session_key, seq, turn_id, at FROM consumed_marks ORDER BY seq LIMIT 1');
+  const oldest = db.prepare(
+    'SELECT id, session_key, seq, turn_id, at, filtered, stamped_seq FROM consumed_marks ORDER BY id LIMIT 1',
+  );
   const stamp = db.prepare(
     `UPDATE system_events SET consumed_at = @at, consumed_by = @turn WHERE seq IN (SELECT seq FROM system_events
       WHERE session_key = @key AND consumed_at IS NULL AND seq <= @seq ORDER BY seq LIMIT @n)`,
   );
-  const drop = db.prepare('DELETE FROM consumed_marks WHERE session_key = ? AND seq = ?');
+  // The events a filtered mark leaves pending stay unstamped under it: each batch goes on from the
+  // last one stamped, so they are passed over once, not at every batch.
+  const stampKinds = db.prepare(
+    `UPDATE system_events SET consumed_at = @at, consumed_by = @turn WHERE seq IN (SELECT e.seq FROM system_events e
+      WHERE e.session_key = @key AND e.consumed_at IS NULL AND e.seq > @from AND e.seq <= @seq AND NOT ${HIGH('e')}
+      AND EXISTS (SELECT 1 FROM consumed_mark_kinds k WHERE k.mark_id = @id AND k.hook IS ${HOOK('e')} AND k.shape = ${SHAPE('e')})
+      ORDER BY e.seq LIMIT @n) RETURNING seq`,
+  );
+  const advance = db.prepare('UPDATE consumed_marks SET stamped_seq = ? WHERE id = ?');
+  const drop = db.prepare('DELETE FROM consumed_marks WHERE id = ?');
+  const dropKinds = db.prepare('DELETE FROM consumed_mark_kinds WHERE mark_id = ?');
   /** One batch; `false` once no mark is left. */
   const step = (): boolean => {
     const m = oldest.get() as MarkRow | undefined;
     if (m === undefined) return false;
-    const n = stamp.run({ at: m.at, turn: m.turn_id, key: m.session_key, seq: m.seq, n: batch }).changes;
-    if (n < batch) drop.run(m.session_key, m.seq);
+    const at = { at: m.at, turn: m.turn_id, key: m.session_key, seq: m.seq, n: batch };
+    let done: boolean;
+    if (m.filtered === 0) {
+      done = stamp.run(at).changes < batch;
+    } else {
+      const seqs = (stampKinds.all({ ...at, id: m.id, from: m.stamped_seq }) as Array<{ seq: number }>).map(
+        (r) => r.seq,
+      );
+      done = seqs.length < batch;
+      if (!done) advance.run(Math.max(...seqs), m.id);
+    }
+    if (done) {
+      drop.run(m.id);
+      dropKinds.run(m.id);
+    }
     return true;
   };
   let stopped = false;

@@ -54,7 +54,7 @@ describe('the SQLite read thread', () => {
       })),
     );
     thread = createReadThread(f.path);
-    const options = { groups: 20, newest: 5 };
+    const options = { groups: 20, hooks: 50, newest: 5, high: 20 };
     const onThread = await thread.read({ kind: 'digest', sessionKey: MAIN, options });
     assert.equal(onThread?.total, 60_000);
     assert.equal(onThread?.byHook.length, 3);

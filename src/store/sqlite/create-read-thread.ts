@@ -1,8 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ListRequestsOptions, RequestRecord } from '../request-record.js';
 import type { QueueRow, SessionRow } from '../rows.js';
-import type { PendingDigest } from '../types.js';
-import type { DigestOptions } from './read-digest.js';
+import type { DigestOptions, PendingDigest } from '../types.js';
 
 /** The reads a read thread makes. */
 export type ReadRequest =

@@ -25,8 +25,8 @@ import {
 export interface SqliteBudgets {
   /** Each budgeted key's usage at `now`. */
   usage(budgets: RunBudgets, now: number): UsageByKey;
-  /** Each budgeted key's usage at `now`, made into a claim's plan. */
-  plan(budgets: RunBudgets, now: number): BudgetPlan;
+  /** Each budgeted key's usage at `now`, made into a claim's plan, with the agents and mappings paused (`held`). */
+  plan(budgets: RunBudgets, now: number, held?: Parameters<typeof createBudgetPlan>[2]): BudgetPlan;
   /** The keys whose queued runs are (or are being) marked held. */
   heldKeys(): HeldKey[];
   /**
@@ -59,7 +59,7 @@ export function createSqliteBudgets(db: Database, markBatch = MARK_BATCH): Sqlit
   };
   return {
     usage,
-    plan: (budgets, now) => createBudgetPlan(budgets, usage(budgets, now)),
+    plan: (budgets, now, held) => createBudgetPlan(budgets, usage(budgets, now), held),
     heldKeys() {
       return (statements().heldKeys.all() as HeldKeyRow[]).map(toHeldKey);
     },

@@ -22,9 +22,11 @@ export function createSqliteCancelRun({
       const done = await write(() => {
         if (cancel.run(c.finishedAt, c.error, c.runId).changes !== 1) return false;
         st.addEvent(c.summary, source);
+        st.addLogEvents([c.published]);
         return true;
       });
       if (done) {
+        if (c.published !== undefined) emit({ kind: 'published' });
         // The next run of its session may now be claimable.
         emit({ kind: 'runs' });
         emit({ kind: 'finished', runId: c.runId });

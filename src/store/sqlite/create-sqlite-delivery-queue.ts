@@ -2,6 +2,8 @@ import type { DeliveryQueue } from '../store.js';
 import type { ClaimedDelivery } from '../types.js';
 import { toDelivery, type DeliveryRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
+import { readHolds } from './prepare-statements.js';
+import { holdsAll, pausedKeys, pausesSome } from '../dispatch-holds.js';
 
 export function createSqliteDeliveryQueue({ st, write, now, emit, newClaimId }: SqliteContext): DeliveryQueue {
   return {
@@ -13,7 +15,17 @@ export function createSqliteDeliveryQueue({ st, write, now, emit, newClaimId }: 
       return write(() => {
         const t = now();
         const claimed: ClaimedDelivery[] = [];
-        for (const row of st.selectDueDeliveries(limit).all({ now: due }) as DeliveryRow[]) {
+        const holds = readHolds(st);
+        if (holdsAll(holds)) return claimed;
+        const paused = pausedKeys(holds);
+        const rows = pausesSome(holds)
+          ? st.selectDueDeliveriesUnheld(limit).all({
+              now: due,
+              agents: JSON.stringify([...paused.agents.keys()]),
+              hooks: JSON.stringify([...paused.hooks.keys()]),
+            })
+          : st.selectDueDeliveries(limit).all({ now: due });
+        for (const row of rows as DeliveryRow[]) {
           if (row.lease_until !== null && row.lease_until >= t) continue;
           const claimId = newClaimId();
           if (st.leaseDelivery.run({ owner, until: t + leaseMs, claimId, id: row.id, now: t }).changes === 1) {

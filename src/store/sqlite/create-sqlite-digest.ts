@@ -9,7 +9,11 @@ import type { ReadOnThread } from './create-read-thread.js';
 export function createSqliteDigest(onThread: ReadOnThread): Pick<StoreReader, 'digestPending'> {
   return {
     digestPending(sessionKey, options) {
-      return onThread({ kind: 'digest', sessionKey, options: { groups: options.groups, newest: options.newest } });
+      return onThread({
+        kind: 'digest',
+        sessionKey,
+        options: { groups: options.groups, hooks: options.hooks, newest: options.newest, high: options.high },
+      });
     },
   };
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { createIds } from '../../common/ids.js';
 import type { RequestRecord } from '../request-record.js';
+import { newRequestRecord } from '../../../test/helpers/store-records.js';
 import {
   createSqliteRequestLog,
   FILTERED_ON_THREAD_ABOVE,
@@ -29,22 +30,7 @@ for (const packFromChars of [PACK_FROM_CHARS, 0])
     let holdPacking: boolean;
     let heldPacks: Array<() => Promise<void>>;
     const ids = createIds();
-    const record = (o: Partial<RequestRecord> = {}): RequestRecord => ({
-      id: ids.next(),
-      at: 1_000,
-      method: 'POST',
-      path: '/hooks/wake',
-      hook: 'wake',
-      client: '127.0.0.1',
-      status: 200,
-      code: null,
-      reason: null,
-      durationMs: 1,
-      eventIds: [],
-      runIds: [],
-      payload: null,
-      ...o,
-    });
+    const record = (o: Partial<RequestRecord> = {}): RequestRecord => newRequestRecord({ id: ids.next(), ...o });
     const batches = () => db.prepare('SELECT count FROM request_batches ORDER BY seq').pluck().all() as number[];
     /** Writes one batch of the records given, in order, now. */
     const batch = async (...records: RequestRecord[]) => {

@@ -4,6 +4,7 @@ import { createPassBounds } from '../seq-bound.js';
 import { createSeqBound } from './create-seq-bound.js';
 import type { SqliteContext } from './sqlite-context.js';
 import type { SqliteRequestLog } from './create-sqlite-request-log.js';
+import { PRUNED_THROUGH_MARK } from '../log-rows.js';
 
 /**
  * Which rows each kind may lose: only finished work, oldest first (by the order column). A batch
@@ -53,14 +54,37 @@ export function createSqliteRetention(
     countTranscript: count(PRUNABLE.transcript),
     countSessions: count(PRUNABLE.sessions),
     countKeys: db.prepare('SELECT count(*) AS n FROM idempotency_keys WHERE expires_at <= @now'),
+    // The event log goes oldest first, every row up to the bound, so `pruned through` is exact: a
+    // reader behind it has missed something (a gap), one past it has not.
+    logThrough: db
+      .prepare('SELECT max(seq) FROM (SELECT seq FROM event_log WHERE seq <= @eventLogSeq ORDER BY seq LIMIT @limit)')
+      .pluck(),
+    log: db.prepare('DELETE FROM event_log WHERE seq <= ?'),
+    mark: db.prepare(
+      'INSERT INTO store_marks (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)',
+    ),
+    countLog: db.prepare('SELECT count(*) AS n FROM event_log WHERE created_at < @eventLog'),
   };
   const boundsOf = createPassBounds((table) => createSeqBound(db, table), now);
   const n = (row: unknown): number => (row as { n: number }).n;
+  const pruneLog = (p: { eventLogSeq: number; limit: number }): number => {
+    const through = st.logThrough.get(p) as number | null;
+    if (through === null) return 0;
+    const deleted = st.log.run(through).changes;
+    st.mark.run(PRUNED_THROUGH_MARK, through);
+    return deleted;
+  };
   return {
     async prune(c: PruneCutoffs, limit: number) {
       // Read before the batch's write: rows are only appended meanwhile, so the bounds still hold.
       const b = await boundsOf(c);
-      const seqs = { eventsSeq: b.events, runsSeq: b.runs, deliveriesSeq: b.deliveries, transcriptSeq: b.transcript };
+      const seqs = {
+        eventsSeq: b.events,
+        runsSeq: b.runs,
+        deliveriesSeq: b.deliveries,
+        transcriptSeq: b.transcript,
+        eventLogSeq: b.eventLog,
+      };
       return write((): PruneCounts => {
         const p = { ...c, limit, now: now(), ...seqs };
         st.attempts.run(p);
@@ -70,6 +94,7 @@ export function createSqliteRetention(
           deliveries: st.deliveries.run(p).changes,
           transcript: st.transcript.run(p).changes,
           requests: requests.pruneRecords(c.requests, limit, p.now),
+          eventLog: pruneLog(p),
           idempotencyKeys: st.keys.run(p).changes,
           sessions: st.sessions.run(p).changes,
         };
@@ -83,6 +108,7 @@ export function createSqliteRetention(
         deliveries: n(st.countDeliveries.get(p)),
         transcript: n(st.countTranscript.get(p)),
         requests: requests.countRecordsBefore(c.requests),
+        eventLog: n(st.countLog.get(p)),
         idempotencyKeys: n(st.countKeys.get(p)),
         sessions: n(st.countSessions.get(p)),
       };

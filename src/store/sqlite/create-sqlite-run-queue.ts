@@ -2,7 +2,9 @@ import type { RunQueue } from '../store.js';
 import type { ClaimedRun } from '../types.js';
 import { toRun, type RunRow } from '../rows.js';
 import { marksBehind, mergeCandidates, reopenedKeys } from '../held-keys.js';
-import { hasBudgets } from '../run-budgets.js';
+import { hasBudgets, NO_BUDGETS } from '../run-budgets.js';
+import { holdsAll, pausedKeys, pausesSome } from '../dispatch-holds.js';
+import { readHolds } from './prepare-statements.js';
 import { READY_BATCH } from '../ready-runs.js';
 import { createSqliteBudgets } from './create-sqlite-budgets.js';
 import type { SqliteContext } from './sqlite-context.js';
@@ -47,8 +49,12 @@ export function createSqliteRunQueue(
             ),
           );
         };
+        // Everything held (a pause of all, a drain): nothing is claimed, nothing marked.
+        const holds = readHolds(st);
+        if (holdsAll(holds)) return runs;
         if (st.anyDue.get({ now: t }) !== undefined) st.letInDue(READY_BATCH).run({ now: t });
-        const plan = hasBudgets(budgets) ? budgeting.plan(budgets, t) : null;
+        const plan =
+          hasBudgets(budgets) || pausesSome(holds) ? budgeting.plan(budgets ?? NO_BUDGETS, t, pausedKeys(holds)) : null;
         const held = budgeting.heldKeys();
         // A run whose start uses up its key's room blocks that key's later runs: select again
         // without them. Each pass blocks a key or ends the loop (at once without budgets).
@@ -117,9 +123,11 @@ export function createSqliteRunQueue(
         st.addTranscript(c.summary.agentId, c.transcript, c.finishedAt);
         st.addEvent(c.summary, source);
         if (c.delivery !== null) st.addDelivery(c.delivery);
+        st.addLogEvents([c.published]);
         return true;
       });
       if (done) {
+        if (c.published !== undefined) emit({ kind: 'published' });
         // A finished run may unblock the next run of its session.
         emit({ kind: 'runs' });
         emit({ kind: 'finished', runId: c.runId });

@@ -386,6 +386,7 @@ describe('createGroupCommit', () => {
         eventIds: ['e1'],
         runIds: [],
         payload: '{"text":"a"}',
+        headers: null,
       });
       assert.deepEqual((await migrated.getRequest(made[2]!))?.eventIds, ['e2', 'e3']);
       assert.deepEqual(
@@ -407,7 +408,7 @@ describe('createGroupCommit', () => {
       );
       assert.equal(
         await migrated
-          .countPrunable({ events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 1_001 })
+          .countPrunable({ events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 1_001, eventLog: 0 })
           .then((c) => c.requests),
         1_101,
       );

@@ -24,15 +24,22 @@ import { createSqliteRunQueue } from './create-sqlite-run-queue.js';
 import { createSqliteCancelRun } from './create-sqlite-cancel-run.js';
 import { createSqliteRequestLog } from './create-sqlite-request-log.js';
 import { createSqliteStats } from './create-sqlite-stats.js';
+import { createSqliteHolds } from './create-sqlite-holds.js';
 import type { StoreObserver } from '../store-stats.js';
-import { lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
+import { createPrivateFile, lockDatabase, StoreMissingError, type DatabaseLock } from './lock-database.js';
 import { MIGRATIONS } from './migrations.js';
+import { resolveDatabasePath } from './resolve-database-path.js';
+import { toSqliteOpenError } from './sqlite-open-error.js';
+import { StoreOpenError } from '../store-open-error.js';
 import { prepareStatements } from './prepare-statements.js';
 import { packRecordsLater } from './request-batch.js';
 import { startCheckpointer, type Checkpointer } from './start-checkpointer.js';
 import { toIdempotency, type IdempotencyRow } from '../rows.js';
 import type { SqliteContext } from './sqlite-context.js';
 import { createSourceEncoder } from '../action-source.js';
+import { publishedOfRun } from '../log-rows.js';
+import { createSqliteEventLog } from './create-sqlite-event-log.js';
+import { createSqliteSubscriptions } from './create-sqlite-subscriptions.js';
 
 export interface SqliteStoreOptions {
   /** Database file path. */
@@ -98,6 +105,22 @@ function walFrames(path: string, pageSize: number): number {
   }
 }
 
+/** Two names of one database are two gateways' worth of locks and WALs over one file: refused. */
+function refuseHardLinks(path: string): void {
+  let links: number;
+  try {
+    links = statSync(path).nlink;
+  } catch {
+    return; // not created yet
+  }
+  if (links > 1) {
+    throw new StoreOpenError(
+      'store_open_failed',
+      `cannot open the SQLite store ${path}: it has ${links} names (hard links), and SQLite keeps a database's WAL and this gateway its lock beside one name, so a gateway or command opening another name would corrupt it; give store.path a database with one name (copy the file instead of linking it)`,
+    );
+  }
+}
+
 function synced(walSync: WalSync): Promise<void> {
   return new Promise((resolve, reject) => walSync.whenSynced((error) => (error === null ? resolve() : reject(error))));
 }
@@ -115,14 +138,30 @@ function migrate(db: Database.Database): void {
 function checkVersion(db: Database.Database, path: string): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version !== MIGRATIONS.length) {
-    throw new Error(
+    throw new StoreOpenError(
+      'store_outdated',
       `${path} has schema version ${version}, this hookgate expects ${MIGRATIONS.length}: start the gateway once to migrate it`,
     );
   }
 }
 
-/** Opens the embedded SQLite store (WAL). In `serve` mode it belongs to this process alone. */
+/**
+ * Opens the embedded SQLite store (WAL). In `serve` mode it belongs to this process alone. The
+ * database is the file `path` really names (symlinks resolved); one with more than one name (hard
+ * links) is refused, since a lock or a WAL kept beside one name is not seen through another. A
+ * failure to open is one sentence naming the file and the cause (`StoreOpenError`).
+ */
 export function createSqliteStore(options: SqliteStoreOptions): Store {
+  let path = options.path;
+  try {
+    path = resolveDatabasePath(options.path);
+    return openSqliteStore({ ...options, path });
+  } catch (error) {
+    throw toSqliteOpenError(path, error);
+  }
+}
+
+function openSqliteStore(options: SqliteStoreOptions): Store {
   const mode = options.mode ?? 'serve';
   const clock = options.clock ?? systemClock;
   let lock: DatabaseLock | undefined;
@@ -133,6 +172,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   let db: Database.Database;
   let walSync: WalSync | undefined;
   try {
+    refuseHardLinks(options.path);
+    if (mode === 'serve') createPrivateFile(options.path);
     db = new Database(options.path, { readonly: mode === 'read', fileMustExist: mode !== 'serve' });
     // better-sqlite3 waits synchronously: a long busy wait would freeze every request. The serving
     // gateway is the database's only regular writer, so a lock held by a CLI command is brief.
@@ -157,11 +198,17 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   const encodeSource = createSourceEncoder();
   if (mode === 'serve') {
     // This process holds the lock, so every lease in the database belongs to a process that died.
-    db.transaction(() => {
-      st.expireRunLeases.run();
-      st.expireDeliveryLeases.run();
-      st.expireHeartbeatLeases.run();
-    })();
+    // On a full disk the leases are left to expire on the clock: the gateway starts to say so.
+    try {
+      db.transaction(() => {
+        st.expireRunLeases.run();
+        st.expireDeliveryLeases.run();
+        st.expireHeartbeatLeases.run();
+        st.expireCatchUpLeases.run();
+      })();
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_FULL') throw error;
+    }
   }
   let closed = false;
   let closing: Promise<void> | undefined;
@@ -204,19 +251,32 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         }, options.checkpointDelayMs ?? 1000);
   checkpointWatch?.unref();
   // A savepoint inside the group's transaction: a duplicate key undoes this request alone.
-  const recordAll = db.transaction((a: RecordedActions): { skipped: number[]; coalesced: Record<string, string> } => {
+  const recordAll = db.transaction((a: RecordedActions) => {
     const claimed: IdempotencyRecord[] = [];
+    let published = false;
     const claim = (k: IdempotencyRecord | null): boolean => {
       if (k === null) return true;
       const { hook, key, status, body, createdAt, expiresAt } = k;
-      if (st.claimIdempotencyKey.run({ hook, key, status, body, createdAt, expiresAt, now: clock.now() }).changes !== 1)
+      const fingerprint = k.fingerprint ?? null;
+      if (
+        st.claimIdempotencyKey.run({ hook, key, status, body, createdAt, expiresAt, fingerprint, now: clock.now() })
+          .changes !== 1
+      )
         return false;
       claimed.push(k);
       return true;
     };
     const coalesced: Record<string, string> = {};
     const write = (g: RecordedGroup): void => {
-      for (const e of g.events) st.addEvent(e, encodeSource(e.source));
+      for (const e of g.events) {
+        st.addEvent(e, encodeSource(e.source));
+        if (e.published !== undefined) published = true;
+        st.addLogEvents([e.published]);
+      }
+      if (g.published !== undefined && g.published.length > 0) {
+        st.addLogEvents(g.published);
+        published = true;
+      }
       for (const r of g.runs) {
         const c = r.coalesce;
         const joined =
@@ -232,6 +292,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
               }) as { id: string } | undefined);
         if (joined !== undefined) coalesced[r.id] = joined.id;
         else st.addRun(r, encodeSource(r.source));
+        if (r.published !== undefined) published = true;
+        st.addLogEvents([publishedOfRun(r, joined?.id)]);
       }
     };
     if (!claim(a.idempotency)) throw new DuplicateRequestError(a.idempotency!.hook, a.idempotency!.key);
@@ -242,7 +304,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       else skipped.push(i);
     });
     for (const a of joinedAnswers(claimed, coalesced)) st.setIdempotencyBody.run(a.body, a.hook, a.key);
-    return { skipped, coalesced };
+    return { skipped, coalesced, published };
   });
   const signals = createSignalHub();
   const ctx: SqliteContext = {
@@ -258,6 +320,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     newClaimId: randomUUID,
   };
 
+  const { expireLeases, ...subscriptions } = createSqliteSubscriptions(ctx);
+  // This process holds the lock: a lease it finds is a dead process's.
+  if (mode === 'serve') expireLeases();
+  const eventLog = createSqliteEventLog(ctx, () => (walSync === undefined ? Promise.resolve() : synced(walSync)));
   // One read thread for the reads that may cover a flood, started by the first and ended when idle.
   const reads = createReadThread(options.path);
   const requestLog = createSqliteRequestLog(
@@ -277,14 +343,22 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     async addSystemEvent(e) {
       stalls.check();
       const source = encodeSource(e.source);
-      await ctx.write(() => st.addEvent(e, source));
+      await ctx.write(() => {
+        st.addEvent(e, source);
+        st.addLogEvents([e.published]);
+      });
       if (e.mode === 'now') ctx.emit({ kind: 'heartbeat', agentId: e.agentId });
+      if (e.published !== undefined) ctx.emit({ kind: 'published' });
     },
     async enqueueRun(r) {
       stalls.check();
       const source = encodeSource(r.source);
-      await ctx.write(() => st.addRun(r, source));
+      await ctx.write(() => {
+        st.addRun(r, source);
+        st.addLogEvents([r.published]);
+      });
       ctx.emit({ kind: 'runs' });
+      if (r.published !== undefined) ctx.emit({ kind: 'published' });
     },
     async recordActions(a) {
       stalls.check();
@@ -299,6 +373,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       if (outcome instanceof DuplicateRequestError) throw outcome;
       const written = [a, ...(a.items ?? []).filter((_, i) => !outcome.skipped.includes(i))];
       if (written.some((g) => g.runs.length > 0)) ctx.emit({ kind: 'runs' });
+      if (outcome.published) ctx.emit({ kind: 'published' });
       for (const agentId of new Set(
         written
           .flatMap((g) => g.events)
@@ -327,6 +402,9 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     ...createSqliteLockouts(ctx),
     ...createSqliteRetention(ctx, requestLog),
     ...createSqliteStats(ctx, options.path, floodReads),
+    ...eventLog,
+    ...subscriptions,
+    ...createSqliteHolds(ctx),
     subscribe: signals.subscribe,
     close() {
       // One close for every caller: each resolves once the database is closed and the lock released.

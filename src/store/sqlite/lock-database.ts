@@ -1,3 +1,4 @@
+import { closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 /** The gateway process holding a database. */
@@ -15,6 +16,19 @@ export class StoreLockedError extends Error {
   }
 }
 
+/**
+ * Creates `path` empty and readable by its owner alone, unless it exists. SQLite creates files
+ * 0644 (less the umask), and gives a database's WAL and index the database file's own mode: a
+ * file made first is what keeps the payloads, transcripts and replies in them from other users.
+ */
+export function createPrivateFile(path: string): void {
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 export interface DatabaseLock {
   release(): void;
 }
@@ -28,6 +42,7 @@ export interface DatabaseLock {
  */
 export function lockDatabase(path: string, pid = process.pid): DatabaseLock {
   const lockPath = `${path}.lock`;
+  createPrivateFile(lockPath);
   const db = new Database(lockPath);
   try {
     db.pragma('journal_mode = DELETE');
@@ -49,10 +64,17 @@ export function lockDatabase(path: string, pid = process.pid): DatabaseLock {
       throw new StoreLockedError(path, row?.pid ?? null);
     };
     if (!take()) refuse();
-    db.prepare(
-      'INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since',
-    ).run(pid, Date.now());
-    db.exec('COMMIT');
+    try {
+      db.prepare(
+        'INSERT INTO holder (id, pid, since) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, since = excluded.since',
+      ).run(pid, Date.now());
+      db.exec('COMMIT');
+    } catch (error) {
+      // A full disk must not keep the gateway from starting to say so (503, /readyz): the lock
+      // is taken all the same, and a refused process names the last holder recorded.
+      if ((error as { code?: string }).code !== 'SQLITE_FULL') throw error;
+      if (db.inTransaction) db.exec('ROLLBACK');
+    }
     // Between the commit and this second take another process may win: then it is the holder.
     if (!take()) refuse();
   } catch (error) {

@@ -282,4 +282,103 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE request_batches ADD COLUMN statuses TEXT;
   ALTER TABLE request_batches ADD COLUMN hooks TEXT;
   `,
+  `
+  -- The event log (see event-log-types.ts): one row per published occurrence, written in the
+  -- transaction of the action it describes and only while mcp.enabled; its seq is each consumer's
+  -- position. Marks hold the store's own positions (how far retention pruned the log).
+  -- AUTOINCREMENT: a plain rowid is max + 1, so once retention emptied the table (or took its
+  -- newest rows) numbers would be handed out again, below positions subscribers already hold.
+  CREATE TABLE event_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    agent_id TEXT,
+    request_id TEXT,
+    created_at INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    untrusted INTEGER NOT NULL
+  );
+  CREATE INDEX event_log_name ON event_log (name, seq);
+  CREATE TABLE store_marks (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  CREATE TABLE mcp_subscriptions (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    url TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    cursor INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    end_reason TEXT,
+    expires_at INTEGER,
+    max_age_ms INTEGER,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    last_delivery_at INTEGER,
+    delivered INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT,
+    claim_id TEXT,
+    lease_until INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  `,
+  `
+  -- Dispatch holds (hookgate pause, drain), read by every claim (see dispatch-holds.ts).
+  CREATE TABLE dispatch_holds (
+    scope TEXT NOT NULL,
+    key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    note TEXT,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (scope, key)
+  );
+  `,
+  `
+  -- Each catch-up mapping's position in its provider's record, and the lease of the pass reading it.
+  CREATE TABLE catch_up (
+    mapping_id TEXT PRIMARY KEY,
+    cursor_at INTEGER,
+    last_id TEXT,
+    resume_after TEXT,
+    updated_at INTEGER,
+    claim_id TEXT,
+    owner TEXT,
+    lease_until INTEGER
+  );
+  `,
+  `
+  -- A digest turn that showed only some kinds of its backlog consumes those kinds and leaves the
+  -- rest pending (see consumed-marks.ts): a filtered mark, with its kinds beside it. Marks are
+  -- told apart by id, since two may end at the same event.
+  CREATE TABLE consumed_marks_by_id (
+    id INTEGER PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    turn_id TEXT,
+    at INTEGER NOT NULL,
+    filtered INTEGER NOT NULL DEFAULT 0,
+    stamped_seq INTEGER NOT NULL DEFAULT 0
+  );
+  INSERT INTO consumed_marks_by_id (session_key, seq, turn_id, at)
+    SELECT session_key, seq, turn_id, at FROM consumed_marks ORDER BY seq;
+  DROP TABLE consumed_marks;
+  ALTER TABLE consumed_marks_by_id RENAME TO consumed_marks;
+  CREATE INDEX consumed_marks_session ON consumed_marks (session_key, filtered, seq);
+  CREATE TABLE consumed_mark_kinds (
+    mark_id INTEGER NOT NULL,
+    session_key TEXT NOT NULL,
+    mark_seq INTEGER NOT NULL,
+    hook TEXT,
+    shape TEXT NOT NULL
+  );
+  CREATE INDEX consumed_mark_kinds_kind ON consumed_mark_kinds (session_key, hook, shape, mark_seq);
+  CREATE INDEX consumed_mark_kinds_mark ON consumed_mark_kinds (mark_id);
+  `,
+  `
+  -- A digest of the body a client's Idempotency-Key first came with: the key reused with another
+  -- body is refused (422 idempotency_key_reused), not answered as the first request.
+  ALTER TABLE idempotency_keys ADD COLUMN fingerprint TEXT;
+  `,
 ];

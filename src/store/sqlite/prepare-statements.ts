@@ -1,9 +1,11 @@
 import type { Database } from 'better-sqlite3';
-import type { NewDelivery, NewRun, NewSystemEvent, TranscriptEntry } from '../types.js';
+import type { NewDelivery, NewLogEvent, NewRun, NewSystemEvent, TranscriptEntry } from '../types.js';
+import { logEventValues } from '../log-rows.js';
 import { RESTART_MARK } from '../held-keys.js';
 import { letInDue, ready, windowEnded } from '../ready-runs.js';
 import { EVENT_COLUMNS, PENDING } from './consumed-marks.js';
 import { limitedStatements } from './limited-statements.js';
+import { SELECT_HOLDS, toHold, type DispatchHold, type HoldRow } from '../dispatch-holds.js';
 
 /**
  * The queued runs a claim may take, in `seq` order, with the agents and hooks a budget blocks left
@@ -78,6 +80,18 @@ function claimableStatements(db: Database) {
  * Every statement the SQLite store runs, prepared once. The write helpers are synchronous and
  * meant to run inside a group-commit transaction.
  */
+/** Pending deliveries due at `@now`, at most `limit` (written in: limited-statements.ts), with `extra` conditions. */
+const dueDeliveries =
+  (extra: string) =>
+  (limit: number): string =>
+    `SELECT * FROM (
+    SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at IS NULL
+      AND (lease_until IS NULL OR lease_until < @now) ${extra} ORDER BY seq LIMIT ${limit})
+    UNION ALL
+    SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now
+      AND (lease_until IS NULL OR lease_until < @now) ${extra} ORDER BY next_attempt_at, seq LIMIT ${limit}))
+  ORDER BY seq LIMIT ${limit}`;
+
 export function prepareStatements(db: Database) {
   const s = {
     insertEvent: db.prepare(
@@ -94,10 +108,11 @@ export function prepareStatements(db: Database) {
         AND length(message) + @growth <= @max RETURNING id`,
     ),
     claimIdempotencyKey: db.prepare(
-      `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at)
-        VALUES (@hook, @key, @status, @body, @createdAt, @expiresAt)
+      `INSERT INTO idempotency_keys (hook, key, status, body, created_at, expires_at, fingerprint)
+        VALUES (@hook, @key, @status, @body, @createdAt, @expiresAt, @fingerprint)
         ON CONFLICT (hook, key) DO UPDATE SET status = excluded.status, body = excluded.body,
-        created_at = excluded.created_at, expires_at = excluded.expires_at WHERE idempotency_keys.expires_at <= @now`,
+        created_at = excluded.created_at, expires_at = excluded.expires_at, fingerprint = excluded.fingerprint
+        WHERE idempotency_keys.expires_at <= @now`,
     ),
     setIdempotencyBody: db.prepare('UPDATE idempotency_keys SET body = ? WHERE hook = ? AND key = ?'),
     selectIdempotencyKey: db.prepare('SELECT * FROM idempotency_keys WHERE hook = ? AND key = ? AND expires_at > ?'),
@@ -146,7 +161,10 @@ export function prepareStatements(db: Database) {
       `SELECT count(*) AS n FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} AND e.seq <= @seq`,
     ),
     addConsumedMark: db.prepare(
-      'INSERT INTO consumed_marks (session_key, seq, turn_id, at) VALUES (@key, @seq, @turnId, @at)',
+      'INSERT INTO consumed_marks (session_key, seq, turn_id, at, filtered) VALUES (@key, @seq, @turnId, @at, @filtered)',
+    ),
+    addConsumedMarkKind: db.prepare(
+      'INSERT INTO consumed_mark_kinds (mark_id, session_key, mark_seq, hook, shape) VALUES (@markId, @key, @seq, @hook, @shape)',
     ),
     consumeEvent: db.prepare(
       `UPDATE system_events AS e SET consumed_at = ?, consumed_by = ? WHERE e.id = ? AND ${PENDING('e')}`,
@@ -172,6 +190,7 @@ export function prepareStatements(db: Database) {
     ),
     deleteHeartbeat: db.prepare('DELETE FROM heartbeat_leases WHERE agent_id = ? AND lease_until < ?'),
     expireHeartbeatLeases: db.prepare('UPDATE heartbeat_leases SET lease_until = 0'),
+    expireCatchUpLeases: db.prepare('UPDATE catch_up SET lease_until = 0 WHERE lease_until IS NOT NULL'),
     selectAuthFailures: db.prepare('SELECT failures, locked_until FROM auth_failures WHERE client = ?'),
     upsertAuthFailures: db.prepare(
       `INSERT INTO auth_failures (client, failures, locked_until, updated_at) VALUES (@client, @failures, @lockedUntil, @now)
@@ -214,16 +233,16 @@ export function prepareStatements(db: Database) {
     selectAttempts: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq'),
     // New deliveries oldest first, and retries due soonest first, by `deliveries_due`: the oldest of
     // both. One condition for both would read every pending delivery waiting for its retry.
-    selectDueDeliveries: limitedStatements(
+    selectDueDeliveries: limitedStatements(db, dueDeliveries('')),
+    /** The same, without the deliveries of agents (`@agents`) and of mappings' runs (`@hooks`) paused. */
+    selectDueDeliveriesUnheld: limitedStatements(
       db,
-      (limit) => `SELECT * FROM (
-        SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at IS NULL
-          AND (lease_until IS NULL OR lease_until < @now) ORDER BY seq LIMIT ${limit})
-        UNION ALL
-        SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now
-          AND (lease_until IS NULL OR lease_until < @now) ORDER BY next_attempt_at, seq LIMIT ${limit}))
-      ORDER BY seq LIMIT ${limit}`,
+      dueDeliveries(`AND agent_id NOT IN (SELECT value FROM json_each(@agents))
+        AND (run_id IS NULL OR NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = deliveries.run_id
+          AND r.hook IN (SELECT value FROM json_each(@hooks))))`),
     ),
+    /** Every dispatch hold (see dispatch-holds.ts). */
+    selectHolds: db.prepare(SELECT_HOLDS),
     leaseDelivery: db.prepare(
       `UPDATE deliveries SET lease_owner = @owner, lease_until = @until, claim_id = @claimId WHERE id = @id AND state = 'pending'
         AND (lease_until IS NULL OR lease_until < @now)`,
@@ -253,8 +272,19 @@ export function prepareStatements(db: Database) {
     ),
   };
 
+  const insertLogEvent = db.prepare(
+    'INSERT INTO event_log (id, name, agent_id, request_id, created_at, data, untrusted) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
   return {
     ...s,
+    /** Appends occurrences to the event log (inside the write of the action they describe). */
+    addLogEvents(events: readonly (NewLogEvent | undefined)[]): void {
+      for (const e of events) {
+        if (e === undefined) continue;
+        const v = logEventValues(e);
+        insertLogEvent.run(v[0], v[1], v[2], v[3], v[4], v[5], v[6] ? 1 : 0);
+      }
+    },
     addEvent(e: NewSystemEvent, source: string): void {
       s.insertEvent.run(e.id, e.agentId, e.sessionKey, e.text, e.mode, source, e.createdAt);
     },
@@ -291,3 +321,6 @@ export function prepareStatements(db: Database) {
 }
 
 export type Statements = ReturnType<typeof prepareStatements>;
+
+/** Every dispatch hold, read where it is called (inside a write: in that write's transaction). */
+export const readHolds = (st: Statements): DispatchHold[] => (st.selectHolds.all() as HoldRow[]).map(toHold);

@@ -11,29 +11,43 @@ interface Row {
   text: string;
 }
 
-/** The digest's counts worked out from every row, the slow way: the shape is the text without digits, 40 characters (code points). */
+/**
+ * The digest's counts worked out from every row, the slow way: the shape is the text without
+ * digits, 40 characters (code points); each hook's largest kind ranks ahead of every other kind,
+ * and `max(groups, min(hooks, that many hooks))` kinds are shown.
+ */
 function expected(
   rows: readonly Row[],
   groups: number,
-): { total: number; byHook: Array<{ hook: string | null; count: number }>; groups: Array<[number, number]> } {
+  hooks: number,
+): {
+  total: number;
+  kinds: number;
+  byHook: Array<{ hook: string | null; count: number }>;
+  groups: Array<[number, number]>;
+} {
   const byHook = new Map<string | null, number>();
-  const byShape = new Map<string, { seq: number; n: number }>();
+  const byShape = new Map<string, { hook: string | null; seq: number; n: number }>();
   for (const r of rows) {
     byHook.set(r.hook, (byHook.get(r.hook) ?? 0) + 1);
     const key = JSON.stringify([r.hook, Array.from(r.text.replace(/[0-9]/g, '')).slice(0, 40).join('')]);
-    const g = byShape.get(key) ?? { seq: 0, n: 0 };
-    byShape.set(key, { seq: Math.max(g.seq, r.seq), n: g.n + 1 });
+    const g = byShape.get(key) ?? { hook: r.hook, seq: 0, n: 0 };
+    byShape.set(key, { hook: r.hook, seq: Math.max(g.seq, r.seq), n: g.n + 1 });
   }
+  const ranked = [...byShape.values()].sort((a, b) => b.n - a.n || b.seq - a.seq);
+  const firsts = ranked.filter((g, i) => ranked.findIndex((o) => o.hook === g.hook) === i);
+  const shown = [...firsts, ...ranked.filter((g) => !firsts.includes(g))].slice(
+    0,
+    Math.max(groups, Math.min(firsts.length, hooks)),
+  );
   const bytes = (h: string | null): Buffer => Buffer.from(h ?? '', 'utf8');
   return {
     total: rows.length,
+    kinds: byShape.size,
     byHook: [...byHook]
       .sort(([ha, a], [hb, b]) => b - a || (ha === null ? -1 : hb === null ? 1 : Buffer.compare(bytes(ha), bytes(hb))))
       .map(([hook, count]) => ({ hook, count })),
-    groups: [...byShape.values()]
-      .sort((a, b) => b.n - a.n || b.seq - a.seq)
-      .slice(0, groups)
-      .map((g) => [g.seq, g.n]),
+    groups: shown.map((g) => [g.seq, g.n]),
   };
 }
 
@@ -73,15 +87,23 @@ describe('the SQLite digest reader', () => {
     );
     const seqOf = new Map(rows.map((r, i) => [`ev-${i}`, r.seq]));
     const read = createDigestReader(f.raw);
-    for (const groups of [0, 1, 15, 5_000]) {
-      const digest = read(MAIN, { groups, newest: 2 })!;
-      const want = expected(rows, groups);
+    for (const [groups, hooks] of [
+      [0, 50],
+      [1, 50],
+      [1, 3],
+      [5, 0],
+      [15, 50],
+      [5_000, 50],
+    ] as const) {
+      const digest = read(MAIN, { groups, hooks, newest: 2, high: 0 })!;
+      const want = expected(rows, groups, hooks);
       assert.equal(digest.total, want.total);
+      assert.equal(digest.kinds, want.kinds);
       assert.deepEqual(digest.byHook, want.byHook);
       assert.deepEqual(
         digest.groups.map((g) => [seqOf.get(g.sample.id), g.count]),
         want.groups,
-        `groups: ${groups}`,
+        `groups: ${groups}, hooks: ${hooks}`,
       );
       assert.deepEqual(
         digest.newest.map((e) => e.text),
@@ -92,6 +114,6 @@ describe('the SQLite digest reader', () => {
 
   it('has nothing to digest in a session without pending events', () => {
     write([{ hook: 'gmail', text: 'one' }]);
-    assert.equal(createDigestReader(f.raw)('agent:other:main', { groups: 5, newest: 5 }), null);
+    assert.equal(createDigestReader(f.raw)('agent:other:main', { groups: 5, hooks: 50, newest: 5, high: 20 }), null);
   });
 });

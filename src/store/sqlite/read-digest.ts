@@ -1,25 +1,21 @@
 import type Database from 'better-sqlite3';
 import { toEvent, type EventRow } from '../rows.js';
-import type { PendingDigest } from '../types.js';
-import { PENDING } from './consumed-marks.js';
+import type { DigestOptions, PendingDigest } from '../types.js';
+import { HIGH, HOOK, PENDING, SHAPE } from './consumed-marks.js';
 
-/** Events are alike when they come from one hook and open with the same words, numbers aside. */
-const SHAPE_CHARS = 40;
-const SHAPE = `substr(${[...'0123456789'].reduce((sql, d) => `replace(${sql}, '${d}', '')`, 'e.text')}, 1, ${SHAPE_CHARS})`;
-
-export interface DigestOptions {
-  groups: number;
-  newest: number;
-}
-
-/** One group of alike events: its hook, newest event and size. */
+/** One kind of ordinary event: its hook, shape, newest event and size. */
 interface GroupRow {
   hook: string | null;
+  shape: string;
   seq: number;
+  /** The oldest event's. */
+  first: number;
   n: number;
+  /** 1 for the high-priority events of a hook and shape, which are listed, not grouped. */
+  high: 0 | 1;
 }
 
-/** Larger groups first, and of equal ones the newest. */
+/** Larger kinds first, and of equal ones the newest. */
 const ahead = (a: GroupRow, b: GroupRow): boolean => a.n > b.n || (a.n === b.n && a.seq > b.seq);
 
 /** Keeps `row` in `top` (ordered by `ahead`) if it is among the `limit` first. */
@@ -31,6 +27,8 @@ function keepTop(top: GroupRow[], row: GroupRow, limit: number): void {
   if (top.length > limit) top.pop();
 }
 
+const byRank = (a: GroupRow, b: GroupRow): number => (ahead(a, b) ? -1 : ahead(b, a) ? 1 : 0);
+
 /** SQLite's order of hooks: `NULL` first, then text by its UTF-8 bytes (the BINARY collation). */
 function compareHooks(a: string | null, b: string | null): number {
   if (a === b) return 0;
@@ -40,10 +38,24 @@ function compareHooks(a: string | null, b: string | null): number {
 }
 
 /**
+ * The kinds a digest shows: every kind ranked, each hook's largest kind ahead of all the others and
+ * larger kinds (then newer) first within each part; the first `max(groups, min(hooks with
+ * kinds, hooks))` of them. PostgreSQL ranks them the same way in SQL (create-pg-digest.ts).
+ */
+function selectKinds(bestOfHook: Map<string | null, GroupRow>, top: GroupRow[], o: DigestOptions): GroupRow[] {
+  const firsts = [...bestOfHook.values()].sort(byRank);
+  const limit = Math.max(o.groups, Math.min(firsts.length, o.hooks));
+  if (firsts.length >= limit) return firsts.slice(0, limit);
+  // `top` holds the `groups` largest kinds: enough of the others, since the firsts take part of it.
+  const others = top.filter((g) => bestOfHook.get(g.hook) !== g);
+  return [...firsts, ...others.slice(0, limit - firsts.length)];
+}
+
+/**
  * A digest of a session's pending events, read in one transaction (one snapshot). Over a large
  * backlog it reads every pending event, so the store runs it on a thread of its own (read-worker.ts).
- * The backlog is read once, grouped by hook and shape: the total and the counts by hook are the
- * groups' sums, which saves two more passes over it.
+ * The backlog is read once, grouped by hook, shape and priority: the total, the counts by hook and
+ * the kinds to show all come from the groups, which saves more passes over it.
  */
 export function createDigestReader(
   db: Database.Database,
@@ -55,21 +67,35 @@ export function createDigestReader(
     ),
     idOf: db.prepare('SELECT id FROM system_events WHERE seq = ?'),
     groups: db.prepare(
-      `SELECT json_extract(e.source, '$.hook') AS hook, max(e.seq) AS seq, count(*) AS n ${pending} GROUP BY 1, ${SHAPE}`,
+      `SELECT ${HOOK('e')} AS hook, ${SHAPE('e')} AS shape, ${HIGH('e')} AS high, max(e.seq) AS seq, min(e.seq) AS first, count(*) AS n
+        ${pending} GROUP BY 1, 2, 3`,
     ),
     bySeq: db.prepare('SELECT * FROM system_events WHERE seq = ?'),
-    newest: db.prepare(`SELECT e.* ${pending} ORDER BY e.seq DESC LIMIT @limit`),
+    newest: db.prepare(`SELECT e.* ${pending} AND NOT ${HIGH('e')} ORDER BY e.seq DESC LIMIT @limit`),
+    high: db.prepare(`SELECT e.* ${pending} AND e.seq >= @from AND ${HIGH('e')} ORDER BY e.seq LIMIT @limit`),
   };
   return db.transaction((sessionKey: string, o: DigestOptions): PendingDigest | null => {
     const through = (st.last.get({ key: sessionKey }) as { seq: number | null }).seq;
     if (through === null) return null;
     const p = { key: sessionKey, through };
     let total = 0;
+    let kinds = 0;
+    let highTotal = 0;
+    let firstHigh = Number.POSITIVE_INFINITY;
     const byHook = new Map<string | null, number>();
+    const bestOfHook = new Map<string | null, GroupRow>();
     const top: GroupRow[] = [];
     for (const row of st.groups.iterate(p) as IterableIterator<GroupRow>) {
       total += row.n;
       byHook.set(row.hook, (byHook.get(row.hook) ?? 0) + row.n);
+      if (row.high === 1) {
+        highTotal += row.n;
+        firstHigh = Math.min(firstHigh, row.first);
+        continue;
+      }
+      kinds++;
+      const best = bestOfHook.get(row.hook);
+      if (best === undefined || ahead(row, best)) bestOfHook.set(row.hook, row);
       keepTop(top, row, o.groups);
     }
     return {
@@ -78,7 +104,18 @@ export function createDigestReader(
       byHook: [...byHook]
         .sort(([ha, a], [hb, b]) => b - a || compareHooks(ha, hb))
         .map(([hook, count]) => ({ hook: hook as string, count })),
-      groups: top.map((g) => ({ sample: toEvent(st.bySeq.get(g.seq) as EventRow), count: g.n })),
+      groups: selectKinds(bestOfHook, top, o).map((g) => ({
+        sample: toEvent(st.bySeq.get(g.seq) as EventRow),
+        count: g.n,
+        kind: { hook: g.hook, shape: g.shape },
+      })),
+      kinds,
+      // Read from the oldest one on, and not at all without any: a second pass over the backlog.
+      high:
+        highTotal === 0 || o.high === 0
+          ? []
+          : (st.high.all({ ...p, from: firstHigh, limit: o.high }) as EventRow[]).map(toEvent),
+      highTotal,
       newest: (st.newest.all({ ...p, limit: o.newest }) as EventRow[]).map(toEvent),
     };
   });

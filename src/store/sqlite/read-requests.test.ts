@@ -3,28 +3,14 @@ import assert from 'node:assert/strict';
 import { createSqliteFixture, type SqliteFixture } from '../../../test/helpers/sqlite-fixture.js';
 import { createIds } from '../../common/ids.js';
 import type { RequestRecord } from '../request-record.js';
+import { newRequestRecord } from '../../../test/helpers/store-records.js';
 import { createRequestsReader } from './read-requests.js';
 import { createReadThread, type ReadThread } from './create-read-thread.js';
 
 describe('request listings on a read thread', () => {
   let f: SqliteFixture;
   const ids = createIds();
-  const record = (o: Partial<RequestRecord> = {}): RequestRecord => ({
-    id: ids.next(),
-    at: 1_000,
-    method: 'POST',
-    path: '/hooks/wake',
-    hook: 'wake',
-    client: '127.0.0.1',
-    status: 200,
-    code: null,
-    reason: null,
-    durationMs: 1,
-    eventIds: [],
-    runIds: [],
-    payload: null,
-    ...o,
-  });
+  const record = (o: Partial<RequestRecord> = {}): RequestRecord => newRequestRecord({ id: ids.next(), ...o });
   let thread: ReadThread;
   beforeEach(async () => {
     f = await createSqliteFixture();

@@ -17,6 +17,7 @@ const record = (o: Partial<RequestRecord> = {}): RequestRecord => ({
   eventIds: ['01900000-0000-7000-8000-00000000000a'],
   runIds: [],
   payload: null,
+  headers: null,
   ...o,
 });
 

@@ -75,7 +75,17 @@ type Compact =
       durationUs: number,
       eventIds: readonly string[],
       runIds: readonly string[],
-      payload: string,
+      payload: string | null,
+    ]
+  | [
+      id: string,
+      at: number,
+      shape: number,
+      durationUs: number,
+      eventIds: readonly string[],
+      runIds: readonly string[],
+      payload: string | null,
+      headers: Readonly<Record<string, string>>,
     ];
 
 /** A batch's JSON text: `v` is 2 (rows written before it hold a JSON array of `Encoded`). */
@@ -114,10 +124,11 @@ const decode = ([
   eventIds,
   runIds,
   payload,
+  headers: null,
 });
 
 const expand = ({ at: base, shapes, records }: Stored): RequestRecord[] =>
-  records.map(([id, at, shape, durationUs, eventIds, runIds, payload]) => {
+  records.map(([id, at, shape, durationUs, eventIds, runIds, payload, headers]) => {
     const [method, path, hook, client, status, code, reason] = shapes[shape]!;
     return {
       id,
@@ -133,6 +144,7 @@ const expand = ({ at: base, shapes, records }: Stored): RequestRecord[] =>
       eventIds,
       runIds,
       payload: payload ?? null,
+      headers: headers ?? null,
     };
   });
 
@@ -143,7 +155,10 @@ const expand = ({ at: base, shapes, records }: Stored): RequestRecord[] =>
  * counts once, as the batch meets it.
  */
 const approxChars = (r: RequestRecord): number =>
-  60 + (r.payload === null ? 0 : r.payload.length + 3) + 39 * (r.eventIds.length + r.runIds.length);
+  60 +
+  (r.payload === null ? 0 : r.payload.length + 3) +
+  (r.headers === null ? 0 : JSON.stringify(r.headers).length + 1) +
+  39 * (r.eventIds.length + r.runIds.length);
 
 /**
  * A batch whose JSON reaches this many characters (about a dozen records) is stored compressed.
@@ -257,6 +272,7 @@ export class RequestBatchBuilder {
     const shape = this.kindOf(r);
     const at = r.at - this.at;
     const durationUs = Math.round(r.durationMs * 1000);
+    if (r.headers !== null) return [r.id, at, shape, durationUs, r.eventIds, r.runIds, r.payload, r.headers];
     return r.payload === null
       ? [r.id, at, shape, durationUs, r.eventIds, r.runIds]
       : [r.id, at, shape, durationUs, r.eventIds, r.runIds, r.payload];
