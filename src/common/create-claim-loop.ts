@@ -64,7 +64,7 @@ interface Active<T> {
   item: T;
   abort: AbortController;
   done: Promise<void>;
-  /** It called `finishing`: its place is free, and its lease needs no renewing. */
+  /** It called `finishing`: its place is free (its lease is still renewed until it ends). */
   finishing: boolean;
 }
 
@@ -136,8 +136,10 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
   };
 
   const renew = async (): Promise<void> => {
-    const items = [...active.values()].filter((a) => !a.finishing);
-    if (items.length === 0) return;
+    // Finishing items too: their outcome may still be retried while the store cannot write, and a
+    // lease that ran out meanwhile would let another worker run the item again.
+    if (active.size === 0) return;
+    const items = [...active.values()];
     try {
       const held = new Set(await o.renew(items.map((a) => a.item)));
       for (const a of items) {
