@@ -153,8 +153,9 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       if (lifted) deliveryWorker?.notify();
     },
   });
-  // Swapped in place on reload: the delivery worker reads both on every delivery.
+  // Swapped in place on reload: the delivery worker reads them on every delivery.
   const channels = { ...config.channels };
+  const replyGuard = { allowedLinkHosts: config.delivery.allowedLinkHosts };
   const adapters = createChannelAdapters(config.channels, { now: clock.now });
 
   const deliveryWorker =
@@ -166,6 +167,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
           random: Math.random,
           channels,
           adapters,
+          guard: replyGuard,
           owner: `${process.pid}:${ids.next()}`,
           leaseMs: config.store.leaseSeconds * 1000,
           scrub,
@@ -412,6 +414,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         if (next.config.channels[name] === undefined) delete channels[name];
         else Object.assign(channels, { [name]: next.config.channels[name] });
       }
+      replyGuard.allowedLinkHosts = next.config.delivery.allowedLinkHosts;
       adapters.clear();
       for (const [name, adapter] of createChannelAdapters(next.config.channels, { now: clock.now }))
         adapters.set(name, adapter);

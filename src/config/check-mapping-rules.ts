@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { isInsideDir } from '../common/is-inside-dir.js';
 import type { Issue } from '../common/errors.js';
 import { findInvalidExpressions } from '../common/template-syntax.js';
+import { checkMappingTrust } from './check-mapping-trust.js';
 import { resolveModel } from './resolve-model.js';
 import { THINKING_LEVELS, type Config, type MappingConfig, type VerifyConfig } from './schema.js';
 import { parseDurationMs } from '../common/parse-duration.js';
@@ -176,6 +177,9 @@ export function checkMappingRules(config: Config, transformsDir: string): { issu
     }
     if (m.verify !== undefined) issues.push(...checkVerify(m.verify, `${at}.verify`));
     if (m.catchUp !== undefined) issues.push(...checkCatchUp(m, `${at}.catchUp`));
+    const trust = checkMappingTrust(m, i);
+    if (trust.issue !== null) issues.push(trust.issue);
+    if (trust.warning !== null) warnings.push(trust.warning);
     if (m.allowUnsafeExternalContent === true) {
       warnings.push({
         path: `${at}.allowUnsafeExternalContent`,

@@ -590,6 +590,17 @@ describe('safeParseConfig', () => {
     );
   });
 
+  it('takes host names, "*." entries and "*" in delivery.allowedLinkHosts, and refuses a URL there', () => {
+    const hosts = (allowedLinkHosts: string[]) => paths({ ...valid, delivery: { allowedLinkHosts } });
+    assert.deepEqual(hosts(['github.com', '*.example.org', 'bücher.example', '*']), []);
+    assert.deepEqual(hosts(['https://github.com', 'a b', '*github.com', 'host:8080']), [
+      'delivery.allowedLinkHosts[0]',
+      'delivery.allowedLinkHosts[1]',
+      'delivery.allowedLinkHosts[2]',
+      'delivery.allowedLinkHosts[3]',
+    ]);
+  });
+
   it('reports every issue at once', () => {
     const found = paths({ hooks: { enabled: 'yes', path: 3, bogus: true }, gateway: { port: -1 } });
     for (const p of ['hooks.enabled', 'hooks.path', 'hooks.bogus', 'gateway.port']) assert.ok(found.includes(p), p);

@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { z } from 'zod';
 import { parsePath } from '../common/template-syntax.js';
 import { RetentionSchema, StoreSchema } from './store-schema.js';
@@ -47,6 +48,9 @@ const MIN_TRANSFORM_TIMEOUT_MS = 100;
 const nonEmpty = z.string().min(1);
 /** A service's address: `http://` or `https://` only (not `file:`, `ftp:`, `javascript:`, …). */
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+/** Risks a mapping may accept by name in `acceptRisk` (see `hookgate check`). */
+const ACCEPTABLE_RISKS = ['exfiltration'] as const;
 
 /** Limits on an agent's runs; over them, runs stay queued (held) until the window allows them. */
 export const BudgetSchema = z.strictObject({
@@ -149,6 +153,14 @@ export const MappingSchema = z
         "`high`: a heartbeat digest over a flood lists this mapping's events one by one, in full, before anything " +
           "else, never folded into a kind; those that do not fit wait for the next heartbeat. Its runs' summaries " +
           'keep it. @default `normal`',
+      ),
+    acceptRisk: z
+      .array(z.enum(ACCEPTABLE_RISKS))
+      .optional()
+      .describe(
+        '`["exfiltration"]` lets a mapping start although an unverified sender, `allowUnsafeExternalContent` and a ' +
+          'reply sent where the request says (or returned to the caller) meet in it; without it `hookgate check` ' +
+          'and startup refuse that.',
       ),
     verify: VerifySchema.optional().describe(
       "The sender's signature scheme, checked over the raw body instead of the hook token.",
@@ -688,6 +700,27 @@ export const McpSchema = z.strictObject({
     .describe('Webhook subscriptions held at once (not counting ended ones); more are refused.'),
 });
 
+/** `github.com`, `*.github.com` (hosts under it) or `*` (every host). */
+const LINK_HOST = /^(?:\*|(?:\*\.)?[^\s/\\:?#@[\]*]+)$/u;
+
+export const DeliverySchema = z.strictObject({
+  allowedLinkHosts: z
+    .array(
+      z
+        .string()
+        .refine(
+          (h) => LINK_HOST.test(h) && (h === '*' || domainToASCII(h.replace(/^\*\./, '')) !== ''),
+          'a host name such as "github.com", "*.github.com" for the hosts under it, or "*"',
+        ),
+    )
+    .default([])
+    .describe(
+      'Hosts that links in replies may point to (`github.com`; `*.github.com` for the hosts under it; `*` for any). ' +
+        'A link to any other host, and every link that is not http(s), is made inert (`hxxps://evil[.]example/…`); ' +
+        'images are removed whatever their host. @default none: every link is made inert',
+    ),
+});
+
 export const ConfigSchema = z.strictObject({
   $schema: z.string().optional().describe('A JSON Schema for editors; not read.'),
   gateway: GatewaySchema.prefault({}).describe("The listener, its limits and the gateway's own token."),
@@ -700,6 +733,9 @@ export const ConfigSchema = z.strictObject({
   ),
   store: StoreSchema.prefault({ driver: 'sqlite' }).describe('Where accepted work is kept.'),
   mcp: McpSchema.prefault({}).describe('The MCP endpoint: subscribers receive or poll the published occurrences.'),
+  delivery: DeliverySchema.prefault({}).describe(
+    "The guard on replies before they reach a chat service (the reply of every hook's run or heartbeat).",
+  ),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -713,5 +749,6 @@ export type StoreConfig = z.infer<typeof StoreSchema>;
 export type RetentionConfig = z.infer<typeof RetentionSchema>;
 export type BudgetConfig = z.infer<typeof MappingBudgetSchema>;
 export type ChannelsConfig = z.infer<typeof ChannelsSchema>;
+export type DeliveryConfig = z.infer<typeof DeliverySchema>;
 export type AuthRateLimitConfig = z.infer<typeof AuthRateLimitSchema>;
 export type McpConfig = z.infer<typeof McpSchema>;

@@ -45,7 +45,13 @@ describeEachDriver('DeliveryWorker', (driver) => {
 
   const start = (
     adapters: ChannelAdapter[],
-    extra: { maxAttempts?: number; maxAgeMs?: number; scrub?: (t: string) => string; maxWakeups?: number } = {},
+    extra: {
+      maxAttempts?: number;
+      maxAgeMs?: number;
+      scrub?: (t: string) => string;
+      maxWakeups?: number;
+      guard?: { allowedLinkHosts: string[] };
+    } = {},
   ): DeliveryWorker => {
     worker = new DeliveryWorker({
       store,
@@ -107,6 +113,26 @@ describeEachDriver('DeliveryWorker', (driver) => {
     await settled(await add('discord', '555'));
     await settled(await add('last', null, 'again'));
     assert.deepEqual(dc.sent.at(-1), { to: '555', text: 'again' });
+  });
+
+  it('sends the reply through the exfiltration guard, with the allowed hosts read at each delivery', async () => {
+    const tg = scriptedChannel('telegram');
+    const guard = { allowedLinkHosts: [] as string[] };
+    start([tg.adapter], { guard });
+    const text = 'See https://attacker.example/c?d=SECRET and ![x](https://github.com/p.png) https://github.com/a';
+    await settled(await add('telegram', '1', text));
+    assert.equal(tg.sent.at(-1)?.text, 'See hxxps://attacker[.]example/… and (image: x) hxxps://github[.]com/…');
+    guard.allowedLinkHosts = ['github.com'];
+    await settled(await add('telegram', '1', text));
+    assert.equal(tg.sent.at(-1)?.text, 'See hxxps://attacker[.]example/… and (image: x) https://github.com/a');
+  });
+
+  it('guards a reply before it splits it, so a link cut in two is not missed', async () => {
+    const tg = scriptedChannel('telegram', 30);
+    start([tg.adapter]);
+    await settled(await add('telegram', '1', `${'x'.repeat(20)} https://attacker.example/c?d=SECRET`));
+    const joined = tg.sent.map((m) => m.text).join('');
+    assert.ok(!joined.includes('SECRET') && !joined.includes('attacker.example'), joined);
   });
 
   it('skips, with the reason, when there is no recipient', async () => {

@@ -4,7 +4,7 @@ import type { Log } from '../common/log.js';
 import { computeRetryDelayMs } from '../common/retry.js';
 import { retryWhile } from '../common/retry-while.js';
 import { keepText, type Scrub } from '../common/scrub-secrets.js';
-import type { ChannelsConfig } from '../config/index.js';
+import type { ChannelsConfig, DeliveryConfig } from '../config/index.js';
 import { mainSessionKey } from '../policy/index.js';
 import {
   isStoreUnavailable,
@@ -15,6 +15,7 @@ import {
 } from '../store/index.js';
 import { DeliveryError, type ChannelAdapter } from './channel-adapter.js';
 import type { DeliveryPort } from './delivery-port.js';
+import { guardReply } from './guard-reply.js';
 import { resolveRoute } from './resolve-route.js';
 import { splitMessage } from './split-message.js';
 
@@ -28,6 +29,8 @@ export interface DeliveryWorkerOptions {
   random: () => number;
   channels: ChannelsConfig;
   adapters: ReadonlyMap<string, ChannelAdapter>;
+  /** The exfiltration guard's settings, read at every delivery (a reload swaps them in place). @default no host allowed */
+  guard?: Pick<DeliveryConfig, 'allowedLinkHosts'>;
   /** Identifies this process's claims, for operators. */
   owner: string;
   /** Attempts before a delivery fails for good. @default 8 */
@@ -86,7 +89,10 @@ function reasonOf(error: unknown, scrub: Scrub = keepText): DeliveryError {
  */
 export class DeliveryWorker implements DeliveryPort {
   readonly #o: Required<
-    Omit<DeliveryWorkerOptions, 'store' | 'log' | 'clock' | 'random' | 'channels' | 'adapters' | 'owner' | 'held'>
+    Omit<
+      DeliveryWorkerOptions,
+      'store' | 'log' | 'clock' | 'random' | 'channels' | 'adapters' | 'owner' | 'held' | 'guard'
+    >
   > &
     DeliveryWorkerOptions;
   readonly #loop: ClaimLoop;
@@ -206,7 +212,10 @@ export class DeliveryWorker implements DeliveryPort {
       return;
     }
     const routed = { ...base, resolvedChannel: route.channel, resolvedTo: route.to };
-    const parts = splitMessage(d.text, adapter.maxMessageChars);
+    // Every reply comes of hook content (a run's, or a heartbeat's over wakes and run summaries):
+    // it is guarded before it is split, so a link is never cut in two and then missed.
+    const text = guardReply(d.text, { allowedLinkHosts: this.#o.guard?.allowedLinkHosts ?? [] });
+    const parts = splitMessage(text, adapter.maxMessageChars);
     const timeoutMs = this.#o.channels[route.channel]?.timeoutMs ?? this.#o.timeoutMs;
     let sent = d.partsSent;
     try {

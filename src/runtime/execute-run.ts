@@ -27,6 +27,8 @@ export function createRunSummary(
   state: RunOutcomeState,
   text: string,
   at: number,
+  /** The run's reply goes to a chat (a delivery was requested with the summary). */
+  delivered = false,
 ): NewSystemEvent {
   return {
     id: deps.ids.next(),
@@ -36,7 +38,7 @@ export function createRunSummary(
     mode: run.wakeMode,
     // The summary carries model output shaped by hook content: it stays external content, its
     // `Hook <name>:` head the gateway's own.
-    source: { ...run.source, summary: true },
+    source: { ...run.source, summary: true, ...(delivered ? { delivered: true as const } : {}) },
     createdAt: at,
   };
 }
@@ -198,7 +200,7 @@ export async function finishRun(
             { sessionKey: run.sessionKey, role: 'user', content, turnId: run.id, createdAt: started },
             { sessionKey: run.sessionKey, role: 'assistant', content: reply, turnId: run.id, createdAt: at },
           ],
-    summary: createRunSummary(deps, run, state, reply ?? error ?? '', at),
+    summary: createRunSummary(deps, run, state, reply ?? error ?? '', at, delivery !== null),
     delivery,
     ...(deps.publishRuns === true ? { published: createRunFinished(deps, run, { state, reply, error, at }) } : {}),
   };

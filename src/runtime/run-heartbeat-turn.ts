@@ -29,7 +29,8 @@ export interface HeartbeatLease {
 /**
  * One heartbeat turn of an agent's main session, run under the agent's heartbeat lease: drain
  * pending events into a prompt, run the model, then record the turn, mark the events consumed and
- * (unless the reply is only an ack) request delivery to the last route, all in one transaction
+ * (unless the reply is only an ack, or the turn saw only summaries of runs whose replies went to
+ * a chat) request delivery to the last route, all in one transaction
  * that is refused if the lease was lost or any event was consumed meanwhile. A failure leaves the
  * events pending for the next turn. A requested turn with nothing pending does nothing. A backlog
  * larger than one prompt holds becomes a bounded digest, and the turn consumes what it showed (all
@@ -83,7 +84,11 @@ export async function runHeartbeatTurn(
   const turnId = deps.ids.next();
   const at = clock.now();
   const ack = isHeartbeatAck(reply, heartbeat.ackMaxChars);
-  const delivery = ack ? null : toNewDelivery({ agentId, channel: 'last', to: null, text: reply }, deps.ids.next(), at);
+  // One hook, one chat message: a turn that saw only summaries of runs whose replies already went
+  // to a chat has no news of its own, and its reply (which restates them) stays in the transcript.
+  const news = digest !== null || events.some((e) => e.source.delivered !== true);
+  const delivery =
+    ack || !news ? null : toNewDelivery({ agentId, channel: 'last', to: null, text: reply }, deps.ids.next(), at);
   const recorded = await store.recordHeartbeatTurn({
     claimId: lease.claimId,
     sessionKey,

@@ -2,7 +2,7 @@ import type { ActionSource } from './types.js';
 
 /**
  * How an event's or a run's source is stored (both stores): JSON holding `hook` and `external`,
- * `allowUnsafeExternalContent` and `summary` only when true, and `priority` only when it is `high`. A wake from `/hooks/wake` is stored as
+ * `allowUnsafeExternalContent`, `summary` and `delivered` only when true, and `priority` only when it is `high`. A wake from `/hooks/wake` is stored as
  * `{"hook":"wake","external":true}` instead of its 68 characters in full. `external` is always
  * written: code from before this encoding reads a missing field as false, and would take a hook's
  * content as trusted (no untrusted-content wrapper) on a downgrade or in a PostgreSQL fleet being
@@ -15,6 +15,7 @@ export function encodeSource(source: ActionSource): string {
   if (source.allowUnsafeExternalContent) stored['allowUnsafeExternalContent'] = true;
   if (source.priority === 'high') stored['priority'] = 'high';
   if (source.summary === true) stored['summary'] = true;
+  if (source.delivered === true) stored['delivered'] = true;
   return JSON.stringify(stored);
 }
 
@@ -29,6 +30,7 @@ export function createSourceEncoder(): (source: ActionSource) => string {
   let unsafe = false;
   let priority: string | undefined;
   let summary: boolean | undefined;
+  let delivered: boolean | undefined;
   let text = '';
   return (source) => {
     if (
@@ -36,10 +38,11 @@ export function createSourceEncoder(): (source: ActionSource) => string {
       source.external !== external ||
       source.allowUnsafeExternalContent !== unsafe ||
       source.priority !== priority ||
-      source.summary !== summary
+      source.summary !== summary ||
+      source.delivered !== delivered
     ) {
       text = encodeSource(source);
-      ({ hook, external, allowUnsafeExternalContent: unsafe, priority, summary } = source);
+      ({ hook, external, allowUnsafeExternalContent: unsafe, priority, summary, delivered } = source);
     }
     return text;
   };
@@ -55,5 +58,6 @@ export function decodeSource(text: string): ActionSource {
   };
   if (stored.priority === 'high') source.priority = 'high';
   if (stored.summary === true) source.summary = true;
+  if (stored.delivered === true) source.delivered = true;
   return source;
 }

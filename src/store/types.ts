@@ -17,6 +17,11 @@ export interface ActionSource {
    * is the gateway's own, the rest (the run's reply or error) is external content.
    */
   summary?: true;
+  /**
+   * A summary whose run's reply went to a chat: its news has reached the user, so a heartbeat turn
+   * made only of such summaries delivers no reply of its own (one hook, one chat message).
+   */
+  delivered?: true;
 }
 
 /** A system event to put on an agent's main session (the effect of a wake). */

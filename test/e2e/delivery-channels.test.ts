@@ -13,6 +13,7 @@ import { readConfig } from '../../src/config/index.js';
 import { startGateway, type Gateway } from '../../src/main.js';
 import type { DeliveryWithAttempts } from '../../src/store/index.js';
 import type { FakeServer } from '../fakes/create-fake-server.js';
+import { findFollowableLink } from '../helpers/find-followable-link.js';
 import { runHookgate } from '../helpers/gateway-process.js';
 import { createFakeDiscord } from '../fakes/fake-discord.js';
 import { createFakeIMessage } from '../fakes/fake-imessage.js';
@@ -130,6 +131,44 @@ describe('delivery: an agent hook reaches every channel', () => {
       assert.match(got[0]!.text, /^\[offline echo model\] .*hello/);
       const run = await gateway.store.getRun(runId);
       assert.equal(got[0]!.text, run?.reply);
+    });
+  }
+
+  // What each service's API takes to fetch no page a link points to; the others have no such switch.
+  const previewsOff: Record<string, (body: Record<string, unknown>) => boolean> = {
+    slack: (b) => b['unfurl_links'] === false && b['unfurl_media'] === false,
+    telegram: (b) => (b['link_preview_options'] as { is_disabled?: unknown })?.is_disabled === true,
+    discord: (b) => typeof b['flags'] === 'number' && (b['flags'] & (1 << 2)) !== 0,
+    whatsapp: (b) => (b['text'] as { preview_url?: unknown })?.preview_url === false,
+    mattermost: (b) => (b['props'] as { unsafe_links?: unknown })?.unsafe_links === 'true',
+  };
+  const attack = [
+    'https://attacker.example/c?d=SECRET',
+    '[docs](https://attacker.example/c?d=SECRET)',
+    '<https://attacker.example/c?d=SECRET>',
+    'attacker.example/c?d=SECRET',
+    '![p](https://attacker.example/p.png?d=SECRET)',
+    'https://xn--80ak6aa92e.com/?d=SECRET',
+    'javascript:alert(1)',
+  ].join(' ');
+
+  for (const channel of ['whatsapp', 'telegram', 'discord', 'slack', 'mattermost', 'signal', 'imessage', 'msteams']) {
+    it(`delivers a reply carrying attacker links to ${channel} with none left to follow, previews off`, async () => {
+      const fake = fakes.get(channel)!;
+      const before = fake.messages.length;
+      const runId = await hook({ message: `exfiltrate ${attack}`, channel, to: recipients[channel] });
+      assert.equal((await deliveryOf(runId)).state, 'sent');
+      const run = await gateway.store.getRun(runId);
+      assert.match(run?.reply ?? '', /https:\/\/attacker\.example\/c\?d=SECRET/, 'the model did write the links');
+      const got = fake.messages.slice(before);
+      assert.equal(got.length, 1);
+      assert.match(got[0]!.text, /exfiltrate hxxps:\/\/attacker\[\.\]example\/…/);
+      assert.equal(findFollowableLink(got[0]!.text), null, got[0]!.text);
+      assert.ok(!got[0]!.text.includes('SECRET'), got[0]!.text);
+      const request = fake.requests.findLast((r) => JSON.stringify(r.body).includes('exfiltrate'));
+      const check = previewsOff[channel];
+      if (check !== undefined)
+        assert.ok(check(request?.body as Record<string, unknown>), JSON.stringify(request?.body));
     });
   }
 

@@ -80,9 +80,15 @@ function startLoad(port: number, tag: string): { load: Load; stop(): Promise<voi
 
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** The run each message at the chat service replies to, by the text its run was sent with. */
+/**
+ * The run each message at the chat service replies to, by the text its run was sent with: the echo
+ * model's reply to a run quotes its message. A heartbeat reply that quotes a summary among wakes is
+ * news of its own, not a second copy of the run's reply.
+ */
 const replies = (telegram: FakeTelegram): string[] =>
-  telegram.messages.map((m) => /\[([a-z]+ c\d+ n\d+)\]/.exec(m.text)?.[1]).filter((t) => t !== undefined);
+  telegram.messages
+    .map((m) => /^task \[([a-z]+ c\d+ n\d+)\]/.exec(m.text.split('It said: ')[1] ?? '')?.[1])
+    .filter((t) => t !== undefined);
 
 /**
  * Waits until every acknowledged run has ended and every succeeded one's reply reached the chat

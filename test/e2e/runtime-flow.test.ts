@@ -171,6 +171,34 @@ describe('runtime: an agent hook end to end', () => {
     }
   });
 
+  it('sends one chat message for a delivered run: the heartbeat its summary asks for delivers nothing', async () => {
+    heartbeatReply = 'GitHub PR #14 was reviewed: see the reply above.';
+    try {
+      const handedBefore = h.delivered.length;
+      const { json } = await h.post('/hooks/agent', { message: 'Review PR #14', name: 'GitHub', wakeMode: 'now' });
+      const run = await h.waitForRun(String(json['runId']));
+      assert.equal(run.state, 'succeeded');
+      await until(
+        async () => (await h.gateway.store.listPendingEvents('agent:main:main')).length === 0,
+        'the heartbeat',
+      );
+      // The heartbeat ran (the main session knows) and its reply is in the transcript, not in a chat.
+      const transcript = await h.gateway.store.readTranscript('agent:main:main', { limit: 2 });
+      assert.equal(transcript.at(-1)!.content, 'GitHub PR #14 was reviewed: see the reply above.');
+      assert.deepEqual(
+        h.delivered.slice(handedBefore).map((d) => d.runId),
+        [run.id],
+      );
+      // The same reply to a run that delivered nothing is news, and goes to the chat.
+      const quiet = await h.post('/hooks/agent', { message: 'Review PR #15', deliver: false, wakeMode: 'now' });
+      assert.equal((await h.waitForRun(String(quiet.json['runId']))).state, 'succeeded');
+      await until(() => h.delivered.length === handedBefore + 2, 'the heartbeat delivery');
+      assert.equal(h.delivered.at(-1)!.runId, null);
+    } finally {
+      heartbeatReply = 'HEARTBEAT_OK';
+    }
+  });
+
   it('does not deliver when deliver is false, nor a run reply that is only an ack', async () => {
     const before = h.delivered.length;
     const a = await h.post('/hooks/agent', { message: 'quiet', deliver: false, wakeMode: 'next-heartbeat' });

@@ -99,6 +99,27 @@ describe('startup refusals (check and serve exit non-zero, naming the dot-path)'
     await assertBothRefuse(track(createTempConfig(doc)), at('hooks.defaultSessionKey'));
   });
 
+  it('refuses a mapping where an unverified sender, unwrapped content and a payload-chosen recipient meet', async () => {
+    const risky = { id: 'relay', match: { path: 'relay' }, allowUnsafeExternalContent: true, to: '{{payload.to}}' };
+    const doc = await configWith({ hooks: { enabled: true, token: HOOK_TOKEN, mappings: [risky] } });
+    await assertBothRefuse(
+      track(createTempConfig(doc)),
+      at('hooks.mappings[0]'),
+      'mapping "relay"',
+      'its sender is not verified',
+      'allowUnsafeExternalContent: true',
+      'to: "{{payload.to}}"',
+      'acceptRisk: ["exfiltration"]',
+    );
+    const accepted = { ...risky, acceptRisk: ['exfiltration'] };
+    const ok = createTempConfig(
+      await configWith({ hooks: { enabled: true, token: HOOK_TOKEN, mappings: [accepted] } }),
+    );
+    const result = await runHookgate(['check', '--config', track(ok).path], { env: { HOOKGATE_HOME: ok.dir } });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout + result.stderr, /hooks\.mappings\[0\]\.acceptRisk/);
+  });
+
   describe('hooks.transformsDir outside <config dir>/hooks/transforms', () => {
     it('refuses a relative path that climbs out ("../x")', async () => {
       const doc = await configWith({ hooks: { enabled: true, token: HOOK_TOKEN, transformsDir: '../x' } });

@@ -21,7 +21,7 @@ describe('discord channel against a fake REST API', () => {
   after(() => fake.close());
   const adapter = (botToken = TOKEN) => createDiscordChannel({ botToken, baseUrl: fake.url });
 
-  it('posts {content} to /channels/{id}/messages as the bot, and the message arrives', async () => {
+  it('posts {content} with embeds suppressed to /channels/{id}/messages as the bot, and the message arrives', async () => {
     await adapter().send(CHANNEL, 'Build #42 passed', signal());
     const req = fake.requests.at(-1)!;
     assert.equal(req.method, 'POST');
@@ -29,7 +29,7 @@ describe('discord channel against a fake REST API', () => {
     assert.equal(req.headers.authorization, `Bot ${TOKEN}`);
     assert.match(String(req.headers['user-agent']), /^DiscordBot \(/);
     assert.match(String(req.headers['content-type']), /^application\/json/);
-    assert.deepEqual(req.body, { content: 'Build #42 passed', allowed_mentions: { parse: [] } });
+    assert.deepEqual(req.body, { content: 'Build #42 passed', allowed_mentions: { parse: [] }, flags: 1 << 2 });
     assert.deepEqual(fake.messages.at(-1), { to: CHANNEL, text: 'Build #42 passed' });
   });
 

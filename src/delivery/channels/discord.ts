@@ -5,6 +5,8 @@ import { failOnStatus, requestJson } from './request-json.js';
 export const DISCORD_DEFAULT_BASE_URL = 'https://discord.com/api/v10';
 /** Create Message: `content` is "up to 2000 characters". */
 export const DISCORD_MAX_MESSAGE_CHARS = 2000;
+/** The `SUPPRESS_EMBEDS` message flag: no link embeds, so Discord fetches no page a reply links to. */
+export const SUPPRESS_EMBEDS = 1 << 2;
 // Discord asks bots to send `DiscordBot ($url, $versionNumber)`; requests without it may be blocked.
 const USER_AGENT = 'DiscordBot (hookgate, 0.1.0)';
 
@@ -32,7 +34,7 @@ export function createDiscordChannel(config: NonNullable<ChannelsConfig['discord
       const url = `${base}/channels/${encodeURIComponent(to)}/messages`;
       const res = await requestJson('discord', url, {
         headers,
-        body: { content: text, allowed_mentions: { parse: [] } },
+        body: { content: text, allowed_mentions: { parse: [] }, flags: SUPPRESS_EMBEDS },
         signal,
       });
       const err = res.body as DiscordError | null;

@@ -21,14 +21,18 @@ describe('mattermost channel against a fake v4 API', () => {
   after(() => fake.close());
   const adapter = (token = TOKEN, baseUrl = fake.url) => createMattermostChannel({ token, baseUrl });
 
-  it('posts {channel_id, message} to /api/v4/posts with the bearer token, and the post arrives', async () => {
+  it('posts {channel_id, message} with link previews off to /api/v4/posts with the bearer token, and the post arrives', async () => {
     await adapter().send(CHANNEL, 'Build #42 passed', signal());
     const req = fake.requests.at(-1)!;
     assert.equal(req.method, 'POST');
     assert.equal(req.path, '/api/v4/posts');
     assert.equal(req.headers.authorization, `Bearer ${TOKEN}`);
     assert.match(String(req.headers['content-type']), /^application\/json/);
-    assert.deepEqual(req.body, { channel_id: CHANNEL, message: 'Build #42 passed' });
+    assert.deepEqual(req.body, {
+      channel_id: CHANNEL,
+      message: 'Build #42 passed',
+      props: { remove_link_preview: 'true', unsafe_links: 'true' },
+    });
     assert.deepEqual(fake.messages.at(-1), { to: CHANNEL, text: 'Build #42 passed' });
   });
 

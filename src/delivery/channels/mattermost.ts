@@ -9,6 +9,13 @@ import { failOnStatus, requestJson } from './request-json.js';
  */
 export const MATTERMOST_MAX_MESSAGE_CHARS = 16_383;
 
+/**
+ * No link previews: `remove_link_preview` hides the preview in the apps (every version);
+ * `unsafe_links` makes recent servers skip fetching embeds and image sizes for the post at all.
+ * Older servers keep an unknown prop and do nothing with it.
+ */
+const NO_PREVIEWS = { remove_link_preview: 'true', unsafe_links: 'true' } as const;
+
 /** The v4 error body `{id, message, detailed_error, request_id, status_code}`. */
 interface MattermostError {
   id?: unknown;
@@ -29,7 +36,7 @@ export function createMattermostChannel(config: NonNullable<ChannelsConfig['matt
     maxMessageChars: MATTERMOST_MAX_MESSAGE_CHARS,
     async send(to, text, signal) {
       // Sender-shaped text must not notify a whole channel: @channel, @all and @here are made plain.
-      const body = { channel_id: to, message: escapeMattermostBroadcasts(text) };
+      const body = { channel_id: to, message: escapeMattermostBroadcasts(text), props: NO_PREVIEWS };
       const res = await requestJson('mattermost', url, { headers, body, signal });
       // Rate limits answer 429 with `Retry-After` and a plain-text body; failOnStatus reads both.
       failOnStatus('mattermost', res, describeMattermostError(res.body as MattermostError | null));

@@ -16,14 +16,20 @@ describe('slack channel against a fake Web API', () => {
   after(() => fake.close());
   const adapter = (botToken = TOKEN) => createSlackChannel({ botToken, baseUrl: fake.url });
 
-  it('posts {channel, text} to chat.postMessage with the bearer token, as utf-8 JSON', async () => {
+  it('posts {channel, text} with unfurls off to chat.postMessage with the bearer token, as utf-8 JSON', async () => {
     await adapter().send(CHANNEL, 'Build #42 passed', signal());
     const req = fake.requests.at(-1)!;
     assert.equal(req.method, 'POST');
     assert.equal(req.path, '/chat.postMessage');
     assert.equal(req.headers.authorization, `Bearer ${TOKEN}`);
     assert.equal(req.headers['content-type'], 'application/json; charset=utf-8');
-    assert.deepEqual(req.body, { channel: CHANNEL, text: 'Build #42 passed', link_names: false });
+    assert.deepEqual(req.body, {
+      channel: CHANNEL,
+      text: 'Build #42 passed',
+      link_names: false,
+      unfurl_links: false,
+      unfurl_media: false,
+    });
     assert.deepEqual(fake.messages.at(-1), { to: CHANNEL, text: 'Build #42 passed' });
   });
 

@@ -39,8 +39,15 @@ export function createSlackChannel(config: NonNullable<ChannelsConfig['slack']>)
     maxMessageChars: SLACK_MAX_MESSAGE_CHARS,
     async send(to, text, signal) {
       // Sender-shaped text must not notify a whole channel: the commands are written out, and
-      // plain @channel is never linked.
-      const body = { channel: to, text: escapeSlackBroadcasts(text), link_names: false };
+      // plain @channel is never linked. No unfurls: Slack would fetch the page (or the media) a
+      // link in the reply points to.
+      const body = {
+        channel: to,
+        text: escapeSlackBroadcasts(text),
+        link_names: false,
+        unfurl_links: false,
+        unfurl_media: false,
+      };
       const res = await requestJson('slack', url, { headers, body, signal });
       const answer = res.body as SlackAnswer | null;
       const error = typeof answer?.error === 'string' ? answer.error : undefined;

@@ -21,13 +21,17 @@ describe('telegram channel against a fake Bot API', () => {
   after(() => fake.close());
   const adapter = (botToken = TOKEN) => createTelegramChannel({ botToken, baseUrl: fake.url });
 
-  it('posts {chat_id, text} to /bot<token>/sendMessage and the message arrives', async () => {
+  it('posts {chat_id, text} with the link preview off to /bot<token>/sendMessage and the message arrives', async () => {
     await adapter().send(CHAT, 'Build #42 passed', signal());
     const req = fake.requests.at(-1)!;
     assert.equal(req.method, 'POST');
     assert.equal(req.path, `/bot${TOKEN}/sendMessage`);
     assert.match(String(req.headers['content-type']), /^application\/json/);
-    assert.deepEqual(req.body, { chat_id: CHAT, text: 'Build #42 passed' });
+    assert.deepEqual(req.body, {
+      chat_id: CHAT,
+      text: 'Build #42 passed',
+      link_preview_options: { is_disabled: true },
+    });
     assert.deepEqual(fake.messages.at(-1), { to: CHAT, text: 'Build #42 passed' });
   });
 

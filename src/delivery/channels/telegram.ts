@@ -26,7 +26,9 @@ export function createTelegramChannel(config: NonNullable<ChannelsConfig['telegr
     name: 'telegram',
     maxMessageChars: TELEGRAM_MAX_MESSAGE_CHARS,
     async send(to, text, signal) {
-      const res = await requestJson('telegram', url, { body: { chat_id: to, text }, signal });
+      // No link preview: Telegram would fetch the page a link in the reply points to (Bot API 7.0+).
+      const body = { chat_id: to, text, link_preview_options: { is_disabled: true } };
+      const res = await requestJson('telegram', url, { body, signal });
       const err = res.body as TelegramError | null;
       const retryAfter = err?.parameters?.retry_after;
       failOnStatus('telegram', res, describeTelegramError(err), {
