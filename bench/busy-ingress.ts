@@ -7,9 +7,8 @@ import { join } from 'node:path';
 import { log } from './bench-env.js';
 import { startGateway, type StartedGateway } from './gateway.js';
 import type { BenchContext } from './ingress-bench.js';
-import type { LoadResult } from './load-result.js';
-import { runLoad } from './load.js';
-import { sampleProcess, stopChild } from './proc.js';
+import { runSampledLoad } from './load.js';
+import { stopChild } from './proc.js';
 import {
   agentConfig,
   enqueueRuns,
@@ -32,22 +31,15 @@ async function wakeLoad(
   label: string,
 ) {
   const before = db.countFinished();
-  const sampler = sampleProcess(gw.child.pid);
-  let load: LoadResult;
-  let sample: ReturnType<typeof sampler.stop>;
-  try {
-    load = await runLoad({
-      loader: ctx.loader,
-      port: gw.port,
-      token: ctx.token,
-      connections: s.connections,
-      seconds,
-      label,
-      mode: 'next-heartbeat',
-    });
-  } finally {
-    sample = sampler.stop(); // its interval would keep the process alive
-  }
+  const { result: load, sample } = await runSampledLoad(gw.child.pid, {
+    loader: ctx.loader,
+    port: gw.port,
+    token: ctx.token,
+    connections: s.connections,
+    seconds,
+    label,
+    mode: 'next-heartbeat',
+  });
   if (gw.child.hasExited()) throw new Error(`hookgate died under load:\n${gw.child.output()}`);
   return { load, window: wakeWindow(load, sample.cpuPercent, db.countFinished() - before) };
 }

@@ -30,6 +30,14 @@ export interface GatewayOptions {
   /** Replaces the SQLite store section (PostgreSQL for the fleet part). */
   store?: Record<string, unknown>;
   nodeFlags?: readonly string[];
+  /** The `main.js` to run (another build's, for the compare part). @default gatewayEntry().path */
+  entry?: string;
+  /** `gateway.logLevel`; `null` writes none, so the gateway runs at its own default. @default 'warn' */
+  logLevel?: string | null;
+  /** Other `gateway` keys (they must be ones every build compared knows). */
+  gateway?: Record<string, unknown>;
+  /** The gateway's output goes to this file instead of a pipe (see `SpawnOptions.logFile`). */
+  logFile?: string;
 }
 
 export interface StartedGateway {
@@ -44,7 +52,12 @@ export interface StartedGateway {
 export function writeGatewayConfig(o: GatewayOptions, port: number, dbPath: string): string {
   mkdirSync(o.dir, { recursive: true, mode: 0o700 });
   const config = {
-    gateway: { bind: '127.0.0.1', port, logLevel: 'warn' },
+    gateway: {
+      bind: '127.0.0.1',
+      port,
+      ...(o.logLevel === null ? {} : { logLevel: o.logLevel ?? 'warn' }),
+      ...o.gateway,
+    },
     hooks: { enabled: true, token: o.token, path: '/hooks' },
     store: o.store ?? { driver: 'sqlite', path: dbPath, sync: o.sync },
     ...o.extra,
@@ -58,7 +71,10 @@ export async function startGateway(o: GatewayOptions): Promise<StartedGateway> {
   const port = await freePort();
   const dbPath = join(o.dir, 'state', 'hookgate.db');
   const config = writeGatewayConfig(o, port, dbPath);
-  return startGatewayWithConfig(config, port, dbPath, o.nodeFlags);
+  return startGatewayWithConfig(config, port, dbPath, o.nodeFlags, {
+    ...(o.entry === undefined ? {} : { entry: o.entry }),
+    ...(o.logFile === undefined ? {} : { logFile: o.logFile }),
+  });
 }
 
 /** Starts a gateway on a config file already written (replicas share one store section). */
@@ -67,9 +83,16 @@ export async function startGatewayWithConfig(
   port: number,
   dbPath: string,
   nodeFlags: readonly string[] = [],
+  options: { entry?: string; logFile?: string } = {},
 ): Promise<StartedGateway> {
   const t0 = performance.now();
-  const child = spawnNode('hookgate', [...nodeFlags, gatewayEntry().path, 'serve', '--config', config], process.env);
+  const entry = options.entry ?? gatewayEntry().path;
+  const child = spawnNode(
+    'hookgate',
+    [...nodeFlags, entry, 'serve', '--config', config],
+    process.env,
+    options.logFile === undefined ? {} : { logFile: options.logFile },
+  );
   await waitHealthy(child, port);
   return { child, port, startMs: performance.now() - t0, dbPath };
 }

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { envChoice, envNumber, log } from './bench-env.js';
 import { startGateway, type StartedGateway } from './gateway.js';
-import { runLoad, type LoadResult, type Loader } from './load.js';
-import { freePort, sampleProcess, spawnNode, stopChild, waitHealthy, type Child } from './proc.js';
+import { runSampledLoad, type LoadResult, type Loader } from './load.js';
+import { freePort, spawnNode, stopChild, waitHealthy, type Child } from './proc.js';
 import { TARGETS, formatSummary, median, summarizeServer, type ServerRuns, type Summary } from './report.js';
 
 export interface BenchContext {
@@ -45,7 +45,7 @@ export function ingressBudgetS(s: IngressSettings): number {
   return s.startRuns * 20 + 2 * (s.warmupSeconds + s.rounds * (s.seconds + 3)) + 120;
 }
 
-async function startBare(token: string): Promise<{ child: Child; port: number }> {
+export async function startBare(token: string): Promise<{ child: Child; port: number }> {
   const port = await freePort();
   const child = spawnNode('bare', [BARE_JS], { ...process.env, BENCH_PORT: String(port), BENCH_TOKEN: token });
   await waitHealthy(child, port);
@@ -108,24 +108,17 @@ export async function runIngressBench(ctx: BenchContext, settings: IngressSettin
 
   /** One load run with RSS/CPU sampling of the server child. */
   const loadServer = async (child: Child, port: number, seconds: number, label: string) => {
-    const sampler = sampleProcess(child.pid);
-    try {
-      const result = await runLoad({
-        loader: ctx.loader,
-        port,
-        token: ctx.token,
-        connections: settings.connections,
-        seconds,
-        label,
-        mode,
-      });
-      const sample = sampler.stop();
-      if (child.hasExited()) throw new Error(`${child.name} died under load:\n${child.output()}`);
-      return { result, sample };
-    } catch (error) {
-      sampler.stop(); // its interval would keep the process alive
-      throw error;
-    }
+    const loaded = await runSampledLoad(child.pid, {
+      loader: ctx.loader,
+      port,
+      token: ctx.token,
+      connections: settings.connections,
+      seconds,
+      label,
+      mode,
+    });
+    if (child.hasExited()) throw new Error(`${child.name} died under load:\n${child.output()}`);
+    return loaded;
   };
 
   for (const s of servers) {

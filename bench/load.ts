@@ -5,6 +5,7 @@
 import { runAutocannon } from './autocannon-load.js';
 import { runLeanLoad } from './lean-load.js';
 import type { LoadResult } from './load-result.js';
+import { sampleProcess, type ProcessSample } from './proc.js';
 
 export { percentile, type LoadResult } from './load-result.js';
 
@@ -29,4 +30,20 @@ export function runLoad(o: LoadOptions): Promise<LoadResult> {
     return runLeanLoad({ ...common, bodyPrefix: `{"text":"${o.label}-`, bodySuffix: `","mode":"${o.mode}"}` });
   }
   return runAutocannon({ ...common, body: (n) => JSON.stringify({ text: `${o.label}-${n}`, mode: o.mode }) });
+}
+
+/** One load run with the server's RSS and CPU sampled meanwhile (`pid`: the server process). */
+export async function runSampledLoad(
+  pid: number,
+  o: LoadOptions,
+): Promise<{ result: LoadResult; sample: ProcessSample }> {
+  const sampler = sampleProcess(pid);
+  let result: LoadResult;
+  try {
+    result = await runLoad(o);
+  } catch (error) {
+    sampler.stop(); // its interval would keep the process alive
+    throw error;
+  }
+  return { result, sample: sampler.stop() };
 }

@@ -1,6 +1,6 @@
 /** Child processes, free ports, health probes and /proc sampling for the benchmark driver. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,9 +19,49 @@ export interface Child {
 /** Every child not yet seen to exit; killed by `killAllSync` whatever happens to the driver. */
 const live = new Set<ChildProcess>();
 
+/** The last `bytes` of a file, as text ('' when it cannot be read). */
+function readTail(path: string, bytes: number): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, bytes);
+    const buf = Buffer.alloc(length);
+    readSync(fd, buf, 0, length, size - length);
+    return buf.toString('utf8');
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+export interface SpawnOptions {
+  /**
+   * The child's stdout and stderr go to this file (appended) instead of a pipe to this process:
+   * a gateway that logs every request then costs the load generator nothing to read.
+   */
+  logFile?: string;
+}
+
 /** Spawns `node <args>` directly (no shell), so the pid we sample is the server itself. */
-export function spawnNode(name: string, args: readonly string[], env: NodeJS.ProcessEnv): Child {
-  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnNode(
+  name: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  options: SpawnOptions = {},
+): Child {
+  const { logFile } = options;
+  const fd = logFile === undefined ? undefined : openSync(logFile, 'a', 0o600);
+  let proc: ChildProcess;
+  try {
+    proc = spawn(process.execPath, args, {
+      env,
+      stdio: fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
+    });
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
   live.add(proc);
   let tail = '';
   const keep = (chunk: Buffer): void => {
@@ -44,7 +84,7 @@ export function spawnNode(name: string, args: readonly string[], env: NodeJS.Pro
     name,
     pid: proc.pid,
     exited,
-    output: () => tail,
+    output: () => (logFile === undefined ? tail : readTail(logFile, 4096)),
     hasExited: () => done,
     kill: (signal) => {
       if (!done) proc.kill(signal);
@@ -70,8 +110,57 @@ export function killAllSync(): void {
   live.clear();
 }
 
-/** A port that was free a moment ago on 127.0.0.1 (bind to 0, read it, close). */
-export function freePort(): Promise<number> {
+/** The kernel's ephemeral ports (`ip_local_port_range`): where it picks a port for an outgoing connection or a bind to 0. */
+export function ephemeralPorts(): { low: number; high: number } {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return { low: low!, high: high! };
+  } catch {
+    // Not Linux: the range Linux uses by default.
+  }
+  return { low: 32_768, high: 60_999 };
+}
+
+/** Whether 127.0.0.1:`port` can be listened on right now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** Ports this run handed out: each once, so two children never race for one. */
+const handedOut = new Set<number>();
+/** Where the next search starts: random per run, so two runs at once start apart. */
+let cursor = -1;
+
+/**
+ * A port free on 127.0.0.1, from outside the kernel's ephemeral range: a port bound to 0 and
+ * closed comes from that range, and between the close and the child's listen any outgoing
+ * connection on the machine (a PostgreSQL client, another test) may take it, which ended fleet
+ * runs with EADDRINUSE. Outside the range only another listener can. Falls back to a bind to 0
+ * when the range leaves fewer than 1,000 ports out.
+ */
+export async function freePort(): Promise<number> {
+  const { low, high } = ephemeralPorts();
+  const below = { from: 10_000, to: low - 1 };
+  const above = { from: high + 1, to: 65_535 };
+  const range = below.to - below.from >= above.to - above.from ? below : above;
+  const size = range.to - range.from + 1;
+  if (size < 1_000) return bindZeroPort();
+  if (cursor < 0) cursor = Math.floor(Math.random() * size);
+  for (let tried = 0; tried < size; tried++) {
+    const port = range.from + (cursor++ % size);
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port in ${range.from}-${range.to}`);
+}
+
+/** A port that was free a moment ago (bind to 0, read it, close): inside the ephemeral range. */
+function bindZeroPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -31,6 +31,7 @@ import {
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import {
   addressGroup,
+  createAccessLog,
   createClientAddressResolver,
   createHttpServer,
   createPeerGrouper,
@@ -294,6 +295,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     }),
     ...deps.readiness,
   });
+  const access = createAccessLog(log, { settings: () => current.config.logging, now: clock.now });
   const surface = createAdminSurface({
     config,
     store,
@@ -356,6 +358,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     clientAddress,
     clock,
     log,
+    access,
     isReady: () => ready,
     ...surface,
     routes: new Map([
@@ -500,6 +503,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
         const deliveriesStopped = deliveryWorker?.stop();
         await pruner.stop();
         await http.close();
+        access.flush();
         await mcp?.sender.stop();
         mcp?.close();
         await runtime.stop();

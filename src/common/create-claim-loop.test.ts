@@ -12,7 +12,7 @@ interface Item {
 function harness(overrides: Partial<ClaimLoopOptions<Item>> = {}) {
   const clock = createManualClock();
   const queue: Item[] = [];
-  const running = new Map<string, { finish: () => void; signal: AbortSignal }>();
+  const running = new Map<string, { finish: () => void; finishing: () => void; signal: AbortSignal }>();
   const claims: number[] = [];
   const renewed: string[][] = [];
   let held = (ids: string[]): string[] => ids;
@@ -22,9 +22,9 @@ function harness(overrides: Partial<ClaimLoopOptions<Item>> = {}) {
       claims.push(limit);
       return queue.splice(0, limit);
     },
-    execute: (item, signal) =>
+    execute: (item, signal, finishing) =>
       new Promise<void>((resolve) => {
-        running.set(item.id, { finish: resolve, signal });
+        running.set(item.id, { finish: resolve, finishing, signal });
         if (signal.aborted) resolve();
         signal.addEventListener('abort', () => resolve(), { once: true });
       }).finally(() => running.delete(item.id)),
@@ -95,6 +95,39 @@ describe('createClaimLoop', () => {
     assert.deepEqual([...h.running.keys()].sort(), ['b', 'c']);
     h.running.get('b')!.finish();
     h.running.get('c')!.finish();
+    await h.loop.stop();
+  });
+
+  it("gives an item's place to the next claim once it is finishing, in the same turn", async () => {
+    const h = harness();
+    h.queue.push({ id: 'a' }, { id: 'b' }, { id: 'c' }, { id: 'd' });
+    h.loop.start();
+    await settle();
+    h.claims.length = 0;
+    h.running.get('a')!.finishing();
+    // The claim is made before the turn ends, so a store's group commit takes it with a's last write.
+    assert.deepEqual(h.claims, [1]);
+    await settle();
+    assert.deepEqual([...h.running.keys()], ['a', 'b', 'c'], 'a is still finishing, its place taken by c');
+    assert.equal(h.loop.active(), 3);
+    h.running.get('a')!.finishing();
+    h.running.get('a')!.finish();
+    await settle();
+    assert.deepEqual([...h.running.keys()], ['b', 'c'], 'a ending frees no second place');
+    for (const id of ['b', 'c']) h.running.get(id)!.finish();
+    await h.loop.stop();
+  });
+
+  it('keeps renewing the lease of an item that is finishing, whose outcome may still be retried', async () => {
+    const h = harness();
+    h.queue.push({ id: 'a' }, { id: 'b' });
+    h.loop.start();
+    await settle();
+    h.running.get('a')!.finishing();
+    await settle();
+    await h.clock.advance(100);
+    assert.deepEqual(h.renewed.at(-1), ['a', 'b']);
+    for (const id of ['a', 'b']) h.running.get(id)!.finish();
     await h.loop.stop();
   });
 

@@ -8,8 +8,12 @@ export interface ClaimLoopOptions<T extends { id: string }> {
   name: string;
   /** Claims up to `limit` items; each is then this loop's until `execute` settles. */
   claim(limit: number): Promise<T[]>;
-  /** Works on one claimed item; `signal` aborts at shutdown (after the grace period) or when the claim is lost. */
-  execute(item: T, signal: AbortSignal): Promise<void>;
+  /**
+   * Works on one claimed item; `signal` aborts at shutdown (after the grace period) or when the claim
+   * is lost. `finishing()` says the item has handed its last write to the store: its place goes to
+   * the next item at once, so that item's claim rides the same commit (one commit a run, not two).
+   */
+  execute(item: T, signal: AbortSignal, finishing: () => void): Promise<void>;
   /** Extends the leases of the items in flight; resolves with the ids still held. */
   renew(items: T[]): Promise<string[]>;
   /** Items worked on at once. */
@@ -60,6 +64,8 @@ interface Active<T> {
   item: T;
   abort: AbortController;
   done: Promise<void>;
+  /** It called `finishing`: its place is free (its lease is still renewed until it ends). */
+  finishing: boolean;
 }
 
 /**
@@ -69,12 +75,14 @@ interface Active<T> {
  */
 export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>): ClaimLoop {
   const active = new Map<string, Active<T>>();
+  /** Items in `active` that called `finishing`. */
+  let finishing = 0;
   let stopped = true;
   let halt = new AbortController();
 
   const pump = async (): Promise<void> => {
     while (!stopped) {
-      const free = o.concurrency - active.size;
+      const free = o.concurrency - (active.size - finishing);
       if (free <= 0 || o.held?.() === true) return;
       let claimed: T[];
       try {
@@ -106,20 +114,30 @@ export function createClaimLoop<T extends { id: string }>(o: ClaimLoopOptions<T>
   const launch = (item: T): void => {
     const abort = new AbortController();
     if (cutShort !== undefined) abort.abort(cutShort);
-    const done = o
-      .execute(item, abort.signal)
+    const entry: Active<T> = { item, abort, done: Promise.resolve(), finishing: false };
+    const onFinishing = (): void => {
+      if (entry.finishing || active.get(item.id) !== entry) return;
+      entry.finishing = true;
+      finishing++;
+      loop.notify();
+    };
+    active.set(item.id, entry);
+    entry.done = o
+      .execute(item, abort.signal, onFinishing)
       .then(
         () => undefined,
         (error: unknown) => o.log.error(`${o.name} item failed unexpectedly`, { id: item.id, err: error }),
       )
       .finally(() => {
+        if (entry.finishing) finishing--;
         active.delete(item.id);
         loop.notify();
       });
-    active.set(item.id, { item, abort, done });
   };
 
   const renew = async (): Promise<void> => {
+    // Finishing items too: their outcome may still be retried while the store cannot write, and a
+    // lease that ran out meanwhile would let another worker run the item again.
     if (active.size === 0) return;
     const items = [...active.values()];
     try {

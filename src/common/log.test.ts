@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLog, type LogOptions } from './log.js';
+import { createLog, isoTime, type LogOptions } from './log.js';
 
 function capture(options: LogOptions = {}): {
   lines: Record<string, unknown>[];
@@ -161,5 +161,29 @@ describe('createLog', () => {
     const obj = JSON.parse(lines[0]!) as { err: { message: string; cause: { message: string } } };
     assert.equal(obj.err.message, 'Incorrect API key provided: [redacted]');
     assert.equal(obj.err.cause.message, 'upstream echoed [redacted]');
+  });
+
+  it('writes a fixed line with the level, time, pid, bindings and message every line has', () => {
+    const c = capture();
+    const line = c.log.child({ part: 'http' }).fixedLine('info', 'hook request');
+    assert.notEqual(line, null);
+    line!('"status":200,"ms":3');
+    c.log.info('hook request', { status: 200, ms: 3 });
+    const [fixed, usual] = c.lines as [Record<string, unknown>, Record<string, unknown>];
+    assert.deepEqual(Object.keys(fixed), ['level', 'time', 'pid', 'part', 'status', 'ms', 'msg']);
+    assert.deepEqual({ ...fixed, time: 0 }, { ...usual, part: 'http', time: 0 });
+    assert.ok(c.raw[0]!.endsWith('}\n'));
+  });
+
+  it('has no fixed line writer below its level', () => {
+    assert.equal(capture({ level: 'warn' }).log.fixedLine('info', 'hook request'), null);
+    assert.notEqual(capture({ level: 'warn' }).log.fixedLine('warn', 'x'), null);
+  });
+
+  it('writes times as toISOString does, across seconds and their first milliseconds', () => {
+    for (const ms of [
+      0, 7, 99, 999, 1_000, 1_001, 1_764_630_000_000, 1_764_630_000_042, 1_764_630_059_999, 1_764_630_060_000,
+    ])
+      assert.equal(isoTime(ms), new Date(ms).toISOString());
   });
 });

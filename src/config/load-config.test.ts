@@ -37,6 +37,7 @@ describe('safeParseConfig', () => {
     assert.equal(config.hooks.allowRequestSessionKey, false);
     assert.equal(config.gateway.bind, '127.0.0.1');
     assert.equal(config.gateway.bodyTimeoutMs, 30_000);
+    assert.deepEqual(config.logging, { access: 'all', accessSample: 1 });
     assert.equal(config.agents.defaults.timeoutSeconds, 600);
     assert.deepEqual(config.store, {
       driver: 'sqlite',
@@ -385,6 +386,9 @@ describe('safeParseConfig', () => {
       { store: { driver: 'sqlite', retention: { requests: '99999999999999999999999d' } } },
       'store.retention.requests',
     ],
+    ['an access log mode it does not know', { logging: { access: 'some' } }, 'logging.access'],
+    ['an access sample of 0', { logging: { accessSample: 0 } }, 'logging.accessSample'],
+    ['an access sample over 1', { logging: { accessSample: 2 } }, 'logging.accessSample'],
     [
       'a retention window past what a number holds',
       { store: { driver: 'sqlite', retention: { deliveries: `${'9'.repeat(400)}d` } } },

@@ -453,6 +453,30 @@ export const GatewaySchema = z.strictObject({
     .prefault({}),
 });
 
+/**
+ * What is logged besides `gateway.logLevel`. The access log is one `info` line per hook request
+ * (`"msg":"hook request"`: method, path without its query, hook, client, status, code, ms, and the
+ * event or run it created); its fields are fixed and carry no payload, header or token.
+ */
+export const LoggingSchema = z.strictObject({
+  access: z
+    .enum(['all', 'refusals', 'off'])
+    .default('all')
+    .describe(
+      'The access log, an `info` line per hook request: `all`; `refusals`, only requests not accepted (4xx, 5xx, ' +
+        'clients that left before their answer); `off`. While load is shed (503), at most 10 lines of shed requests ' +
+        'are written per 10 s and one line then counts the rest, by code.',
+    ),
+  accessSample: z
+    .number()
+    .gt(0)
+    .max(1)
+    .default(1)
+    .describe(
+      "The share of accepted requests' access lines written (0.01: one in a hundred), evenly spaced; refusals are always written.",
+    ),
+});
+
 const ModelEntrySchema = z.strictObject({
   alias: nonEmpty.optional().describe('A short name requests and mappings may use for this model.'),
 });
@@ -702,6 +726,7 @@ export const DeliverySchema = z.strictObject({
 export const ConfigSchema = z.strictObject({
   $schema: z.string().optional().describe('A JSON Schema for editors; not read.'),
   gateway: GatewaySchema.prefault({}).describe("The listener, its limits and the gateway's own token."),
+  logging: LoggingSchema.prefault({}).describe('What is logged besides `gateway.logLevel`: the access log.'),
   hooks: HooksSchema.prefault({}).describe('The webhook endpoints: token, mappings, limits and policy.'),
   agents: AgentsSchema.prefault({}).describe('The agents that runs and heartbeats are for.'),
   models: ModelsSchema.prefault({}).describe('Where model calls go.'),
@@ -724,6 +749,7 @@ export const ConfigSchema = z.strictObject({
 export type Config = z.infer<typeof ConfigSchema>;
 export type HooksConfig = z.infer<typeof HooksSchema>;
 export type GatewayConfig = z.infer<typeof GatewaySchema>;
+export type LoggingConfig = z.infer<typeof LoggingSchema>;
 export type AgentsConfig = z.infer<typeof AgentsSchema>;
 export type MappingConfig = z.infer<typeof MappingSchema>;
 export type VerifyConfig = z.infer<typeof VerifySchema>;

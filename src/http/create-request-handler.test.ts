@@ -15,6 +15,7 @@ import { createAuthLimiter, createSignatureGate, createTokenVerifier, groupAuthL
 import { createLog, type LogLevel } from '../common/log.js';
 import { HooksSchema } from '../config/index.js';
 import type { HookHandler } from '../hooks/index.js';
+import { createAccessLog, SHED_LINES_PER_INTERVAL } from './access-log.js';
 import { createHttpServer, type HttpServer } from './create-http-server.js';
 import { addressGroup } from './create-peer-grouper.js';
 import { newRun } from '../../test/helpers/store-records.js';
@@ -452,5 +453,38 @@ describe('createRequestHandler: a very long path', () => {
     assert.equal(access['path'], `/hooks/${'n'.repeat(1024 - '/hooks/'.length)}…`);
     assert.equal(access['hook'], `${'n'.repeat(1024)}…`);
     assert.deepEqual(begun, [{ path: access['path'], hook: access['hook'] }]);
+  });
+});
+
+describe('createRequestHandler: access lines while load is shed', () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const log = createLog({ level: 'info', write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) });
+  const access = createAccessLog(log, { now: () => 1_000 });
+  const served = serveForSuite({
+    hooks: {},
+    handleHook: async () => {
+      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    },
+    now: 1_000,
+    level: 'info',
+    lines: [],
+    extra: { log, access },
+  });
+
+  it('writes a few lines of the 503s a full disk answers and counts the rest in one line', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await post(served.port(), '/hooks/wake', '{"text":"x"}')).status);
+    assert.deepEqual(new Set(statuses), new Set([503]));
+    for (let i = 0; i < 100 && lines.filter((l) => l['msg'] === 'hook request').length < SHED_LINES_PER_INTERVAL; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    access.flush();
+    const accessLines = lines.filter((l) => l['msg'] === 'hook request');
+    assert.equal(accessLines.length, SHED_LINES_PER_INTERVAL);
+    assert.ok(accessLines.every((l) => l['status'] === 503 && l['code'] === 'store_unavailable'));
+    const held = lines.filter((l) => l['heldBack'] !== undefined);
+    assert.deepEqual(
+      held.map((l) => [l['heldBack'], l['codes']]),
+      [[40 - SHED_LINES_PER_INTERVAL, { store_unavailable: 40 - SHED_LINES_PER_INTERVAL }]],
+    );
   });
 });

@@ -9,7 +9,7 @@ import type { HooksConfig } from '../config/index.js';
 import { describeOutcome, type HookHandler, type MappedHookCall } from '../hooks/index.js';
 import type { RunWaitResult } from '../runtime/index.js';
 import { isStoreUnavailable } from '../store/index.js';
-import { clipLogged, logAccess, type AccessEntry } from './access-log.js';
+import { clipLogged, createAccessLog, type AccessEntry, type AccessLog } from './access-log.js';
 import { addressGroup } from './create-peer-grouper.js';
 import { createGroupCounts } from './group-counts.js';
 import { parseHookCall } from './parse-hook-call.js';
@@ -44,6 +44,8 @@ export interface RequestHandlerDeps {
   clientAddress: (socketAddress: string | undefined, forwardedFor: string | string[] | undefined) => string;
   clock: Clock;
   log: Log;
+  /** The access line of each hook request. @default every line, through `log` */
+  access?: AccessLog;
   /** False until the store is open, and again while shutting down. */
   isReady: () => boolean;
   /** Sees every hook request from admission to answer (the request log). */
@@ -115,6 +117,7 @@ async function waitWhileConnected<T>(res: ServerResponse, wait: (signal: AbortSi
 export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
   /** Bodies being read per client address group (`addressGroup`). */
   const reading = createGroupCounts();
+  const access = deps.access ?? createAccessLog(deps.log, { now: deps.clock.now });
   const reportStoreOutage = createThrottledLog(
     deps.log,
     'error',
@@ -279,7 +282,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     // `on`, not `once`: a response closes once, and a listener left on it goes with it.
     res.on('close', () => {
       const status = res.headersSent ? res.statusCode : null;
-      logAccess(deps.log, entry, status, deps.clock.now() - startedAt);
+      access.write(entry, status, deps.clock.now() - startedAt);
       entry.observed?.end(status);
       deps.onAnswered?.(entry.hook, status);
     });

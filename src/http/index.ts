@@ -2,6 +2,9 @@
 export { createRequestHandler } from './create-request-handler.js';
 export type { IngressSettings, RelayDoor, RequestHandler, RequestHandlerDeps } from './create-request-handler.js';
 export { parseHookCall } from './parse-hook-call.js';
+/** The access line of each hook request, as `logging` says (all, refusals, off; sampled; shed requests throttled). */
+export { createAccessLog } from './access-log.js';
+export type { AccessLog } from './access-log.js';
 export { createHttpServer } from './create-http-server.js';
 export type { ConnectionRefusal, HttpServer } from './create-http-server.js';
 export { createClientAddressResolver, foldAddress } from './resolve-client-address.js';

@@ -21,6 +21,7 @@ function recordingLog(lines: Line[]): Log {
     error: (msg, fields = {}) => void lines.push({ level: 'error', msg, fields }),
     child: () => log,
     flush: () => undefined,
+    fixedLine: () => null,
   };
   return log;
 }

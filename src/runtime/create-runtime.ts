@@ -163,8 +163,8 @@ export function createRuntime(deps: RuntimeDeps, options: RuntimeOptions = {}): 
       const budgets = readBudgets();
       return store.claimRuns({ owner, limit, leaseMs, ...(budgets === undefined ? {} : { budgets }) });
     },
-    execute: async (run, signal) => {
-      await executeRun(deps, run, signal);
+    execute: async (run, signal, finishing) => {
+      await executeRun(deps, run, signal, finishing);
     },
     renew: (claims) => store.renewRuns(claims, leaseMs),
     concurrency: config.agents.defaults.maxConcurrentRuns,

@@ -84,9 +84,15 @@ export interface RunResult {
 /**
  * Executes one claimed run: model call bounded by `timeoutSeconds` (retries included), then the
  * outcome, transcript, summary and delivery request in one transaction under the run's claim.
- * `shutdown` aborts at shutdown or when the claim was lost.
+ * `shutdown` aborts at shutdown or when the claim was lost; `finishing` is called once that
+ * transaction is handed to the store (see `ClaimLoopOptions.execute`).
  */
-export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: AbortSignal): Promise<RunResult> {
+export async function executeRun(
+  deps: RuntimeDeps,
+  run: ClaimedRun,
+  shutdown: AbortSignal,
+  finishing?: () => void,
+): Promise<RunResult> {
   const { config, clock, log } = deps;
   const started = clock.now();
   const profile = resolveAgentProfile(config, run.agentId, deps.configDir);
@@ -143,7 +149,7 @@ export async function executeRun(deps: RuntimeDeps, run: ClaimedRun, shutdown: A
       log.info('run handed back', { runId: run.id, reason: String(shutdown.reason) });
     return { state, recorded: false };
   }
-  return finishRun(deps, run, { state, reply, error, category, modelUsed, tokens, content, started });
+  return finishRun(deps, run, { state, reply, error, category, modelUsed, tokens, content, started }, finishing);
 }
 
 /** Records a run's outcome under its claim: the run, its transcript, summary and delivery, in one transaction. */
@@ -161,6 +167,8 @@ export async function finishRun(
     content: string;
     started: number;
   },
+  /** Called once the outcome's write is handed to the store, before it commits. */
+  finishing?: () => void,
 ): Promise<RunResult> {
   const { clock, log } = deps;
   const { state, reply, error, category, modelUsed, tokens, content, started } = outcome;
@@ -198,11 +206,14 @@ export async function finishRun(
   };
   // The outcome was paid for: a store that cannot write for a moment is waited for, not left to run
   // the model again once the lease runs out (a claim that is no longer current is refused all the same).
-  const recorded = await retryWhile(() => deps.store.completeRun(outcomeRecord), {
+  const completing = retryWhile(() => deps.store.completeRun(outcomeRecord), {
     clock,
     retryable: isStoreUnavailable,
     forMs: deps.config.store.leaseSeconds * 1000,
   });
+  // The first try is handed to the store by now (retryWhile calls it at once).
+  finishing?.();
+  const recorded = await completing;
   if (!recorded) {
     log.warn('run finished on a stale claim; outcome discarded', { runId: run.id });
     return { state, recorded };

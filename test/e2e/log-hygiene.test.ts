@@ -142,6 +142,8 @@ describe('log: a failing model run', () => {
       const { runId } = (await res.json()) as { runId: string };
       for (let i = 0; i < 200 && (await gw.store.getRun(runId))?.state !== 'failed'; i++) await sleep(50);
       assert.equal((await gw.store.getRun(runId))?.state, 'failed');
+      // The outcome is readable once committed; its line is written once the commit's sync is done.
+      for (let i = 0; i < 100 && !lines.some((l) => l.includes('"run failed"')); i++) await sleep(20);
       const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
       const retry = parsed.find((l) => l['msg'] === 'model call failed; will retry');
       assert.ok(retry !== undefined, lines.join(''));

@@ -4,6 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { packRecords } from './request-batch.js';
 import type {
   CheckpointerData,
   CheckpointerMessage,
@@ -69,6 +70,19 @@ port.on('message', (m: CheckpointerRequest) => {
     case 'held':
       onHeld?.();
       return;
+    case 'pack': {
+      let packed: ArrayBuffer;
+      try {
+        const out = packRecords(m.json);
+        // A copy of its own: the compressed bytes may share a larger buffer, which cannot be handed over.
+        packed = out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength) as ArrayBuffer;
+      } catch {
+        post({ kind: 'pack-failed', id: m.id });
+        return;
+      }
+      port.postMessage({ kind: 'packed', id: m.id, packed } satisfies CheckpointerMessage, [packed]);
+      return;
+    }
     case 'checkpoint':
       serialized(checkpoint).then(
         (report) => post({ kind: 'checkpointed', id: m.id, report }),

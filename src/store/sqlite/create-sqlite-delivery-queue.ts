@@ -19,13 +19,12 @@ export function createSqliteDeliveryQueue({ st, write, now, emit, newClaimId }: 
         if (holdsAll(holds)) return claimed;
         const paused = pausedKeys(holds);
         const rows = pausesSome(holds)
-          ? st.selectDueDeliveriesUnheld.all({
+          ? st.selectDueDeliveriesUnheld(limit).all({
               now: due,
-              limit,
               agents: JSON.stringify([...paused.agents.keys()]),
               hooks: JSON.stringify([...paused.hooks.keys()]),
             })
-          : st.selectDueDeliveries.all({ now: due, limit });
+          : st.selectDueDeliveries(limit).all({ now: due });
         for (const row of rows as DeliveryRow[]) {
           if (row.lease_until !== null && row.lease_until >= t) continue;
           const claimId = newClaimId();

@@ -53,7 +53,7 @@ export function createSqliteReader(
   return {
     ...createSqliteDigest(onThread),
     async listSystemEvents(o) {
-      return (st.selectEvents.all(limitOf(o)) as EventRow[]).map(toEvent);
+      return (st.selectEvents(limitOf(o)).all() as EventRow[]).map(toEvent);
     },
     async listRuns(o) {
       return list<RunRow>('runs', o?.state, limitOf(o)).map(toRun);
@@ -63,13 +63,13 @@ export function createSqliteReader(
       return row === undefined ? null : toRun(row);
     },
     async listPendingEvents(sessionKey, o) {
-      return (st.selectPending.all({ key: sessionKey, limit: o?.limit ?? -1 }) as EventRow[]).map(toEvent);
+      return (st.selectPending(o?.limit ?? -1).all({ key: sessionKey }) as EventRow[]).map(toEvent);
     },
     async hasPendingNowEvent(sessionKey) {
       return st.selectPendingNow.get({ key: sessionKey }) !== undefined;
     },
     async readTranscript(sessionKey, o) {
-      return (st.selectTranscript.all(sessionKey, o?.limit ?? -1) as TranscriptRow[]).map(toTranscript);
+      return (st.selectTranscript(o?.limit ?? -1).all(sessionKey) as TranscriptRow[]).map(toTranscript);
     },
     // Past the flood threshold on a thread of its own: counting a million pending events takes 0.1 s.
     async listSessions(o) {

@@ -52,38 +52,43 @@ export function createSqliteRunQueue(
         // Everything held (a pause of all, a drain): nothing is claimed, nothing marked.
         const holds = readHolds(st);
         if (holdsAll(holds)) return runs;
-        st.letInDue.run({ now: t, limit: READY_BATCH });
+        if (st.anyDue.get({ now: t }) !== undefined) st.letInDue(READY_BATCH).run({ now: t });
         const plan =
           hasBudgets(budgets) || pausesSome(holds) ? budgeting.plan(budgets ?? NO_BUDGETS, t, pausedKeys(holds)) : null;
         const held = budgeting.heldKeys();
         // A run whose start uses up its key's room blocks that key's later runs: select again
         // without them. Each pass blocks a key or ends the loop (at once without budgets).
         for (;;) {
+          const left = limit - runs.length;
           const params = {
             now: t,
-            limit: limit - runs.length,
             agents: keys(plan?.blocked.agents),
             hooks: keys(plan?.blocked.hooks),
             restartAgents: keys(plan?.blockedRestarts.agents),
             restartHooks: keys(plan?.blockedRestarts.hooks),
           };
-          let first = st.selectClaimable.all({ ...params, scan }) as ClaimableRow[];
-          if (first.length < params.limit && st.moreClaimable.get({ scan }) !== undefined) {
+          let first = (
+            plan === null ? st.selectClaimableUnbudgeted(left, scan).all() : st.selectClaimable(left, scan).all(params)
+          ) as ClaimableRow[];
+          if (first.length < left && st.moreClaimable.get({ scan }) !== undefined) {
             // Few sessions (a flood queued behind one of them): their oldest runs; many: everything,
             // unless held runs are still being marked (see marksBehind).
-            const sessions = st.openSessions.all({ max: scan + 1 }) as string[];
+            const sessions = st
+              .openSessions(scan + 1)
+              .pluck()
+              .all() as string[];
             if (sessions.length <= scan)
-              first = st.selectSessionHeads.all({ ...params, keys: JSON.stringify(sessions) }) as ClaimableRow[];
-            else if (!marksBehind(held, plan)) first = st.selectClaimableAll.all(params) as ClaimableRow[];
+              first = st.selectSessionHeads(left).all({ ...params, keys: JSON.stringify(sessions) }) as ClaimableRow[];
+            else if (!marksBehind(held, plan)) first = st.selectClaimableAll(left).all(params) as ClaimableRow[];
           }
           const lists = [first];
           const reopened = reopenedKeys(held, plan);
           for (const scope of ['agents', 'hooks'] as const) {
             for (const key of reopened[scope])
-              lists.push(st.selectReopened[scope].all({ ...params, key }) as ClaimableRow[]);
+              lists.push(st.selectReopened[scope](left).all({ ...params, key }) as ClaimableRow[]);
           }
           let skipped = false;
-          for (const row of mergeCandidates(lists, params.limit)) {
+          for (const row of mergeCandidates(lists, left)) {
             if (plan === null || plan.take(row.agent_id, row.hook, row.started_at !== null)) claim(row);
             else skipped = true;
           }

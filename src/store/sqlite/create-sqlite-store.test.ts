@@ -1,6 +1,6 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, fdatasync, fdatasyncSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, fdatasync, fdatasyncSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -144,7 +144,7 @@ describe('createSqliteStore (what only SQLite has)', () => {
 
   it('stops its checkpoint thread on close: no connection is left, so the WAL is removed', async () => {
     await store.close();
-    store = createSqliteStore({ path, checkpointDelayMs: 0 });
+    store = createSqliteStore({ path, checkpointDelayMs: 0, checkpointFromFrames: 0 });
     // Lets the thread's start (a timer of 0 ms) go first.
     await new Promise((resolve) => setTimeout(resolve, 0));
     await store.addSystemEvent(event('x'));
@@ -153,9 +153,27 @@ describe('createSqliteStore (what only SQLite has)', () => {
     assert.equal(existsSync(`${path}-wal`), false);
   });
 
+  it('starts no checkpoint thread while the WAL is small: nothing copies it into the database', async () => {
+    await store.close();
+    store = createSqliteStore({ path, checkpointDelayMs: 5, checkpointFromFrames: 100_000 });
+    const before = statSync(path).size;
+    for (let i = 0; i < 20; i++) await store.addSystemEvent(event(`small ${i}`));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.equal(statSync(path).size, before, 'the pages are still in the WAL only');
+  });
+
+  it('starts the checkpoint thread once the WAL holds its frames, which copies them into the database', async () => {
+    await store.close();
+    store = createSqliteStore({ path, checkpointDelayMs: 5, checkpointFromFrames: 20 });
+    const before = statSync(path).size;
+    for (let i = 0; i < 40; i++) await store.addSystemEvent(event(`${'x'.repeat(3000)} ${i}`));
+    for (let i = 0; i < 100 && statSync(path).size === before; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(statSync(path).size > before, 'a checkpoint copied pages into the database file');
+  });
+
   it('closes once for callers closing at the same time: each resolves with the database closed', async () => {
     await store.close();
-    store = createSqliteStore({ path, checkpointDelayMs: 0 });
+    store = createSqliteStore({ path, checkpointDelayMs: 0, checkpointFromFrames: 0 });
     await new Promise((resolve) => setTimeout(resolve, 0));
     await store.addSystemEvent(event('x'));
     const both = [store.close(), store.close()];

@@ -2,8 +2,9 @@ import type { Database } from 'better-sqlite3';
 import type { NewDelivery, NewLogEvent, NewRun, NewSystemEvent, TranscriptEntry } from '../types.js';
 import { logEventValues } from '../log-rows.js';
 import { RESTART_MARK } from '../held-keys.js';
-import { letInDue, ready } from '../ready-runs.js';
+import { letInDue, ready, windowEnded } from '../ready-runs.js';
 import { EVENT_COLUMNS, PENDING } from './consumed-marks.js';
+import { limitedStatements } from './limited-statements.js';
 import { SELECT_HOLDS, toHold, type DispatchHold, type HoldRow } from '../dispatch-holds.js';
 
 /**
@@ -15,50 +16,61 @@ import { SELECT_HOLDS, toHold, type DispatchHold, type HoldRow } from '../dispat
  * `selectReopened` reads the marked runs of one agent or hook whose budget lets them through again.
  */
 function claimableStatements(db: Database) {
+  const session = `NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
+      AND (o.state = 'running' OR o.seq < r.seq))`;
   const filters = `(r.coalesce_until IS NULL OR r.coalesce_until <= @now)
     AND r.agent_id NOT IN (SELECT value FROM json_each(CASE WHEN r.started_at IS NULL THEN @agents ELSE @restartAgents END))
     AND (r.hook IS NULL OR r.hook NOT IN (SELECT value FROM json_each(CASE WHEN r.started_at IS NULL THEN @hooks ELSE @restartHooks END)))
-    AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = r.session_key
-      AND (o.state = 'running' OR o.seq < r.seq))`;
+    AND ${session}`;
+  // Limits are written into the text (limited-statements.ts): (limit, scan) and (limit).
+  const claimable = (where: string) =>
+    limitedStatements(
+      db,
+      (limit, scan) => `SELECT r.* FROM (SELECT seq FROM runs WHERE ${ready()} ORDER BY seq LIMIT ${scan}) AS p
+        JOIN runs r ON r.seq = p.seq WHERE ${where} ORDER BY p.seq LIMIT ${limit}`,
+    );
   const reopened = (column: string) =>
-    db.prepare(
-      `SELECT r.* FROM runs r WHERE r.state = 'queued' AND r.${column} = @key AND r.held_reason IS NOT NULL AND ${filters}
-      ORDER BY r.seq LIMIT @limit`,
+    limitedStatements(
+      db,
+      (limit) => `SELECT r.* FROM runs r WHERE r.state = 'queued' AND r.${column} = @key AND r.held_reason IS NOT NULL
+      AND ${filters} ORDER BY r.seq LIMIT ${limit}`,
     );
   return {
     /** Lets in a batch of the runs whose coalescing window ended (see ready-runs.ts). */
-    letInDue: db.prepare(letInDue('@now', '@limit')),
-    // The oldest `@scan` ready runs only: a claim must not read every run queued behind a busy
+    letInDue: limitedStatements(db, (limit) => letInDue('@now', String(limit))),
+    /** Whether a run's coalescing window has ended: most claims find none, and a read costs less than the update. */
+    anyDue: db.prepare(`SELECT 1 FROM runs WHERE ${windowEnded('@now')} LIMIT 1`).pluck(),
+    // The oldest `scan` ready runs only: a claim must not read every run queued behind a busy
     // session. When they hold too few, the claim looks session by session, or at everything.
-    // Ordered by `p.seq`, the order the ready runs are read in, so the claim stops at `@limit`
-    // runs; ordered by `r.seq` (the same value), SQLite sorted all `@scan` of them first (3 ms a
+    // Ordered by `p.seq`, the order the ready runs are read in, so the claim stops at `limit`
+    // runs; ordered by `r.seq` (the same value), SQLite sorted all `scan` of them first (3 ms a
     // claim with a thousand runs ready).
-    selectClaimable: db.prepare(
-      `SELECT r.* FROM (SELECT seq FROM runs WHERE ${ready()} ORDER BY seq LIMIT @scan) AS p
-        JOIN runs r ON r.seq = p.seq WHERE ${filters} ORDER BY p.seq LIMIT @limit`,
-    ),
+    selectClaimable: claimable(filters),
+    /** `selectClaimable` when no budget blocks a key: its key filters (a JSON table a row) left out. */
+    selectClaimableUnbudgeted: claimable(session),
     /** Whether more than `@scan` ready runs are queued. */
     moreClaimable: db.prepare(`SELECT 1 FROM runs WHERE ${ready()} ORDER BY seq LIMIT 1 OFFSET @scan`).pluck(),
-    /** The sessions with open runs, at most `@max`, skipping along the session index (a lookup a session). */
-    openSessions: db
-      .prepare(
-        `WITH RECURSIVE s (key) AS (
+    /** The sessions with open runs, at most `max`, skipping along the session index (a lookup a session). */
+    openSessions: limitedStatements(
+      db,
+      (max) => `WITH RECURSIVE s (key) AS (
           SELECT (SELECT min(session_key) FROM runs INDEXED BY runs_open_session WHERE state IN ('queued', 'running'))
           UNION ALL
           SELECT (SELECT min(session_key) FROM runs INDEXED BY runs_open_session WHERE state IN ('queued', 'running') AND session_key > s.key)
             FROM s WHERE s.key IS NOT NULL)
-        SELECT key FROM s WHERE key IS NOT NULL LIMIT @max`,
-      )
-      .pluck(),
+        SELECT key FROM s WHERE key IS NOT NULL LIMIT ${max}`,
+    ),
     /** The claimable among the oldest open runs of the sessions `@keys` (a JSON array). */
-    selectSessionHeads: db.prepare(
-      `SELECT r.* FROM json_each(@keys) AS k
+    selectSessionHeads: limitedStatements(
+      db,
+      (limit) => `SELECT r.* FROM json_each(@keys) AS k
         JOIN runs r ON r.seq = (SELECT min(o.seq) FROM runs o WHERE o.state IN ('queued', 'running') AND o.session_key = k.value)
-        WHERE r.state = 'queued' AND r.held_reason IS NULL AND ${filters} ORDER BY r.seq LIMIT @limit`,
+        WHERE r.state = 'queued' AND r.held_reason IS NULL AND ${filters} ORDER BY r.seq LIMIT ${limit}`,
     ),
     /** Every ready run, read in `seq` order until enough are found. */
-    selectClaimableAll: db.prepare(
-      `SELECT r.* FROM runs r WHERE ${ready('r')} AND ${filters} ORDER BY r.seq LIMIT @limit`,
+    selectClaimableAll: limitedStatements(
+      db,
+      (limit) => `SELECT r.* FROM runs r WHERE ${ready('r')} AND ${filters} ORDER BY r.seq LIMIT ${limit}`,
     ),
     selectReopened: { agents: reopened('agent_id'), hooks: reopened('hook') },
   };
@@ -68,15 +80,17 @@ function claimableStatements(db: Database) {
  * Every statement the SQLite store runs, prepared once. The write helpers are synchronous and
  * meant to run inside a group-commit transaction.
  */
-/** Pending deliveries due at `@now`, at most `@limit`, with `extra` conditions. */
-const dueDeliveries = (extra: string): string =>
-  `SELECT * FROM (
+/** Pending deliveries due at `@now`, at most `limit` (written in: limited-statements.ts), with `extra` conditions. */
+const dueDeliveries =
+  (extra: string) =>
+  (limit: number): string =>
+    `SELECT * FROM (
     SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at IS NULL
-      AND (lease_until IS NULL OR lease_until < @now) ${extra} ORDER BY seq LIMIT @limit)
+      AND (lease_until IS NULL OR lease_until < @now) ${extra} ORDER BY seq LIMIT ${limit})
     UNION ALL
     SELECT * FROM (SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at <= @now
-      AND (lease_until IS NULL OR lease_until < @now) ${extra} ORDER BY next_attempt_at, seq LIMIT @limit))
-  ORDER BY seq LIMIT @limit`;
+      AND (lease_until IS NULL OR lease_until < @now) ${extra} ORDER BY next_attempt_at, seq LIMIT ${limit}))
+  ORDER BY seq LIMIT ${limit}`;
 
 export function prepareStatements(db: Database) {
   const s = {
@@ -102,7 +116,10 @@ export function prepareStatements(db: Database) {
     ),
     setIdempotencyBody: db.prepare('UPDATE idempotency_keys SET body = ? WHERE hook = ? AND key = ?'),
     selectIdempotencyKey: db.prepare('SELECT * FROM idempotency_keys WHERE hook = ? AND key = ? AND expires_at > ?'),
-    selectEvents: db.prepare(`SELECT ${EVENT_COLUMNS('e')} FROM system_events e ORDER BY e.seq DESC LIMIT ?`),
+    selectEvents: limitedStatements(
+      db,
+      (limit) => `SELECT ${EVENT_COLUMNS('e')} FROM system_events e ORDER BY e.seq DESC LIMIT ${limit}`,
+    ),
     selectRun: db.prepare('SELECT * FROM runs WHERE id = ?'),
     ...claimableStatements(db),
     claimRun: db.prepare(
@@ -131,8 +148,10 @@ export function prepareStatements(db: Database) {
     expireRunLeases: db.prepare(
       "UPDATE runs SET lease_until = 0 WHERE state IN ('queued', 'running') AND state = 'running'",
     ),
-    selectPending: db.prepare(
-      `SELECT * FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} ORDER BY e.seq LIMIT @limit`,
+    selectPending: limitedStatements(
+      db,
+      (limit) =>
+        `SELECT * FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} ORDER BY e.seq LIMIT ${limit}`,
     ),
     selectPendingNow: db.prepare(
       `SELECT 1 FROM system_events e WHERE e.session_key = @key AND ${PENDING('e', '@key')} AND e.mode = 'now' LIMIT 1`,
@@ -190,8 +209,10 @@ export function prepareStatements(db: Database) {
     insertTranscript: db.prepare(
       'INSERT INTO transcript (session_key, role, content, turn_id, created_at) VALUES (?, ?, ?, ?, ?)',
     ),
-    selectTranscript: db.prepare(
-      'SELECT * FROM (SELECT * FROM transcript WHERE session_key = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq',
+    selectTranscript: limitedStatements(
+      db,
+      (limit) =>
+        `SELECT * FROM (SELECT * FROM transcript WHERE session_key = ? ORDER BY seq DESC LIMIT ${limit}) ORDER BY seq`,
     ),
     touchSession: db.prepare(
       `INSERT INTO sessions (key, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?)
@@ -212,9 +233,10 @@ export function prepareStatements(db: Database) {
     selectAttempts: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY seq'),
     // New deliveries oldest first, and retries due soonest first, by `deliveries_due`: the oldest of
     // both. One condition for both would read every pending delivery waiting for its retry.
-    selectDueDeliveries: db.prepare(dueDeliveries('')),
+    selectDueDeliveries: limitedStatements(db, dueDeliveries('')),
     /** The same, without the deliveries of agents (`@agents`) and of mappings' runs (`@hooks`) paused. */
-    selectDueDeliveriesUnheld: db.prepare(
+    selectDueDeliveriesUnheld: limitedStatements(
+      db,
       dueDeliveries(`AND agent_id NOT IN (SELECT value FROM json_each(@agents))
         AND (run_id IS NULL OR NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = deliveries.run_id
           AND r.hook IN (SELECT value FROM json_each(@hooks))))`),

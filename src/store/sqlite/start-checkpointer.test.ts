@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createGroupCommit, type GroupCommit } from './create-group-commit.js';
+import { unpackRecords } from './request-batch.js';
 import { startCheckpointer, type Checkpointer, type CheckpointReport } from './start-checkpointer.js';
 
 const PAGE = 4096;
@@ -107,5 +108,26 @@ describe('startCheckpointer', () => {
     db.close();
     assert.equal(existsSync(`${path}-wal`), false, 'the thread no longer held the database open');
     assert.deepEqual(failures, [], 'a stop is not a failure');
+  });
+
+  const packed = (json: string): Promise<string | Buffer> => new Promise((resolve) => checkpointer.pack(json, resolve));
+
+  it('compresses a request batch on its thread, as the batch would be stored', async () => {
+    const json = JSON.stringify({
+      v: 2,
+      at: 1,
+      shapes: [],
+      records: Array.from({ length: 200 }, (_, i) => [`id-${i}`]),
+    });
+    const records = await packed(json);
+    assert.ok(Buffer.isBuffer(records), 'compressed');
+    assert.ok(records.length < json.length / 4);
+    assert.equal(unpackRecords(records), json);
+  });
+
+  it("compresses a batch on libuv's pool once the thread has stopped", async () => {
+    await checkpointer.stop();
+    const json = JSON.stringify({ v: 2, at: 1, shapes: [], records: [['after']] });
+    assert.equal(unpackRecords(await packed(json)), json);
   });
 });
