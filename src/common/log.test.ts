@@ -61,6 +61,29 @@ describe('createLog', () => {
     assert.match(c.raw[0]!, /\[redacted\]/);
   });
 
+  it('writes token counts but redacts tokens', () => {
+    const c = capture();
+    c.log.info('usage', {
+      tokens: 12,
+      usage: { inputTokens: 3, outputTokens: 9, max_tokens: 100, tokenCount: 12, token_usage: 7 },
+      apiToken: 'tok-s3cret',
+      botToken: 'bot-s3cret',
+      accessToken: 'acc-s3cret',
+      'x-hookgate-token': 'hdr-s3cret',
+    });
+    const obj = c.lines[0]!;
+    assert.equal(obj['tokens'], 12);
+    assert.deepEqual(obj['usage'], {
+      inputTokens: 3,
+      outputTokens: 9,
+      max_tokens: 100,
+      tokenCount: 12,
+      token_usage: 7,
+    });
+    assert.doesNotMatch(c.raw[0]!, /s3cret/);
+    for (const k of ['apiToken', 'botToken', 'accessToken', 'x-hookgate-token']) assert.equal(obj[k], '[redacted]');
+  });
+
   it('redacts a secret nested deeper than the old four-level cut-off', () => {
     const c = capture();
     c.log.info('deep', { a: { b: { c: { d: { e: { f: { clientSecret: 'deep-s3cret' } } } } } } });

@@ -31,8 +31,11 @@ export interface Log {
 /** Writes one line; `fields` is JSON members text, see `Log.fixedLine`. */
 export type FixedLine = (fields: string) => void;
 
-/** Keys whose values are replaced before a line is written, wherever they appear. */
-const SECRET_KEY = /token|password|secret|authorization|api[-_]?key|cookie/i;
+/**
+ * Keys whose values are replaced before a line is written, wherever they appear. A token is a
+ * secret; token counts (`tokens`, `inputTokens`, `maxTokens`, `tokenCount`, `token_usage`) are not.
+ */
+const SECRET_KEY = /token(?!s|[-_]?(?:count|usage))|password|secret|authorization|api[-_]?key|cookie/i;
 const CENSOR = '[redacted]';
 /** Objects nested deeper than this are cut, not written unredacted. */
 const MAX_DEPTH = 8;
