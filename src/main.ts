@@ -21,13 +21,7 @@ import { RequestError } from './common/errors.js';
 import { createIds, type Ids } from './common/ids.js';
 import { createLog, type Log } from './common/log.js';
 import { createSecretScrubber, type Scrub } from './common/scrub-secrets.js';
-import {
-  CHANNEL_NAMES,
-  listConfigSecrets,
-  readRunBudgets,
-  restartOnlyChanges,
-  type LoadedConfig,
-} from './config/index.js';
+import { CHANNEL_NAMES, listConfigSecrets, restartOnlyChanges, type LoadedConfig } from './config/index.js';
 import { compileMappings, createHookHandler, createTransformRunner } from './hooks/index.js';
 import {
   addressGroup,
@@ -54,7 +48,7 @@ import {
   observeStore,
   type ReadinessDeps,
 } from './ops/index.js';
-import { createPolicy, resolveDefaultAgentId } from './policy/index.js';
+import { createPolicy, readRunBudgets, resolveDefaultAgentId } from './policy/index.js';
 import {
   createChannelAdapters,
   DeliveryWorker,

@@ -1,4 +1,4 @@
-import { resolveRunBudgets } from '../config/index.js';
+import { resolveRunBudgets } from '../policy/index.js';
 import type {
   BudgetReport,
   CatchUpRecord,

@@ -12,4 +12,4 @@ export { RESTART_ONLY_KEYS, restartOnlyChanges } from './restart-only-changes.js
 export { checkBind } from './check-bind.js';
 export type { BindCheckDeps } from './check-bind.js';
 export { listConfigSecrets } from './list-config-secrets.js';
-export { mappingHookId, readRunBudgets, resolveRunBudgets } from './resolve-run-budgets.js';
+export { mappingHookId } from './mapping-hook-id.js';

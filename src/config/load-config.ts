@@ -11,7 +11,7 @@ import { ConfigSchema, type Config } from './schema.js';
 import { coerceEnvValues, dotPath, type TypeMismatch } from './coerce-env-values.js';
 import { stripForeignKeys } from './strip-foreign-keys.js';
 import { substituteEnv } from './substitute-env.js';
-import { mappingHookId } from './resolve-run-budgets.js';
+import { mappingHookId } from './mapping-hook-id.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

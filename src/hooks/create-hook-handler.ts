@@ -1,17 +1,16 @@
 import type { Clock } from '../common/clock.js';
 import { RequestError } from '../common/errors.js';
 import type { Ids } from '../common/ids.js';
-import type { AgentRequest, EventAction, EventRequest, Policy, WakeRequest } from '../policy/index.js';
+import type { AgentRequest, EventRequest, Policy, WakeRequest } from '../policy/index.js';
 import {
   DuplicateRequestError,
   type ActionSource,
   type IdempotencyRecord,
   type IngressStore,
   type NewLogEvent,
-  type NewRun,
-  type NewSystemEvent,
 } from '../store/index.js';
 import { describeOutcome } from './describe-outcome.js';
+import type { HookOutcome, ItemOutcome } from './hook-outcome.js';
 import { boundKey, idempotencyFingerprint, resolveIdempotencyKey } from './resolve-idempotency-key.js';
 import { parseAgentPayload } from './parse-agent-payload.js';
 import { parseWakePayload } from './parse-wake-payload.js';
@@ -21,33 +20,7 @@ import type { TransformRunner } from './transforms/create-transform-runner.js';
 import { publishOutcome } from './publish-outcome.js';
 import { checkBuiltinAuthentication } from './check-hook-call.js';
 
-/** What a hook request turned into, once durably recorded. */
-export type HookOutcome =
-  | { kind: 'wake'; event: NewSystemEvent }
-  /**
-   * `wait`: the caller asked to wait for the run's end, for at most `timeoutMs`. `coalesced`: the
-   * message joined an earlier queued run (whose id `run.id` now is) instead of starting one.
-   */
-  | { kind: 'agent'; run: NewRun; wait?: { timeoutMs: number; returnReply: boolean }; coalesced?: true }
-  /** An `event` mapping's call: recorded and published only (MCP Events); `published` once publishing is on. */
-  | { kind: 'event'; action: EventAction; published?: NewLogEvent }
-  | { kind: 'skip' }
-  /** A `forEach` mapping's actions, one per item; `duplicate` marks an item seen in an earlier request. */
-  | { kind: 'many'; items: ItemOutcome[] }
-  /** A repeat of a request already accepted within its idempotency window: its first answer, nothing new recorded. */
-  | { kind: 'duplicate'; status: number; body: string };
-
-/** One item of a `forEach` request. */
-export interface ItemOutcome {
-  index: number;
-  /** The item's own id (`forEach.idPath`), if it has one. */
-  identity: string | null;
-  outcome: Extract<HookOutcome, { kind: 'wake' | 'agent' | 'event' }>;
-  /** The item itself, as the payload held it. */
-  item: unknown;
-  /** Set after recording: the answer given for this item in an earlier request. */
-  duplicateOf?: string;
-}
+export type { HookOutcome, ItemOutcome } from './hook-outcome.js';
 
 /**
  * Handles a hook call: `name` is the path after `hooks.path`, `payload` the parsed JSON object.

@@ -1,4 +1,4 @@
-import type { HookOutcome } from './create-hook-handler.js';
+import type { HookOutcome } from './hook-outcome.js';
 
 /**
  * The HTTP answer for an outcome: 200 for a wake or an `event` action (with its `eventId`), 202 for

@@ -1,7 +1,7 @@
 import { isUntrusted, publishedHookName } from '../common/published-events.js';
 import type { Ids } from '../common/ids.js';
 import type { ActionSource, NewLogEvent } from '../store/index.js';
-import type { HookOutcome, ItemOutcome } from './create-hook-handler.js';
+import type { HookOutcome, ItemOutcome } from './hook-outcome.js';
 import type { Payload } from './read-fields.js';
 
 /** What an occurrence carries besides its action: where the request came from. */

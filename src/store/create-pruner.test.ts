@@ -5,7 +5,7 @@ import { RetentionSchema } from '../config/index.js';
 import { createManualClock } from '../../test/helpers/manual-clock.js';
 import { createPruner } from './create-pruner.js';
 import type { RetentionStore } from './store.js';
-import type { PruneCounts } from './types.js';
+import type { PruneCounts } from './maintenance-types.js';
 
 const counts = (events: number): PruneCounts => ({
   events,

@@ -4,7 +4,7 @@ import { parseDurationMs } from '../common/parse-duration.js';
 import { runNowAndEvery } from '../common/repeat-every.js';
 import type { RetentionConfig } from '../config/index.js';
 import type { RetentionStore } from './store.js';
-import type { PruneCounts, PruneCutoffs } from './types.js';
+import type { PruneCounts, PruneCutoffs } from './maintenance-types.js';
 
 export interface Pruner {
   /** Prunes in the background: a pass now, then one `everyMs` after each pass ends, never two at once. */

@@ -1,24 +1,4 @@
-import type { Claimed } from './types.js';
-
-/**
- * One published occurrence, written in the transaction of the action it describes (a wake, a run,
- * an `event` mapping's call, a run's end). The log is the position every consumer keeps its place
- * in: MCP subscribers now, forwarders later.
- */
-export interface NewLogEvent {
-  /** UUIDv7: the occurrence's `eventId` everywhere it is sent. */
-  id: string;
-  /** `hook.wake`, `hook.agent`, `hook.<mapping id>`, `run.finished`. */
-  name: string;
-  agentId: string | null;
-  /** The request record this came from (`/admin/api/requests/<id>`), when there is one. */
-  requestId: string | null;
-  createdAt: number;
-  /** The occurrence's `data`, stored as JSON. */
-  data: Readonly<Record<string, unknown>>;
-  /** Content from outside the gateway that no mapping vouched for (`allowUnsafeExternalContent`). */
-  untrusted: boolean;
-}
+import type { Claimed, NewLogEvent } from './types.js';
 
 /** An occurrence as read back from the log. */
 export interface LogEventRecord extends Omit<NewLogEvent, 'data'> {

@@ -21,6 +21,8 @@ export { TooManySubscriptionsError, viewSubscription } from './log-rows.js';
 export { RUN_STATES } from './store-stats.js';
 export type { CommitObservation, QueueStats, RunCounts, StoreObserver, StoreSize } from './store-stats.js';
 export type * from './types.js';
+export type * from './event-log-types.js';
+export type * from './maintenance-types.js';
 export type * from './request-record.js';
 export type * from './relay-queue.js';
 export { createStore, type CreateStoreOptions, type StoreMode } from './create-store.js';

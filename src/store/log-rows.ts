@@ -1,10 +1,5 @@
-import type {
-  LogEventRecord,
-  NewLogEvent,
-  SubscriptionRecord,
-  SubscriptionState,
-  SubscriptionView,
-} from './event-log-types.js';
+import type { NewLogEvent } from './types.js';
+import type { LogEventRecord, SubscriptionRecord, SubscriptionState, SubscriptionView } from './event-log-types.js';
 import type { NewRun } from './types.js';
 
 /** The mark naming how far retention has deleted the event log. */

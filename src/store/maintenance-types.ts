@@ -1,15 +1,6 @@
-import type { SystemEventRecord } from './types.js';
+import type { DigestKind, SystemEventRecord } from './types.js';
 
 /** Record types of the store's upkeep: backlog digests and retention. */
-
-/**
- * A kind of ordinary event: one hook, the same opening words (numbers aside). The store computes
- * `shape` and matches it back when a digest turn consumes the kinds it showed.
- */
-export interface DigestKind {
-  hook: string | null;
-  shape: string;
-}
 
 /** How much one digest shows. */
 export interface DigestOptions {

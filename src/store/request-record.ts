@@ -1,4 +1,4 @@
-import type { NewLogEvent } from './event-log-types.js';
+import type { NewLogEvent } from './types.js';
 import type { NewSystemEvent } from './types.js';
 
 /** One hook request as the gateway answered it, accepted or rejected. */

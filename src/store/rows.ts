@@ -1,6 +1,5 @@
 /** Row shapes as the databases return them (same columns in SQLite and PostgreSQL), and their mapping to records. */
 import type {
-  CatchUpRecord,
   IdempotencyRecord,
   DeliveryAttempt,
   DeliveryRecord,
@@ -10,6 +9,7 @@ import type {
   SystemEventRecord,
   TranscriptEntry,
 } from './types.js';
+import type { CatchUpRecord } from './maintenance-types.js';
 import type { RequestRecord } from './request-record.js';
 import { RUN_STATES, type QueueStats, type RunCounts } from './store-stats.js';
 import { decodeSource } from './action-source.js';

@@ -10,10 +10,6 @@ import type {
   HeartbeatTurn,
   IdempotencyRecord,
   ListOptions,
-  PendingDigest,
-  DigestOptions,
-  PruneCounts,
-  PruneCutoffs,
   NewDelivery,
   NewRun,
   NewSystemEvent,
@@ -26,10 +22,16 @@ import type {
   SystemEventRecord,
   TranscriptEntry,
   WorkSignal,
+} from './types.js';
+import type {
+  PendingDigest,
+  DigestOptions,
+  PruneCounts,
+  PruneCutoffs,
   CatchUpClaim,
   CatchUpPosition,
   CatchUpRecord,
-} from './types.js';
+} from './maintenance-types.js';
 import type { DispatchHold, HoldScope, InFlight } from './dispatch-holds.js';
 import type { ListRequestsOptions, RequestRecord, RunCancellation } from './request-record.js';
 import type {

@@ -1,6 +1,4 @@
 import type { ChannelValue, ThinkingLevel, WakeMode } from '../config/index.js';
-import type { NewLogEvent } from './event-log-types.js';
-import type { DigestKind } from './maintenance-types.js';
 
 /** Where an action came from; decides whether its content is wrapped as untrusted. */
 export interface ActionSource {
@@ -326,6 +324,33 @@ export interface RecordedActions extends RecordedGroup {
   items?: readonly RecordedGroup[];
 }
 
-export type * from './maintenance-types.js';
-export type * from './event-log-types.js';
 export type { DispatchHold, HoldScope, InFlight } from './dispatch-holds.js';
+
+/**
+ * One published occurrence, written in the transaction of the action it describes (a wake, a run,
+ * an `event` mapping's call, a run's end). The log is the position every consumer keeps its place
+ * in: MCP subscribers now, forwarders later.
+ */
+export interface NewLogEvent {
+  /** UUIDv7: the occurrence's `eventId` everywhere it is sent. */
+  id: string;
+  /** `hook.wake`, `hook.agent`, `hook.<mapping id>`, `run.finished`. */
+  name: string;
+  agentId: string | null;
+  /** The request record this came from (`/admin/api/requests/<id>`), when there is one. */
+  requestId: string | null;
+  createdAt: number;
+  /** The occurrence's `data`, stored as JSON. */
+  data: Readonly<Record<string, unknown>>;
+  /** Content from outside the gateway that no mapping vouched for (`allowUnsafeExternalContent`). */
+  untrusted: boolean;
+}
+
+/**
+ * A kind of ordinary event: one hook, the same opening words (numbers aside). The store computes
+ * `shape` and matches it back when a digest turn consumes the kinds it showed.
+ */
+export interface DigestKind {
+  hook: string | null;
+  shape: string;
+}

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
 import { MAIN, newEvent, source, turn } from '../../../test/helpers/store-records.js';
 import type { Store } from '../store.js';
-import type { DigestOptions, HeartbeatTurn, PendingDigest } from '../types.js';
+import type { HeartbeatTurn } from '../types.js';
+import type { DigestOptions, PendingDigest } from '../maintenance-types.js';
 
 describeEachDriver('store contract: backlog digests', (driver) => {
   let f: StoreFixture;

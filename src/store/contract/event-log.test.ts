@@ -4,7 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createStoreFixture, describeEachDriver, type StoreFixture } from '../../../test/helpers/store-fixture.js';
 import { completion, newEvent, newLogEvent, newRun } from '../../../test/helpers/store-records.js';
 import type { Store } from '../store.js';
-import type { LogEventRecord, PruneCutoffs } from '../types.js';
+import type { LogEventRecord } from '../event-log-types.js';
+import type { PruneCutoffs } from '../maintenance-types.js';
 
 const NONE: PruneCutoffs = { events: 0, runs: 0, deliveries: 0, transcript: 0, requests: 0, eventLog: 0 };
 

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { EventLog } from '../store.js';
-import type { LogPosition, NewLogEvent } from '../event-log-types.js';
+import type { NewLogEvent } from '../types.js';
+import type { LogPosition } from '../event-log-types.js';
 import { PRUNED_THROUGH_MARK, toLogEvent, type LogEventRow } from '../log-rows.js';
 import { logEventsCte } from './create-pg-group-commit.js';
 import { pgSeqBound } from './pg-seq-bound.js';

@@ -1,5 +1,5 @@
 import type { RetentionStore } from '../store.js';
-import type { PruneCounts } from '../types.js';
+import type { PruneCounts } from '../maintenance-types.js';
 import { nowOnceSql, nowSql, type PgContext } from './pg-context.js';
 import { createPassBounds, OUT_OF_ORDER_AFTER_MS } from '../seq-bound.js';
 import { pgSeqBound } from './pg-seq-bound.js';

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { ListRequestsOptions, RequestRecord } from '../request-record.js';
 import type { QueueRow, SessionRow } from '../rows.js';
-import type { DigestOptions, PendingDigest } from '../types.js';
+import type { DigestOptions, PendingDigest } from '../maintenance-types.js';
 
 /** The reads a read thread makes. */
 export type ReadRequest =

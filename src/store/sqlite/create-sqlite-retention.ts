@@ -1,5 +1,5 @@
 import type { RetentionStore } from '../store.js';
-import type { PruneCounts, PruneCutoffs } from '../types.js';
+import type { PruneCounts, PruneCutoffs } from '../maintenance-types.js';
 import { createPassBounds } from '../seq-bound.js';
 import { createSeqBound } from './create-seq-bound.js';
 import type { SqliteContext } from './sqlite-context.js';

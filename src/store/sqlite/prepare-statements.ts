@@ -3,7 +3,7 @@ import type { NewDelivery, NewLogEvent, NewRun, NewSystemEvent, TranscriptEntry 
 import { logEventValues } from '../log-rows.js';
 import { RESTART_MARK } from '../held-keys.js';
 import { letInDue, ready, windowEnded } from '../ready-runs.js';
-import { EVENT_COLUMNS, PENDING } from './consumed-marks.js';
+import { EVENT_COLUMNS, PENDING } from './consumed-marks-sql.js';
 import { limitedStatements } from './limited-statements.js';
 import { SELECT_HOLDS, toHold, type DispatchHold, type HoldRow } from '../dispatch-holds.js';
 

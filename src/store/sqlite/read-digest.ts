@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { toEvent, type EventRow } from '../rows.js';
-import type { DigestOptions, PendingDigest } from '../types.js';
-import { HIGH, HOOK, PENDING, SHAPE } from './consumed-marks.js';
+import type { DigestOptions, PendingDigest } from '../maintenance-types.js';
+import { HIGH, HOOK, PENDING, SHAPE } from './consumed-marks-sql.js';
 
 /** One kind of ordinary event: its hook, shape, newest event and size. */
 interface GroupRow {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { QueueRow } from '../rows.js';
-import { PENDING } from './consumed-marks.js';
+import { PENDING } from './consumed-marks-sql.js';
 
 /** SQL: `agg` over pending events; the marks are looked up event by event only while there are any. */
 const whileMarked = (agg: string): string => `CASE WHEN EXISTS (SELECT 1 FROM consumed_marks)

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { SessionRow } from '../rows.js';
-import { PENDING } from './consumed-marks.js';
+import { PENDING } from './consumed-marks-sql.js';
 
 /** SQL: the session keys of `table`'s rows matching `where`, in key order, one index step each, skipping keys with a `sessions` row. */
 const keysWithoutRow = (table: string, where: string): string => `WITH RECURSIVE k (key) AS (

@@ -1,8 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { safeParseConfig } from './load-config.js';
+import { type Config, safeParseConfig } from '../config/index.js';
 import { readRunBudgets, resolveRunBudgets } from './resolve-run-budgets.js';
-import type { Config } from './schema.js';
 
 const parse = (raw: Record<string, unknown>) => safeParseConfig(raw, { path: '/etc/hookgate/hookgate.json', env: {} });
 function config(raw: Record<string, unknown>): Config {

@@ -1,11 +1,6 @@
 import type { RunBudget, RunBudgets } from '../store/index.js';
-import { resolveDefaultAgentId } from '../policy/resolve-agent.js';
-import type { BudgetConfig, Config, MappingConfig } from './schema.js';
-
-/** The hook name of a user mapping: its `id`, else its place in `hooks.mappings`. */
-export function mappingHookId(mapping: MappingConfig, index: number): string {
-  return mapping.id ?? `mappings[${index}]`;
-}
+import { type BudgetConfig, type Config, mappingHookId } from '../config/index.js';
+import { resolveDefaultAgentId } from './resolve-agent.js';
 
 /** The fields of a budget that are set; `null` when none is. */
 function present(budget: BudgetConfig): RunBudget | null {
