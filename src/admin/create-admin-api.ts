@@ -20,7 +20,7 @@ import { createRelayRoutes, type RelayAdminDeps } from './relay-routes.js';
 
 export type { AdminAnswer, AdminCall } from './admin-route.js';
 
-export interface AdminApiDeps {
+interface AdminApiDeps {
   store: StoreReader &
     RequestLog &
     RunControl &

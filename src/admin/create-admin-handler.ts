@@ -8,7 +8,7 @@ import { sendError, sendJson, type RequestHandler } from '../http/index.js';
 import type { AdminAnswer, AdminCall } from './create-admin-api.js';
 import type { AdminAsset } from './read-admin-assets.js';
 
-export interface AdminHandlerDeps {
+interface AdminHandlerDeps {
   api: (call: AdminCall) => Promise<AdminAnswer>;
   /** `gateway.auth.token`; without it the API answers 404 `admin_disabled`. */
   token: string | undefined;

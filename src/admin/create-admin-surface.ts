@@ -14,7 +14,7 @@ import { readAdminAssets, type AdminAsset } from './read-admin-assets.js';
 import type { DispatchAdminDeps } from './dispatch-routes.js';
 import type { RelayAdminDeps } from './relay-routes.js';
 
-export interface AdminSurfaceDeps {
+interface AdminSurfaceDeps {
   config: Config;
   store: Store;
   /** The current hook handler (a reload replaces it). */

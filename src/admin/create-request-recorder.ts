@@ -14,7 +14,7 @@ import type {
 } from '../store/index.js';
 import { describeRejection } from './describe-rejection.js';
 
-export interface RequestRecorderDeps {
+interface RequestRecorderDeps {
   store: IngressStore & RequestLog;
   /** Keep bodies in the records (`gateway.recordPayloads`). @default false */
   recordPayloads: boolean;

@@ -29,7 +29,7 @@ function notReplayable(record: RequestRecord): RequestError | null {
   return new RequestError('payload_not_recorded');
 }
 
-export interface ReplayOptions {
+interface ReplayOptions {
   /** Returns the action it would build and stores nothing. */
   dryRun: boolean;
   /** Records a real replay in the request log (`REPLAY`, naming the record it replays). */

@@ -7,7 +7,7 @@ const CALL_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /** A provider's answer: its status, a header reader, the body as text and parsed as JSON (`null` when it is not). */
-export interface ProviderAnswer {
+interface ProviderAnswer {
   status: number;
   header(name: string): string | null;
   text: string;

@@ -15,7 +15,7 @@ export interface CaughtUpRequest {
 }
 
 /** What a listing found in its window, oldest first. */
-export interface CaughtUpListing<R extends CaughtUpRef> {
+interface CaughtUpListing<R extends CaughtUpRef> {
   refs: R[];
   /** Events listed in all (every attempt of a GitHub delivery counted once). */
   listed: number;

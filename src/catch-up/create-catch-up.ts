@@ -17,7 +17,7 @@ const TICK_MS = 5_000;
 const RETRY_MS = 60_000;
 
 /** A catch-up mapping as configured now, and how often its pass runs (0: at start and by hand only). */
-export interface ScheduledTarget extends CatchUpTarget {
+interface ScheduledTarget extends CatchUpTarget {
   everyMs: number;
 }
 
@@ -47,7 +47,7 @@ export function catchUpTargets(loaded: LoadedConfig): ScheduledTarget[] {
   return out;
 }
 
-export interface CatchUpDeps extends CatchUpPassDeps {
+interface CatchUpDeps extends CatchUpPassDeps {
   /** The catch-up mappings as configured now (a reload may change them). */
   targets: () => ScheduledTarget[];
   /** Sees every pass's report (logs, metrics). */

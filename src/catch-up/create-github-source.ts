@@ -7,7 +7,7 @@ import { nextLink } from './parse-link-header.js';
 type GithubCatchUp = Extract<CatchUpConfig, { provider: 'github' }>;
 
 /** A missed delivery: its GUID (`X-GitHub-Delivery`, shared by every attempt) and the id of its newest attempt. */
-export interface GithubRef extends CaughtUpRef {
+interface GithubRef extends CaughtUpRef {
   /** The newest attempt's id, in decimal: its request is read, or it is redelivered. */
   deliveryId: string;
 }

@@ -5,7 +5,7 @@ import { CatchUpError, keepOldest, type CatchUpSource, type CaughtUpRef } from '
 type StripeCatchUp = Extract<CatchUpConfig, { provider: 'stripe' }>;
 
 /** A Stripe event, kept whole: it is the body Stripe posts to an endpoint. */
-export interface StripeRef extends CaughtUpRef {
+interface StripeRef extends CaughtUpRef {
   event: Record<string, unknown>;
 }
 

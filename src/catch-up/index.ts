@@ -7,8 +7,5 @@ export {
   catchUpTargets,
   createCatchUp,
   type CatchUp,
-  type CatchUpDeps,
-  type ScheduledTarget,
 } from './create-catch-up.js';
-export { OVERLAP_MS, runCatchUpPass, type CatchUpReport, type CatchUpTarget } from './run-catch-up-pass.js';
-export { CatchUpError, type CatchUpSource } from './catch-up-source.js';
+export type { CatchUpReport } from './run-catch-up-pass.js';

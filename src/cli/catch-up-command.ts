@@ -18,7 +18,7 @@ const BUSY_WAIT_MS = 60_000;
 const BUSY_RETRY_MS = 500;
 
 /** `2h` (that long ago) or an ISO 8601 time, as ms since the epoch; `null` when it is neither. */
-export function parseSince(text: string, now: number): number | null {
+function parseSince(text: string, now: number): number | null {
   const ago = parseDurationMs(text);
   if (ago !== null) return now - ago;
   const at = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
@@ -28,7 +28,7 @@ export function parseSince(text: string, now: number): number | null {
 const n = (v: number, one: string, many = `${one}s`): string => `${v} ${v === 1 ? one : many}`;
 
 /** What a pass did, in a sentence an operator reads. */
-export function formatCatchUp(r: CatchUpReport): string {
+function formatCatchUp(r: CatchUpReport): string {
   const who = `mapping "${r.mappingId}" (${r.provider})`;
   if (r.outcome === 'busy') return `${who}: another process is catching it up now; nothing done here.`;
   const window =

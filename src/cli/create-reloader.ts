@@ -3,7 +3,7 @@ import type { Log } from '../common/log.js';
 import { readConfig, type Env, type LoadedConfig } from '../config/index.js';
 import type { RunningGateway } from './cli-deps.js';
 
-export interface ReloaderDeps {
+interface ReloaderDeps {
   path: string;
   env: Env;
   log: Log;

@@ -22,7 +22,7 @@ const DRAIN_POLL_MS = 1000;
 const DEFAULT_DRAIN_TIMEOUT = '10m';
 
 /** The agents and mappings of a config, as a hold may name them. */
-export function knownHoldKeys(loaded: LoadedConfig): { agents: string[]; mappings: string[] } {
+function knownHoldKeys(loaded: LoadedConfig): { agents: string[]; mappings: string[] } {
   const { agents, hooks } = loaded.config;
   return {
     agents: agents.list.length > 0 ? agents.list.map((a) => a.id) : [resolveDefaultAgentId(agents)],
@@ -31,7 +31,7 @@ export function knownHoldKeys(loaded: LoadedConfig): { agents: string[]; mapping
 }
 
 /** `mapping "github"`, `agent "main"`, `all dispatch`. */
-export const describeHold = (scope: HoldScope, key: string): string =>
+const describeHold = (scope: HoldScope, key: string): string =>
   scope === 'all' ? 'all dispatch' : `${scope} "${key}"`;
 
 /** What a hold holds, in words. */
@@ -47,7 +47,7 @@ function covers(scope: HoldScope): string {
 }
 
 /** `1 run, 2 deliveries, 0 heartbeat turns in flight`. */
-export function formatInFlight(f: InFlight): string {
+function formatInFlight(f: InFlight): string {
   const n = (v: number, one: string, many: string): string => `${v} ${v === 1 ? one : many}`;
   return `${n(f.runs, 'run', 'runs')}, ${n(f.deliveries, 'delivery', 'deliveries')}, ${n(f.heartbeats, 'heartbeat turn', 'heartbeat turns')} in flight`;
 }

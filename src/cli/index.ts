@@ -1,3 +1,2 @@
 /** The `hookgate` command line. */
-export { runCli, USAGE } from './run-cli.js';
-export type { CliDeps, RunningGateway } from './cli-deps.js';
+export { runCli } from './run-cli.js';

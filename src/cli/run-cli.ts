@@ -18,8 +18,6 @@ import { removeSubscriptionCommand, subscriptionsCommand } from './subscriptions
 import { drainCommand, pauseCommand, resumeCommand } from './dispatch-command.js';
 import { catchUpCommand } from './catch-up-command.js';
 
-export { USAGE } from './command-help.js';
-
 const OPTIONS = {
   config: { type: 'string', short: 'c' },
   json: { type: 'boolean', default: false },

@@ -10,7 +10,7 @@ import { loadOrReport } from './load-or-report.js';
 import { preflightConfig } from './preflight-config.js';
 import { watchConfigFile } from './watch-config.js';
 
-export interface ServeOptions {
+interface ServeOptions {
   /** The config path was named (`--config` or `$HOOKGATE_CONFIG`): it must exist. */
   explicit: boolean;
   port?: string | undefined;

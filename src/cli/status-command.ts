@@ -93,7 +93,7 @@ export function formatCatchUps(positions: readonly CatchUpRecord[], now: number)
 }
 
 /** The report `hookgate status` prints. */
-export function formatStatus(
+function formatStatus(
   s: {
     where: string;
     queues: QueueStats;

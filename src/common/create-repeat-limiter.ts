@@ -2,10 +2,10 @@
  * Holds back a storm of identical lines: the first of a kind passes, the rest within
  * `intervalMs` are only counted, and each interval that held some back ends in one summary.
  */
-export type RepeatDecision = { kind: 'pass' } | { kind: 'drop' } | { kind: 'summary'; count: number };
+type RepeatDecision = { kind: 'pass' } | { kind: 'drop' } | { kind: 'summary'; count: number };
 
 /** A summary owed for a window that closed with lines held back. */
-export interface RepeatSummary {
+interface RepeatSummary {
   key: string;
   count: number;
 }
@@ -23,7 +23,7 @@ interface Window {
 }
 
 /** Kinds tracked at once; past this the oldest window is summarised early. @default 1000 */
-export const MAX_REPEAT_KINDS = 1_000;
+const MAX_REPEAT_KINDS = 1_000;
 
 export function createRepeatLimiter(options: { intervalMs: number; maxKinds?: number }): RepeatLimiter {
   const { intervalMs } = options;

@@ -1,5 +1,5 @@
 /** A signal that aborts when any of its sources does, and the way to let go of them. */
-export interface LinkedSignal {
+interface LinkedSignal {
   readonly signal: AbortSignal;
   /** Removes the listeners it added to its sources; the signal stays as it is. */
   dispose(): void;

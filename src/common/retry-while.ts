@@ -1,6 +1,6 @@
 import type { Clock } from './clock.js';
 
-export interface RetryWhileOptions {
+interface RetryWhileOptions {
   clock: Clock;
   /** Whether a failure may heal by waiting (the store cannot write for the moment). */
   retryable(error: unknown): boolean;

@@ -1,6 +1,6 @@
 /** Retry timing as pure functions of (attempt, hint, random): backoff, jitter, `Retry-After`. */
 
-export interface BackoffOptions {
+interface BackoffOptions {
   /** Delay before the second attempt. @default 500 */
   baseMs?: number;
   /** Cap on any computed delay. @default 30000 */

@@ -2,7 +2,7 @@
 export type Scrub = (text: string) => string;
 
 /** What a removed secret is replaced with. */
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /** Leaves the text as it is; the default where no scrubber is wired. */
 export const keepText: Scrub = (text) => text;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** Most events one pass reads and handles; more wait for the pass that follows at once. */
-export const MAX_CATCH_UP_EVENTS = 100_000;
+const MAX_CATCH_UP_EVENTS = 100_000;
 
 const tokenEnv = z
   .string()

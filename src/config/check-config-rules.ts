@@ -10,7 +10,7 @@ import { FALLBACK_MODEL, resolveModel } from './resolve-model.js';
 import { MIN_HEARTBEAT_EVERY_MS, type Config } from './schema.js';
 
 /** The longest delay a Node timer keeps (2^31 - 1 ms, about 24.8 days); a longer one fires after 1 ms. */
-export const MAX_TIMER_MS = 2_147_483_647;
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** Prefix every generated session key starts with (`hook:<uuid>`). */
 export const GENERATED_SESSION_PREFIX = 'hook:';
@@ -22,7 +22,7 @@ export function normalizeHooksPath(raw: string): string | null {
 }
 
 /** The transforms root: `<config dir>/hooks/transforms`. */
-export function transformsRoot(configDir: string): string {
+function transformsRoot(configDir: string): string {
   return join(configDir, 'hooks', 'transforms');
 }
 

@@ -3,7 +3,7 @@ import { checkRelayWarnings } from './check-relay-rules.js';
 import type { Config } from './schema.js';
 
 /** Below this a hook token is guessable by a patient client the lockout only slows down. */
-export const MIN_HOOK_TOKEN_LENGTH = 24;
+const MIN_HOOK_TOKEN_LENGTH = 24;
 
 /** Mapping keys that shape agent runs and that a wake does not carry. */
 const AGENT_ONLY_KEYS = [

@@ -31,7 +31,7 @@ function fixedStart(template: string): string {
  * Whether some rendering of a session-key template can start with one of the prefixes: its fixed
  * start must either already begin with a prefix, or be the beginning of one (the rest rendered).
  */
-export function canSatisfyPrefixes(template: string, prefixes: readonly string[]): boolean {
+function canSatisfyPrefixes(template: string, prefixes: readonly string[]): boolean {
   const start = fixedStart(template);
   const literal = !template.includes('{{');
   return prefixes.some((p) => start.startsWith(p) || (!literal && p.startsWith(start)));
@@ -43,7 +43,7 @@ const TEMPLATED = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to'
  * Checks a transform module path: relative, no `..`, inside the transforms directory once
  * symlinks are resolved, and an existing file. Returns the problem, or `null`.
  */
-export function checkTransformModule(transformsDir: string, module: string): string | null {
+function checkTransformModule(transformsDir: string, module: string): string | null {
   if (!isPlainRelative(module)) {
     return isAbsolute(module)
       ? 'must be a path relative to the transforms directory, not an absolute path'

@@ -3,7 +3,7 @@ import { MIN_SECRET_LENGTH } from './check-security-rules.js';
 import type { Config } from './schema.js';
 
 /** The relay's pull API: `POST <relay>/relay/lease` and `POST <relay>/relay/ack`. */
-export const RELAY_PATH = '/relay';
+const RELAY_PATH = '/relay';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 

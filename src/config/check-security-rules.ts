@@ -5,9 +5,9 @@ import type { Config } from './schema.js';
 /** Below this a token or shared secret is refused: the lockout only slows a patient guesser down. */
 export const MIN_SECRET_LENGTH = 16;
 /** Tokens a client may try a second, sustained, at most: past it the lockout only slows a guesser down. */
-export const MAX_GUESSES_PER_SECOND = 10;
+const MAX_GUESSES_PER_SECOND = 10;
 /** Client addresses the lockout tracks, at least: fewer, and a guesser with that many addresses is forgotten. */
-export const MIN_TRACKED_CLIENTS = 100;
+const MIN_TRACKED_CLIENTS = 100;
 
 /** Whether one trusted-proxy entry takes in every IPv4 address, or every IPv6 one (any client could forge its address). */
 function coversEveryAddress(entry: string): 'IPv4' | 'IPv6' | null {

@@ -12,7 +12,7 @@ export interface TypeMismatch {
 const NUMBER = /^-?(?:\d+|\d*\.\d+)(?:e[+-]?\d+)?$/i;
 
 /** The value the text stands for, or `undefined` when it is not one. */
-export function coerceText(text: string, expected: TypeMismatch['expected']): number | boolean | undefined {
+function coerceText(text: string, expected: TypeMismatch['expected']): number | boolean | undefined {
   const t = text.trim();
   if (expected === 'number') return NUMBER.test(t) ? Number(t) : undefined;
   if (t === 'true' || t === '1') return true;

@@ -34,7 +34,7 @@ export interface LoadedConfig {
 }
 
 /** `$HOOKGATE_HOME`, default `~/.hookgate`. */
-export function resolveHome(env: Env): string {
+function resolveHome(env: Env): string {
   return env['HOOKGATE_HOME'] ?? join(homedir(), '.hookgate');
 }
 

@@ -30,7 +30,7 @@ interface Node {
 }
 
 /** One key of the file: `key` relative to its section, `path` in full. */
-export interface ConfigKey {
+interface ConfigKey {
   path: string;
   key: string;
   type: string;
@@ -75,7 +75,7 @@ function describeRange(node: Node): string {
 }
 
 /** A node's type in words: `integer 1 to 256`, `URL`, `"full" or "normal"`, `list of string`. */
-export function describeType(node: Node): string {
+function describeType(node: Node): string {
   const alternatives = node.anyOf ?? node.oneOf;
   if (alternatives !== undefined) return alternatives.map(describeType).join(' or ');
   if (node.const !== undefined) return code(node.const);

@@ -6,7 +6,7 @@ export const BUILTIN_ECHO_PROVIDER = 'echo';
 /** Model used when neither the run, the agent nor the defaults name one. */
 export const FALLBACK_MODEL = 'echo/echo';
 
-export type ModelResolution =
+type ModelResolution =
   | { ok: true; ref: string }
   | { ok: false; code: 'invalid_payload' | 'model_not_allowed'; message: string };
 

@@ -5,7 +5,7 @@ import type { Config } from './schema.js';
  * runtime (agents, models), the MCP endpoint, the relay and the pull loop and the auth limiter's window are built once; hooks, mappings, tokens,
  * channels and run budgets are rebuilt on every reload.
  */
-export const RESTART_ONLY_KEYS = [
+const RESTART_ONLY_KEYS = [
   'gateway',
   'store',
   'agents',

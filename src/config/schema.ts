@@ -6,7 +6,7 @@ import { VerifySchema } from './verify-schema.js';
 import { CatchUpSchema } from './catch-up-schema.js';
 import { PullSchema, RelaySchema } from './relay-schema.js';
 
-export { CatchUpSchema, PullSchema, RelaySchema, RetentionSchema, StoreSchema, VerifySchema };
+export { RetentionSchema, StoreSchema };
 export type { CatchUpConfig } from './catch-up-schema.js';
 export type { PullConfig, RelayConfig } from './relay-schema.js';
 
@@ -55,7 +55,7 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or http
 const ACCEPTABLE_RISKS = ['exfiltration'] as const;
 
 /** Limits on an agent's runs; over them, runs stay queued (held) until the window allows them. */
-export const BudgetSchema = z.strictObject({
+const BudgetSchema = z.strictObject({
   runsPerHour: z
     .number()
     .int()
@@ -73,7 +73,7 @@ export const BudgetSchema = z.strictObject({
 });
 
 /** A mapping's budget: an agent's, and how many of its runs may run at once. */
-export const MappingBudgetSchema = BudgetSchema.extend({
+const MappingBudgetSchema = BudgetSchema.extend({
   maxConcurrentRuns: z
     .number()
     .int()
@@ -83,7 +83,7 @@ export const MappingBudgetSchema = BudgetSchema.extend({
     .describe("Runs of the mapping running at once, within the gateway's `agents.defaults.maxConcurrentRuns`."),
 });
 
-export const MappingSchema = z
+const MappingSchema = z
   .strictObject({
     id: nonEmpty
       .optional()
@@ -262,7 +262,7 @@ export const MappingSchema = z
   })
   .describe('A mapping turns the payload sent to `/hooks/<name>` into a wake or an agent run.');
 
-export const AuthRateLimitSchema = z.strictObject({
+const AuthRateLimitSchema = z.strictObject({
   maxFailures: z.number().int().min(1).default(20).describe('Failures within the window that start a lockout.'),
   windowSeconds: z.number().int().min(1).default(60).describe('The sliding window failures are counted in.'),
   lockoutSeconds: z
@@ -380,7 +380,7 @@ export const HooksSchema = z.strictObject({
 /** A number of open connections; the default is resolved at startup from the open-file limit. */
 const connectionCount = z.number().int().min(1).max(1_000_000).optional();
 
-export const GatewaySchema = z.strictObject({
+const GatewaySchema = z.strictObject({
   bind: nonEmpty
     .default('127.0.0.1')
     .describe(
@@ -458,7 +458,7 @@ export const GatewaySchema = z.strictObject({
  * (`"msg":"hook request"`: method, path without its query, hook, client, status, code, ms, and the
  * event or run it created); its fields are fixed and carry no payload, header or token.
  */
-export const LoggingSchema = z.strictObject({
+const LoggingSchema = z.strictObject({
   access: z
     .enum(['all', 'refusals', 'off'])
     .default('all')
@@ -481,7 +481,7 @@ const ModelEntrySchema = z.strictObject({
   alias: nonEmpty.optional().describe('A short name requests and mappings may use for this model.'),
 });
 
-export const AgentsSchema = z.strictObject({
+const AgentsSchema = z.strictObject({
   defaults: z
     .strictObject({
       model: nonEmpty
@@ -557,7 +557,7 @@ export const AgentsSchema = z.strictObject({
     .describe('The agents; the default one has `default: true`, else it is the first, else `main`.'),
 });
 
-export const ModelsSchema = z.strictObject({
+const ModelsSchema = z.strictObject({
   providers: z
     .record(
       z.string().regex(/^[a-z0-9][a-z0-9_.-]*$/i, 'provider id: letters, digits, ".", "-" or "_"'),
@@ -595,7 +595,7 @@ const channelCommon = {
 const baseUrl = (value: string) => httpUrl.optional().describe(`The API's base URL. @default \`${value}\``);
 const serverUrl = (what: string) => httpUrl.describe(`URL of ${what}.`);
 
-export const ChannelsSchema = z.strictObject({
+const ChannelsSchema = z.strictObject({
   whatsapp: z
     .strictObject({
       ...channelCommon,
@@ -671,7 +671,7 @@ export const ChannelsSchema = z.strictObject({
 });
 
 /** The MCP Events endpoint: subscribers receive what the gateway accepted, from its durable log. */
-export const McpSchema = z.strictObject({
+const McpSchema = z.strictObject({
   enabled: z
     .boolean()
     .default(false)
@@ -705,7 +705,7 @@ export const McpSchema = z.strictObject({
 /** `github.com`, `*.github.com` (hosts under it) or `*` (every host). */
 const LINK_HOST = /^(?:\*|(?:\*\.)?[^\s/\\:?#@[\]*]+)$/u;
 
-export const DeliverySchema = z.strictObject({
+const DeliverySchema = z.strictObject({
   allowedLinkHosts: z
     .array(
       z
@@ -748,7 +748,6 @@ export const ConfigSchema = z.strictObject({
 
 export type Config = z.infer<typeof ConfigSchema>;
 export type HooksConfig = z.infer<typeof HooksSchema>;
-export type GatewayConfig = z.infer<typeof GatewaySchema>;
 export type LoggingConfig = z.infer<typeof LoggingSchema>;
 export type AgentsConfig = z.infer<typeof AgentsSchema>;
 export type MappingConfig = z.infer<typeof MappingSchema>;

@@ -5,7 +5,7 @@ import type { Issue } from '../common/errors.js';
  * meant to start here unchanged, so these are dropped with a warning instead of refused as
  * unknown; any other unknown key is still refused (it is more likely a typo).
  */
-export const FOREIGN_KEYS: Readonly<Record<string, { keys: readonly string[]; why: string }>> = {
+const FOREIGN_KEYS: Readonly<Record<string, { keys: readonly string[]; why: string }>> = {
   hooks: {
     keys: ['internal'],
     why: 'OpenClaw internal (in-process event) hooks have no counterpart in Hookgate; ignored',

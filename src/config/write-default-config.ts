@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { generateToken } from '../common/ids.js';
 
 /** Tokens of a freshly written config; shown to the operator once. */
-export interface GeneratedTokens {
+interface GeneratedTokens {
   hooksToken: string;
   gatewayToken: string;
 }

@@ -1,7 +1,7 @@
 import type { NewDelivery } from '../store/index.js';
 
 /** What the runtime hands over for delivery. */
-export interface DeliveryRequest {
+interface DeliveryRequest {
   agentId: string;
   /** A channel name, or `last` (the main session's last route, resolved when sending). */
   channel: string;

@@ -2,12 +2,12 @@ import { CHANNEL_NAMES, type ChannelName, type ChannelsConfig } from '../config/
 import type { DeliveryRecord } from '../store/index.js';
 
 /** The main session's last route. */
-export type LastRoute = { channel: string; to: string } | null;
+type LastRoute = { channel: string; to: string } | null;
 
-export type Route = { ok: true; channel: ChannelName; to: string; explicit: boolean } | { ok: false; reason: string };
+type Route = { ok: true; channel: ChannelName; to: string; explicit: boolean } | { ok: false; reason: string };
 
 /** Channels configured under `channels`, in the spec's order. */
-export function configuredChannels(channels: ChannelsConfig): ChannelName[] {
+function configuredChannels(channels: ChannelsConfig): ChannelName[] {
   return CHANNEL_NAMES.filter((name) => channels[name] !== undefined);
 }
 

@@ -20,7 +20,7 @@ import type { TransformRunner } from './transforms/create-transform-runner.js';
 import { publishOutcome } from './publish-outcome.js';
 import { checkBuiltinAuthentication } from './check-hook-call.js';
 
-export type { HookOutcome, ItemOutcome } from './hook-outcome.js';
+export type { HookOutcome } from './hook-outcome.js';
 
 /**
  * Handles a hook call: `name` is the path after `hooks.path`, `payload` the parsed JSON object.
@@ -33,7 +33,7 @@ const WAKE_SOURCE = source('wake');
 const AGENT_SOURCE = source('agent');
 
 /** What building an action needs: everything but the store. */
-export interface HookActionDeps {
+interface HookActionDeps {
   policy: Policy;
   clock: Clock;
   /** User mappings, then presets. */
@@ -44,7 +44,7 @@ export interface HookActionDeps {
 }
 
 /** Publishing to the event log (`mcp.enabled`): every recorded action carries its occurrence. */
-export interface PublishDeps {
+interface PublishDeps {
   ids: Ids;
 }
 

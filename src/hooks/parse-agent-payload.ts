@@ -12,7 +12,7 @@ import {
 } from './read-fields.js';
 
 /** The agent payload, validated; unknown extra fields are ignored. */
-export type AgentPayload = Omit<AgentRequest, 'source' | 'sessionKeyOrigin'>;
+type AgentPayload = Omit<AgentRequest, 'source' | 'sessionKeyOrigin'>;
 
 /** Turns an `/agent` body into an `AgentPayload` or throws `invalid_payload` naming each field. */
 export function parseAgentPayload(p: Payload): AgentPayload {

@@ -3,7 +3,7 @@ import { WAKE_MODES, type WakeMode } from '../config/index.js';
 import { readOptionalEnum, readRequiredString, type Payload } from './read-fields.js';
 
 /** The wake payload, validated. */
-export interface WakePayload {
+interface WakePayload {
   text: string;
   mode: WakeMode;
 }

@@ -5,7 +5,7 @@ import type { HookOutcome, ItemOutcome } from './hook-outcome.js';
 import type { Payload } from './read-fields.js';
 
 /** What an occurrence carries besides its action: where the request came from. */
-export interface PublishContext {
+interface PublishContext {
   /** The request record's id, when the request log keeps one. */
   requestId: string | null;
   receivedAt: number;

@@ -18,7 +18,7 @@ export interface AccessEntry {
 }
 
 /** The longest path or hook name an access line and a request record keep (a request line may be 16 KB). */
-export const MAX_LOGGED_PATH = 1024;
+const MAX_LOGGED_PATH = 1024;
 
 /** `text` cut to `MAX_LOGGED_PATH` characters, marked with `…` where it was cut. */
 export const clipLogged = (text: string): string =>
@@ -37,7 +37,7 @@ export const SHED_LINES_PER_INTERVAL = 10;
 /** …and the rest counted, one line at the interval's end saying how many. */
 export const SHED_INTERVAL_MS = 10_000;
 
-export interface AccessLogOptions {
+interface AccessLogOptions {
   /** Read per request, so a reload applies. @default all lines */
   settings?: () => LoggingConfig;
   /** @default Date.now */

@@ -14,7 +14,7 @@ export interface BearerGuard {
 }
 
 /** The bearer token of `Authorization`, the one carrier scrape configs and MCP clients set. */
-export function bearerToken(req: IncomingMessage): string | undefined {
+function bearerToken(req: IncomingMessage): string | undefined {
   return /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 }
 

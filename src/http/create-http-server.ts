@@ -17,14 +17,14 @@ const OVER_CAPACITY_GRACE_MS = 2_000;
 const OVER_CAPACITY_RETRY_AFTER_SECONDS = 1;
 
 /** Why a connection is turned away: the gateway's limit, or its client's share of it. */
-export type ConnectionRefusal = 'over_capacity' | 'too_many_connections';
+type ConnectionRefusal = 'over_capacity' | 'too_many_connections';
 /**
  * How long a new connection may send nothing before it is closed (`gateway.firstByteTimeoutMs`).
  * Node's `headersTimeout` starts only with the first byte, so without this a connection that sends
  * nothing would hold its place under `maxConnections` for good; a client about to send its request
  * sends it at once.
  */
-export const FIRST_BYTE_TIMEOUT_MS = 5_000;
+const FIRST_BYTE_TIMEOUT_MS = 5_000;
 
 export interface HttpServer {
   /** Starts listening; resolves with the bound port (useful with port 0). */
@@ -36,7 +36,7 @@ export interface HttpServer {
   readonly server: Server;
 }
 
-export interface HttpServerOptions {
+interface HttpServerOptions {
   bodyTimeoutMs: number;
   /** `gateway.maxConnections`; unset: 1000, or the open-file limit minus a margin when lower. */
   maxConnections?: number | undefined;

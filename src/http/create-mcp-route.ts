@@ -7,19 +7,19 @@ import { ClientGoneError, readBody } from './read-body.js';
 import { sendError } from './send-response.js';
 
 /** An MCP request as the endpoint's core takes it: plain values. */
-export interface McpRouteCall {
+interface McpRouteCall {
   method: string;
   headers: Readonly<Record<string, string | undefined>>;
   body: Buffer;
 }
 
-export interface McpRouteAnswer {
+interface McpRouteAnswer {
   status: number;
   headers: Record<string, string>;
   body: string;
 }
 
-export interface McpRouteDeps extends BearerGuard {
+interface McpRouteDeps extends BearerGuard {
   /** The JSON-RPC core (outputs/mcp-events). */
   handle: (call: McpRouteCall) => Promise<McpRouteAnswer>;
   /** `mcp.token`: the only credential the endpoint takes. */

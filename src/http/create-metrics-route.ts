@@ -8,7 +8,7 @@ import type { RequestHandler } from './create-request-handler.js';
 import { admitBearer } from './admit-bearer.js';
 import { refuseUnlessGetOrHead, sendError } from './send-response.js';
 
-export interface MetricsRouteDeps {
+interface MetricsRouteDeps {
   /** The Prometheus text and its content type. */
   render: () => Promise<string>;
   contentType: string;

@@ -2,7 +2,7 @@ import type { RequestHandler } from './create-request-handler.js';
 import { refuseUnlessGetOrHead, sendJson } from './send-response.js';
 
 /** What a readiness check says: ready, or the code and reason it is not. */
-export type ReadinessAnswer = { ok: true } | { ok: false; code: string; reason: string };
+type ReadinessAnswer = { ok: true } | { ok: false; code: string; reason: string };
 
 /**
  * `GET /readyz`: 200 `{ok:true}` when the gateway can take work now, else 503

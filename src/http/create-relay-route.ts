@@ -14,7 +14,7 @@ export interface RelayRouteCall {
   signal: AbortSignal;
 }
 
-export interface RelayRouteDeps extends BearerGuard {
+interface RelayRouteDeps extends BearerGuard {
   /** The pull API's core (relay/). */
   handle: (call: RelayRouteCall) => Promise<{ status: number; body: string }>;
   /** `relay.token`: the only credential the pull API takes. */

@@ -2,7 +2,7 @@
 const SWEEP_AT = 1024;
 
 /** Counts by client group (connections held, bodies being read). */
-export interface GroupCounts {
+interface GroupCounts {
   get(group: string): number;
   add(group: string): void;
   /** Takes one off `group`'s count (never below 0). */

@@ -6,7 +6,7 @@ import { parseHookBody, parseJsonObject } from './parse-request-body.js';
 import type { ObservedRequest } from './request-observer.js';
 
 /** A hook request as the door takes it: plain values, the body exactly as received. */
-export interface HookRequest {
+interface HookRequest {
   /** The path after `hooks.path`. */
   name: string;
   headers: IncomingHttpHeaders;
@@ -25,7 +25,7 @@ export interface HookRequest {
 }
 
 /** What the door made of a request: a call for the hook handler, or Slack's challenge to answer. */
-export type HookDecision = { kind: 'call'; call: MappedHookCall } | { kind: 'challenge'; challenge: string };
+type HookDecision = { kind: 'call'; call: MappedHookCall } | { kind: 'challenge'; challenge: string };
 
 /** Slack checks a new Events API URL with a signed `url_verification` request and expects its challenge back. */
 function slackChallenge(signedBy: SignedBy | undefined, payload: Payload): string | undefined {

@@ -14,7 +14,7 @@ export function isFormBody(contentType: string | undefined): boolean {
  * field starts with either, and curl's `-d '{…}'` declares a form: a JSON body is JSON whatever its
  * `Content-Type` says, as OpenClaw reads it.
  */
-export function looksLikeJson(raw: Buffer): boolean {
+function looksLikeJson(raw: Buffer): boolean {
   let i = 0;
   while (i < raw.length && (raw[i] === 0x20 || raw[i] === 0x09 || raw[i] === 0x0a || raw[i] === 0x0d)) i++;
   return raw[i] === 0x7b || raw[i] === 0x5b;

@@ -2,9 +2,9 @@ import type { HooksConfig } from '../config/index.js';
 import { compileMappings } from '../hooks/index.js';
 
 /** Label of requests that named no hook (a path outside `hooks.path`). */
-export const NO_HOOK = '_none';
+const NO_HOOK = '_none';
 /** Label of hook names no mapping names: they come from callers, so they would grow without bound. */
-export const OTHER_HOOK = '_other';
+const OTHER_HOOK = '_other';
 
 /**
  * Turns a request's hook name into a metrics label: `wake`, `agent` and each mapping's

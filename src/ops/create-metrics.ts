@@ -12,7 +12,7 @@ import type {
 export type DeliveryOutcome = 'sent' | 'retry' | 'failed' | 'skipped';
 
 /** What a catch-up pass did, as its metrics count it. */
-export interface CatchUpPassCounts {
+interface CatchUpPassCounts {
   mappingId: string;
   outcome: 'done' | 'busy' | 'failed';
   accepted: number;
@@ -23,7 +23,7 @@ export interface CatchUpPassCounts {
 }
 
 /** Token counts a provider reported for one call. */
-export interface TokenCounts {
+interface TokenCounts {
   inputTokens: number;
   outputTokens: number;
 }
@@ -59,7 +59,7 @@ export interface GatewayMetrics {
   readonly contentType: string;
 }
 
-export interface MetricsDeps {
+interface MetricsDeps {
   /** Queue depths and store size, read at scrape time. */
   sample: () => Promise<{ queues: QueueStats; size: StoreSize }>;
   now: () => number;

@@ -2,7 +2,7 @@ import type { Clock } from '../common/clock.js';
 import type { ErrorCode } from '../common/errors.js';
 
 /** What `/readyz` answers: ready, or why not. */
-export type Readiness =
+type Readiness =
   | { ok: true }
   | { ok: false; code: Extract<ErrorCode, 'unavailable' | 'store_unavailable' | 'worker_stalled'>; reason: string };
 

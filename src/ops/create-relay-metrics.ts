@@ -2,14 +2,14 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RelayBacklog, RelayPruneCounts } from '../store/index.js';
 
 /** The relay's metrics: its backlog read at scrape time, what its pull API and retention did. */
-export interface RelayMetrics {
+interface RelayMetrics {
   leased(count: number): void;
   acknowledged(counts: { done: number; refused: number }): void;
   pruned(counts: RelayPruneCounts): void;
 }
 
 /** What a home's pull did, by what its door made of each request. */
-export interface PullMetrics {
+interface PullMetrics {
   passed(
     result: { kind: 'done' | 'refused' | 'failed'; outcome?: string; committedAt?: number },
     receivedAt: number,

@@ -6,7 +6,7 @@ import { createPuller, type PullObserver, type Puller } from './create-puller.js
 import { createRelayClient } from './create-relay-client.js';
 import { passRelayedRequest } from './pass-relayed-request.js';
 
-export interface HomePullDeps {
+interface HomePullDeps {
   config: PullConfig;
   /** The ingress in force: this gateway's own door. */
   settings: () => IngressSettings;

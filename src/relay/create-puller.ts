@@ -22,7 +22,7 @@ export interface PullerOptions {
 }
 
 /** What a home's pull loop did lately, for its dashboard, `/readyz` and metrics. */
-export interface PullStatus {
+interface PullStatus {
   /** The relay answered the last lease. */
   relayUp: boolean;
   /** When pulls started failing (they fail still), else `null`. */
@@ -40,7 +40,7 @@ export interface PullObserver {
   relayUp(up: boolean): void;
 }
 
-export interface PullerDeps {
+interface PullerDeps {
   client: RelayClient;
   /** One relayed request through this gateway's door (pass-relayed-request.ts). */
   pass: (request: LeasedRelayRequest) => Promise<RelayedResult>;

@@ -7,14 +7,14 @@ import type { RelayQueue } from '../store/index.js';
 import { parseAckAsk, parseLeaseAsk, toWire } from './relay-wire.js';
 
 /** A pull API call as plain values: `path` is `/relay/lease` or `/relay/ack`. */
-export interface RelayApiCall {
+interface RelayApiCall {
   path: string;
   body: Buffer;
   /** Aborts when the home hung up (a long poll ends then). */
   signal: AbortSignal;
 }
 
-export interface RelayApiAnswer {
+interface RelayApiAnswer {
   status: number;
   body: string;
 }
@@ -25,7 +25,7 @@ export interface RelayApiObserver {
   acknowledged(counts: { done: number; refused: number }): void;
 }
 
-export interface RelayApiDeps {
+interface RelayApiDeps {
   store: Pick<RelayQueue, 'leaseRelayRequests' | 'ackRelayRequests'>;
   config: Pick<RelayConfig, 'leaseSeconds' | 'maxBatch' | 'maxBatchBytes' | 'maxWaitSeconds' | 'maxLeases'>;
   /** Announced by the relay's door after each commit. */
@@ -40,7 +40,7 @@ export interface RelayApiDeps {
   observer?: RelayApiObserver;
 }
 
-export interface RelayApi {
+interface RelayApi {
   handle(call: RelayApiCall): Promise<RelayApiAnswer>;
   /** Ends every waiting lease now (answered with what there is), for a shutdown. */
   close(): void;

@@ -30,7 +30,7 @@ export interface RelayClient {
   ): Promise<void>;
 }
 
-export interface RelayClientOptions {
+interface RelayClientOptions {
   /** The relay's base URL (`pull.url`). */
   url: string;
   token: string;

@@ -6,7 +6,7 @@ import type { RelayDoor } from '../http/index.js';
 import type { RelayQueue } from '../store/index.js';
 import { keepRelayedHeaders } from './keep-relayed-headers.js';
 
-export interface RelayDoorDeps {
+interface RelayDoorDeps {
   store: Pick<RelayQueue, 'addRelayRequest'>;
   /** The mappings in force: which names exist, and which need a signature. */
   mappings: readonly CompiledMapping[];

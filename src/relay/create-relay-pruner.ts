@@ -3,7 +3,7 @@ import type { Log } from '../common/log.js';
 import { runNowAndEvery } from '../common/repeat-every.js';
 import type { RelayPruneCounts, RelayQueue } from '../store/index.js';
 
-export interface RelayPrunerDeps {
+interface RelayPrunerDeps {
   store: Pick<RelayQueue, 'pruneRelay'>;
   /** `relay.retention` in ms. */
   retentionMs: number;
@@ -19,7 +19,7 @@ export interface RelayPrunerDeps {
   onPruned?: (counts: RelayPruneCounts) => void;
 }
 
-export interface RelayPruner {
+interface RelayPruner {
   start(): void;
   stop(): Promise<void>;
   /** One pass now; resolves with its totals. */

@@ -12,7 +12,7 @@ import { createRelayDoor } from './create-relay-door.js';
 import { createRelayPruner } from './create-relay-pruner.js';
 
 /** What a relay reports (metrics). */
-export interface RelayObserver extends RelayApiObserver {
+interface RelayObserver extends RelayApiObserver {
   pruned(counts: RelayPruneCounts): void;
 }
 
@@ -27,7 +27,7 @@ export interface Relay {
   stop(): Promise<void>;
 }
 
-export interface RelayDeps {
+interface RelayDeps {
   config: RelayConfig;
   store: RelayQueue;
   clock: Clock;

@@ -12,7 +12,7 @@ export type RelayedResult =
   /** This gateway failed (5xx, its store): not acknowledged, so the relay offers it again after the lease. */
   | { kind: 'failed'; id: string; error: unknown };
 
-export interface PassRelayedDeps {
+interface PassRelayedDeps {
   /** The ingress in force (a reload replaces it): this gateway's own mappings, keys and hook handler. */
   settings: () => IngressSettings;
   /** The request log: a relayed request is recorded as one from `relay:<host>`. */

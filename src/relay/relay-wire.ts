@@ -6,20 +6,20 @@ import { RequestError, type Issue } from '../common/errors.js';
 import type { LeasedRelayRequest, RelayAuth, RelayRefusal } from '../store/index.js';
 
 /** Ids one acknowledgement carries at most (a lease hands out at most 1,000). */
-export const MAX_ACK_IDS = 1000;
+const MAX_ACK_IDS = 1000;
 const MAX_ID_CHARS = 100;
 const MAX_CODE_CHARS = 100;
 /** A refusal's reason kept on the relay, at most. */
 export const MAX_REASON_CHARS = 1000;
 
-export interface LeaseAsk {
+interface LeaseAsk {
   /** Seconds the relay may wait for a request when none is waiting. */
   waitSeconds: number;
   /** Requests wanted at most. */
   max: number;
 }
 
-export interface AckAsk {
+interface AckAsk {
   leaseId: string | null;
   /** Requests the home committed (or found already committed, or a transform skipped). */
   ids: string[];
@@ -28,7 +28,7 @@ export interface AckAsk {
 }
 
 /** One request of a lease as it travels: the body in base64. */
-export interface WireRequest {
+interface WireRequest {
   id: string;
   hook: string;
   url: string;

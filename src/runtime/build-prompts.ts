@@ -12,9 +12,9 @@ const IDLE_HEADER = 'Heartbeat. No new system events.';
 /** Events one heartbeat turn takes at most; the rest wait for the next turn. */
 export const HEARTBEAT_MAX_EVENTS = 50;
 /** Characters of event text one heartbeat prompt carries at most (at least one event always fits). */
-export const HEARTBEAT_MAX_EVENT_CHARS = 48_000;
+const HEARTBEAT_MAX_EVENT_CHARS = 48_000;
 /** Characters of one event's text shown in a heartbeat prompt. */
-export const EVENT_TEXT_MAX_CHARS = 8_000;
+const EVENT_TEXT_MAX_CHARS = 8_000;
 
 /** The events, oldest first, that one heartbeat prompt takes: bounded in count and size. */
 export function takeHeartbeatEvents<T extends { text: string }>(pending: readonly T[]): T[] {

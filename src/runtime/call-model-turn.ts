@@ -32,7 +32,7 @@ export class HistoryUnreadableError extends Error {
   }
 }
 
-export interface ModelTurn {
+interface ModelTurn {
   profile: AgentProfile;
   model: ResolvedModel;
   /** The session whose recent transcript is the conversation history. */

@@ -3,7 +3,7 @@ import type { Log } from '../common/log.js';
 import { repeatEvery } from '../common/repeat-every.js';
 import type { DispatchHold, Store } from '../store/index.js';
 
-export interface DispatchWatchDeps {
+interface DispatchWatchDeps {
   store: Pick<Store, 'listHolds'>;
   clock: Clock;
   log: Log;

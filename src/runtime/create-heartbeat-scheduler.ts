@@ -14,7 +14,7 @@ export interface TurnAsk {
   periodic: boolean;
 }
 
-export interface HeartbeatSchedulerOptions {
+interface HeartbeatSchedulerOptions {
   /**
    * Runs one turn for what asked for it. Resolves how long, in ms, requested turns must wait after
    * it (a turn that took a flood's digest), if at all; rejects when the turn failed (its events

@@ -30,7 +30,7 @@ export interface RuntimeOptions {
 }
 
 /** What this process is working on now. */
-export interface RuntimeInFlight {
+interface RuntimeInFlight {
   runs: number;
   /** Heartbeat turns holding their agent's lease. */
   heartbeats: number;

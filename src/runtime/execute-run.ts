@@ -75,7 +75,7 @@ export function createRunFinished(
   };
 }
 
-export interface RunResult {
+interface RunResult {
   state: RunOutcomeState;
   /** False when nothing was written: the claim went stale, or the run was handed back (shutdown, the store failing). */
   recorded: boolean;

@@ -4,7 +4,7 @@ import type { TranscriptEntry } from '../store/index.js';
 /** Transcript entries read back as history for one turn. */
 export const HISTORY_ENTRIES = 40;
 /** Characters of history a turn sends at most; older entries are dropped first. */
-export const HISTORY_MAX_CHARS = 64_000;
+const HISTORY_MAX_CHARS = 64_000;
 
 /**
  * The newest transcript entries that fit in `maxChars`, oldest first, starting with a user

@@ -18,7 +18,7 @@ import { createBoundaryId, looksLikeInjection } from './wrap-external-content.js
  * took a digest of the whole backlog, or took a digest that left kinds (or high-priority events)
  * pending for the next turn.
  */
-export type HeartbeatTurnOutcome = 'none' | 'listed' | 'digest' | 'kept';
+type HeartbeatTurnOutcome = 'none' | 'listed' | 'digest' | 'kept';
 
 export interface HeartbeatLease {
   claimId: string;

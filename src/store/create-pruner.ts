@@ -6,7 +6,7 @@ import type { RetentionConfig } from '../config/index.js';
 import type { RetentionStore } from './store.js';
 import type { PruneCounts, PruneCutoffs } from './maintenance-types.js';
 
-export interface Pruner {
+interface Pruner {
   /** Prunes in the background: a pass now, then one `everyMs` after each pass ends, never two at once. */
   start(): void;
   /** Stops, after the batch in flight. */

@@ -2,7 +2,7 @@ import type { WorkSignals } from './store.js';
 import type { WorkSignal } from './types.js';
 
 /** The listeners of a store's work signals; a listener's failure is its own. */
-export interface SignalHub extends WorkSignals {
+interface SignalHub extends WorkSignals {
   emit(signal: WorkSignal): void;
   clear(): void;
 }

@@ -14,7 +14,7 @@ export class StoreStalledError extends Error {
 }
 
 /** How long the oldest unfinished write may have been under way before new ingress writes are refused. */
-export const STALL_MS = 5000;
+const STALL_MS = 5000;
 
 /** Tracks the store's unfinished writes (a commit's sync, a batch statement, a transaction). */
 export interface StallWatch {

@@ -14,7 +14,7 @@ import { overlayHeld, type DispatchHold } from './dispatch-holds.js';
  */
 export type StoreMode = 'serve' | 'read' | 'write';
 
-export interface CreateStoreOptions {
+interface CreateStoreOptions {
   mode: StoreMode;
   /**
    * Replaces the database's clock for leases (tests only). Production leases are judged by the

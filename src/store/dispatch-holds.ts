@@ -7,8 +7,6 @@
 /** What a hold covers: every kind of work, one agent's, or one mapping's. */
 export type HoldScope = 'all' | 'agent' | 'mapping';
 
-export const HOLD_SCOPES: readonly HoldScope[] = ['all', 'agent', 'mapping'];
-
 /** The key of the `all` hold (there is one). */
 export const ALL_KEY = '*';
 
@@ -65,7 +63,7 @@ const PAUSED = ' (paused)';
 const DRAINING = ' (draining)';
 
 /** Why a queued run covered by `hold` waits, as the run's `heldReason` says it. */
-export function holdReason(hold: DispatchHold): string {
+function holdReason(hold: DispatchHold): string {
   const note = hold.note === null || hold.note === '' ? '' : `: ${hold.note}`;
   if (hold.scope === 'all') {
     return hold.kind === 'drain' ? `dispatch drained${note}${DRAINING}` : `all dispatch paused${note}${PAUSED}`;

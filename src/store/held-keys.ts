@@ -18,7 +18,7 @@ import { sameLimit, type BudgetPlan, type BudgetScope } from './run-budgets.js';
  * held by another limit marks its unmarked runs and then rewrites its marked ones; a key let
  * through clears its marked ones.
  */
-export type PassPhase = 'new' | 'unmarked' | 'marked';
+type PassPhase = 'new' | 'unmarked' | 'marked';
 
 /** A key whose queued runs are (or are being) marked, and what they should say. */
 export interface HeldKey {
@@ -67,7 +67,7 @@ export const toHeldKey = (r: HeldKeyRow): HeldKey => ({
   cursor: Number(r.pass_seq),
 });
 
-export type KeysByScope = Record<BudgetScope, string[]>;
+type KeysByScope = Record<BudgetScope, string[]>;
 
 /** Runs a claim's passes go through in all: a key held or let go with many runs queued is marked over several claims. */
 export const MARK_BATCH = 2_000;
@@ -136,7 +136,7 @@ export function advancePass(row: HeldKey, seqs: readonly number[], limit: number
 }
 
 /** The listed keys after a claim's passes, whether they changed, and how much of the batch is left. */
-export interface PassesDone {
+interface PassesDone {
   rows: HeldKey[];
   changed: boolean;
   left: number;

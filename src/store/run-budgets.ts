@@ -5,7 +5,7 @@
  */
 
 export const HOUR_MS = 3_600_000;
-export const DAY_MS = 86_400_000;
+const DAY_MS = 86_400_000;
 /** How long a heartbeat turn's spend is kept: the `tokensPerDay` window, with a day to spare for replicas' clocks. */
 export const SPEND_KEPT_MS = 2 * DAY_MS;
 

@@ -14,7 +14,7 @@ export interface SeqHead {
 export const OUT_OF_ORDER_AFTER_MS = 60 * 60 * 1000;
 
 /** How a store looks at a table for `findSeqBound` (each look an index seek while no row is dated ahead). */
-export interface SeqLooks {
+interface SeqLooks {
   /** The first row with a `seq` from `seq` up to (not including) `below` whose `created_at` is at most `notAfter`. */
   atOrAfter(seq: number, below: number, notAfter: number): SeqHead | undefined | Promise<SeqHead | undefined>;
   lastSeq(): number | Promise<number>;
@@ -63,8 +63,8 @@ const BOUNDED_TABLES = {
   transcript: 'transcript',
   eventLog: 'event_log',
 } as const;
-export type BoundedKind = keyof typeof BOUNDED_TABLES;
-export type PassBounds = Record<BoundedKind, number>;
+type BoundedKind = keyof typeof BOUNDED_TABLES;
+type PassBounds = Record<BoundedKind, number>;
 const KINDS = Object.keys(BOUNDED_TABLES) as BoundedKind[];
 
 /**

@@ -20,7 +20,7 @@ export interface SignedBy {
   retryNum?: number;
 }
 
-export type GateResult = { ok: true; signedBy: SignedBy } | { ok: false; reason: string };
+type GateResult = { ok: true; signedBy: SignedBy } | { ok: false; reason: string };
 
 export interface SignatureGate {
   /**

@@ -2,7 +2,7 @@ import { decodeDigest, headerOf, hmac, sameDigest, secretsOf } from './_crypto.j
 import type { VerifyInput, VerifyResult } from './verify-types.js';
 
 /** A generic HMAC over the raw body, for senders that follow none of the named schemes. */
-export interface HmacSpec {
+interface HmacSpec {
   secret: string | readonly string[];
   header: string;
   /** @default 'sha256' */

@@ -6,7 +6,7 @@ import { DEFAULT_TOLERANCE_SECONDS, type VerifyInput, type VerifyResult } from '
  * Keys of a Standard Webhooks endpoint: `whsec_<base64>` symmetric keys (`v1,` HMAC-SHA256) and
  * `whpk_<base64>` Ed25519 public keys (`v1a,`), each decoded once.
  */
-export interface StandardWebhooksKeys {
+interface StandardWebhooksKeys {
   secrets: readonly Buffer[];
   publicKeys: readonly KeyObject[];
   toleranceSeconds: number;

@@ -2,11 +2,11 @@ import type { ChannelsConfig } from '../../config/index.js';
 import type { ChannelAdapter } from '../channel-adapter.js';
 import { failOnStatus, requestJson } from './request-json.js';
 
-export const DISCORD_DEFAULT_BASE_URL = 'https://discord.com/api/v10';
+const DISCORD_DEFAULT_BASE_URL = 'https://discord.com/api/v10';
 /** Create Message: `content` is "up to 2000 characters". */
-export const DISCORD_MAX_MESSAGE_CHARS = 2000;
+const DISCORD_MAX_MESSAGE_CHARS = 2000;
 /** The `SUPPRESS_EMBEDS` message flag: no link embeds, so Discord fetches no page a reply links to. */
-export const SUPPRESS_EMBEDS = 1 << 2;
+const SUPPRESS_EMBEDS = 1 << 2;
 // Discord asks bots to send `DiscordBot ($url, $versionNumber)`; requests without it may be blocked.
 const USER_AGENT = 'DiscordBot (hookgate, 0.1.0)';
 

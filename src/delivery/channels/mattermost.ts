@@ -7,7 +7,7 @@ import { failOnStatus, requestJson } from './request-json.js';
  * Mattermost 5.0+ stores posts of up to 16,383 runes (code points). We count UTF-16 units, which
  * are never fewer than code points, so a part that fits here fits there.
  */
-export const MATTERMOST_MAX_MESSAGE_CHARS = 16_383;
+const MATTERMOST_MAX_MESSAGE_CHARS = 16_383;
 
 /**
  * No link previews: `remove_link_preview` hides the preview in the apps (every version);

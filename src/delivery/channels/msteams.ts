@@ -8,7 +8,7 @@ import { failOnStatus, requestJson, type JsonResponse } from './request-json.js'
  * (CJK), leaving room for the activity envelope and the markup Markdown expands into.
  */
 export const MSTEAMS_MAX_MESSAGE_CHARS = 8000;
-export const BOT_FRAMEWORK_SCOPE = 'https://api.botframework.com/.default';
+const BOT_FRAMEWORK_SCOPE = 'https://api.botframework.com/.default';
 /** Multi-tenant bots get their token from the `botframework.com` tenant. */
 const DEFAULT_TENANT = 'botframework.com';
 /** Refresh this long before the token expires, so a token never expires in flight. */

@@ -3,13 +3,13 @@ import { DeliveryError, type ChannelAdapter } from '../channel-adapter.js';
 import { escapeSlackBroadcasts } from './neutralize-broadcasts.js';
 import { failOnStatus, requestJson } from './request-json.js';
 
-export const SLACK_DEFAULT_BASE_URL = 'https://slack.com/api';
+const SLACK_DEFAULT_BASE_URL = 'https://slack.com/api';
 /**
  * `chat.postMessage` truncates `text` past 40,000 characters (with a `message_truncated`
  * warning). Slack suggests 4,000 "for best results", but that is advice, not a limit: we split
  * only where Slack would otherwise cut.
  */
-export const SLACK_MAX_MESSAGE_CHARS = 40_000;
+const SLACK_MAX_MESSAGE_CHARS = 40_000;
 
 /**
  * Errors that Slack documents as temporary and after which nothing was posted. Others are final;

@@ -2,9 +2,9 @@ import type { ChannelsConfig } from '../../config/index.js';
 import type { ChannelAdapter } from '../channel-adapter.js';
 import { failOnStatus, requestJson } from './request-json.js';
 
-export const TELEGRAM_DEFAULT_BASE_URL = 'https://api.telegram.org';
+const TELEGRAM_DEFAULT_BASE_URL = 'https://api.telegram.org';
 /** Bot API `sendMessage`: "1-4096 characters after entities parsing". */
-export const TELEGRAM_MAX_MESSAGE_CHARS = 4096;
+const TELEGRAM_MAX_MESSAGE_CHARS = 4096;
 
 /** The Bot API's error answer: `{ok:false, error_code, description, parameters?}`. */
 interface TelegramError {

@@ -2,7 +2,7 @@ import type { ChannelsConfig } from '../../config/index.js';
 import { DeliveryError, type ChannelAdapter } from '../channel-adapter.js';
 import { failOnStatus, requestJson, type JsonResponse } from './request-json.js';
 
-export const WHATSAPP_DEFAULT_BASE_URL = 'https://graph.facebook.com/v21.0';
+const WHATSAPP_DEFAULT_BASE_URL = 'https://graph.facebook.com/v21.0';
 /** Cloud API text messages: `text.body` holds at most 4096 characters. */
 export const WHATSAPP_MAX_MESSAGE_CHARS = 4096;
 

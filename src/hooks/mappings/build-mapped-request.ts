@@ -42,13 +42,13 @@ export interface MappedHookCall {
 }
 
 /** One action a mapping builds. */
-export type SingleRequest =
+type SingleRequest =
   | { kind: 'wake'; request: WakeRequest }
   | { kind: 'agent'; request: AgentRequest }
   | { kind: 'event'; request: EventRequest };
 
 /** One item of a `forEach` mapping: its action, its index, and its own id when `idPath` names one. */
-export interface MappedItem {
+interface MappedItem {
   index: number;
   identity: string | null;
   action: SingleRequest;

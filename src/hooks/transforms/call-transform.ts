@@ -41,7 +41,7 @@ function registerTsLoader(): void {
  * loads through the TypeScript loader, unless a `.js` beside it is at least as new. The file must
  * still resolve inside `transformsDir` at load time (a symlink swapped in later is refused).
  */
-export async function loadTransformModule(transformsDir: string, file: string): Promise<Record<string, unknown>> {
+async function loadTransformModule(transformsDir: string, file: string): Promise<Record<string, unknown>> {
   let real: string;
   try {
     real = await realpath(file);
@@ -65,11 +65,11 @@ export async function loadTransformModule(transformsDir: string, file: string): 
 }
 
 /** The export called when none is configured: `default`, else a named `transform` (OpenClaw's habit). */
-export const DEFAULT_EXPORT = 'default';
+const DEFAULT_EXPORT = 'default';
 const FALLBACK_EXPORT = 'transform';
 
 /** Picks the function to call, or explains why there is none. */
-export function pickTransformExport(
+function pickTransformExport(
   mod: Record<string, unknown>,
   exportName: string,
 ): { fn: (ctx: TransformContext) => unknown } | { problem: string } {

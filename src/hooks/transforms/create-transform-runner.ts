@@ -49,7 +49,7 @@ function scrubResult(value: unknown, scrub: Scrub): unknown {
 }
 
 /** `hooks.maxTransformProcesses` unset: each process holds about 45 MB at rest, and up to its cap beyond. */
-export const DEFAULT_MAX_TRANSFORM_PROCESSES = 8;
+const DEFAULT_MAX_TRANSFORM_PROCESSES = 8;
 
 /**
  * Runs transforms in a pool of processes, one per `spec.key` (one per mapping) and cap, started on

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** What a Node version offers: the flags it takes, and its version. */
-export interface NodeFeatures {
+interface NodeFeatures {
   flags: ReadonlySet<string>;
   version: string;
 }

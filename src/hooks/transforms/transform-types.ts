@@ -73,12 +73,12 @@ export type TransformAnswer =
   | { kind: 'answer'; id: number; ok: false; message: string; cause?: { name: string; message: string } };
 
 /** Sent once by a transform process when it is ready to take calls (its resident memory then is its floor). */
-export interface ReadyMessage {
+interface ReadyMessage {
   kind: 'ready';
 }
 
 /** Sent once, before the first TypeScript module loads: the TypeScript loader's own memory is not the transform's. */
-export interface LoaderMessage {
+interface LoaderMessage {
   kind: 'loader';
 }
 

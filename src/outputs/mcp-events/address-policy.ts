@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
 /** Why an address is not one a callback may reach. */
-export type AddressClass = 'loopback' | 'private' | 'link-local' | 'metadata' | 'reserved';
+type AddressClass = 'loopback' | 'private' | 'link-local' | 'metadata' | 'reserved';
 
 /** Which of the refused classes a gateway lets callbacks reach (development, a home network). */
 export interface AddressAllowance {

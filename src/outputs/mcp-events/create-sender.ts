@@ -6,7 +6,7 @@ import type { WebhookClient } from './create-webhook-client.js';
 import { createWakeup } from '../../common/create-wakeup.js';
 import { sendSubscription, type SendDeps, type SenderObserver } from './send-subscription.js';
 
-export interface SenderOptions {
+interface SenderOptions {
   store: EventLog & SubscriptionStore & WorkSignals;
   client: WebhookClient;
   clock: Clock;

@@ -20,7 +20,7 @@ export interface McpHttpAnswer {
 }
 
 /** What a method sees of the request beyond its params. */
-export interface McpContext {
+interface McpContext {
   /** The version the client speaks (its header, else its `_meta`, else the oldest served). */
   protocolVersion: string;
 }

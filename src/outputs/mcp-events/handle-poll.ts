@@ -20,7 +20,7 @@ function parseMaxEvents(raw: unknown): number {
 }
 
 /** An occurrence as a poll returns it; `data` cut to the delivery bound like a webhook's. */
-export function toOccurrence(e: LogEventRecord): Record<string, unknown> {
+function toOccurrence(e: LogEventRecord): Record<string, unknown> {
   return {
     eventId: e.id,
     name: e.name,

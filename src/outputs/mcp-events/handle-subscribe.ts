@@ -14,11 +14,11 @@ import { subscriptionId } from './subscription-id.js';
 import { verifyCallback, type VerificationResult } from './verify-callback.js';
 
 /** The lifetime granted when a client suggests none. */
-export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000;
+const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000;
 /** The shortest lifetime granted: a shorter suggestion is raised to it (a floor against refresh storms). */
-export const MIN_TTL_MS = 60_000;
+const MIN_TTL_MS = 60_000;
 
-export interface SubscribeDeps {
+interface SubscribeDeps {
   store: EventLog & SubscriptionStore;
   definitions: () => readonly EventDefinition[];
   client: WebhookClient;

@@ -14,15 +14,7 @@ import { createThreadedWebhookClient } from './create-threaded-webhook-client.js
 import { createMcpHttpHandler, type McpHttpAnswer, type McpHttpCall } from './handle-mcp-http.js';
 import type { SenderObserver } from './send-subscription.js';
 
-export { classifyAddress, refusedClass, type AddressClass } from './address-policy.js';
-export { createWebhookClient, type WebhookClient } from './create-webhook-client.js';
-export { decodeCursor, encodeCursor } from './cursor.js';
-export { listEventDefinitions } from './event-catalog.js';
-export { SUPPORTED_VERSIONS, type McpHttpAnswer, type McpHttpCall } from './handle-mcp-http.js';
-export type { Sender } from './create-sender.js';
-export type { SenderObserver } from './send-subscription.js';
-
-export interface McpEventsDeps {
+interface McpEventsDeps {
   config: McpConfig;
   store: EventLog & SubscriptionStore & WorkSignals;
   /** Ids of the mappings in force (`events/list` names one event per mapping). */

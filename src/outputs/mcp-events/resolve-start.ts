@@ -4,7 +4,7 @@ import type { EventArguments } from './event-catalog.js';
 import { invalidParam } from './mcp-error.js';
 
 /** Where delivery (or a poll) starts, and whether that skipped anything the client asked for. */
-export interface Start {
+interface Start {
   /** Occurrences after this position are delivered. */
   after: number;
   /** Something after the client's cursor will not be delivered (retention, `maxAgeMs`, a foreign cursor). */

@@ -37,7 +37,7 @@ export interface SendDeps {
 }
 
 /** Tries at a `terminated` notice before the subscription is deleted without it. */
-export const NOTICE_ATTEMPTS = 5;
+const NOTICE_ATTEMPTS = 5;
 /** The longest a backoff is slept through at once before the subscription is looked at again (a removal, a refresh). */
 const BACKOFF_SLICE_MS = 5_000;
 

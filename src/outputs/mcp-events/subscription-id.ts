@@ -5,7 +5,7 @@ import { canonicalJson } from './canonical-json.js';
  * Everyone holding `mcp.token` is one principal: the gateway has a single MCP credential, so the
  * key has one owner, and two tokens in turn (a rotation) address the same subscriptions.
  */
-export const PRINCIPAL = 'mcp.token';
+const PRINCIPAL = 'mcp.token';
 
 /**
  * The subscription id, deterministic over (principal, callback URL, event name, arguments) as the

@@ -4,12 +4,12 @@ import type { DeliveryFailure, WebhookClient } from './create-webhook-client.js'
 import { signWebhook } from './sign-webhook.js';
 
 /** Why a callback failed verification: the extension's categories, never the endpoint's own words. */
-export type VerificationFailure = DeliveryFailure | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'challenge_failed';
+type VerificationFailure = DeliveryFailure | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'challenge_failed';
 
 export type VerificationResult = { ok: true } | { ok: false; reason: VerificationFailure; address?: string };
 
 /** How long a callback has to answer its challenge. */
-export const VERIFY_TIMEOUT_MS = 10_000;
+const VERIFY_TIMEOUT_MS = 10_000;
 
 /** `http_4xx` and the like: a status as a category, so no endpoint's answer is echoed to a caller. */
 export function statusCategory(status: number): 'http_3xx' | 'http_4xx' | 'http_5xx' {

@@ -8,8 +8,8 @@ import {
 } from './model-provider.js';
 import { postJson } from './post-json.js';
 
-export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
-export const ANTHROPIC_VERSION = '2023-06-01';
+const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+const ANTHROPIC_VERSION = '2023-06-01';
 
 /** Answer budget when extended thinking is off. */
 const MAX_TOKENS = 4096;

@@ -1,7 +1,7 @@
 import type { CompletionRequest, ModelProvider } from './model-provider.js';
 
 /** Label every echo reply carries, so nobody mistakes it for a real model. */
-export const ECHO_LABEL = '[offline echo model]';
+const ECHO_LABEL = '[offline echo model]';
 
 const REPLY_CHARS = 280;
 /** The content inside an untrusted-content boundary, so the echo repeats the hook's words, not the notice. */

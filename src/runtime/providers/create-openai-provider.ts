@@ -8,7 +8,7 @@ import {
 } from './model-provider.js';
 import { postJson } from './post-json.js';
 
-export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 /** `thinking` → Chat Completions `reasoning_effort`; `off` sends nothing. */
 const REASONING_EFFORT: Record<ThinkingLevel, string | undefined> = {

@@ -22,7 +22,7 @@ import {
 } from '../run-budgets.js';
 
 /** Budget reads and the held marks for the PostgreSQL run queue (see held-keys.ts). */
-export interface PgBudgets {
+interface PgBudgets {
   /** Each budgeted key's usage at `now` (database clock). */
   usage(q: pg.ClientBase | pg.Pool, budgets: RunBudgets, now: number): Promise<UsageByKey>;
   /**

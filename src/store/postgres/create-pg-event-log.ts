@@ -12,7 +12,7 @@ import { waitForWriters } from './wait-for-writers.js';
  * How long a reader waits for the transactions in flight at its look before it settles for the last
  * head known safe. Ingress transactions last milliseconds; one that outlives this is not ours.
  */
-export const HEAD_WAIT_MS = 1000;
+const HEAD_WAIT_MS = 1000;
 
 /** Appends occurrences in `client`'s transaction. */
 export async function insertLogEvents(client: pg.ClientBase, events: readonly NewLogEvent[]): Promise<void> {

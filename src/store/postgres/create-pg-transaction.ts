@@ -27,7 +27,7 @@ export function isConnectionLost(error: unknown): boolean {
 }
 
 /** Runs `fn` in a transaction on one pooled connection; rolls back when it throws. */
-export type PgTransaction = <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>;
+type PgTransaction = <T>(fn: (client: pg.PoolClient) => Promise<T>) => Promise<T>;
 
 /**
  * Transactions on `pool`'s connections. Every connection of the pool gets an `error` listener for

@@ -27,7 +27,7 @@ import { StoreOpenError } from '../store-open-error.js';
 import { createPgTransaction } from './create-pg-transaction.js';
 import { channelFor, type PgContext } from './pg-context.js';
 
-export interface PostgresStoreOptions {
+interface PostgresStoreOptions {
   /** `postgres://user:pass@host:5432/db`. */
   url: string;
   /** Schema holding the tables (created when serving). */

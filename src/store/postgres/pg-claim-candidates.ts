@@ -3,16 +3,16 @@ import { letInDue, READY_BATCH, ready, windowEnded } from '../ready-runs.js';
 import { nowOnceSql } from './pg-context.js';
 
 /** Ready runs a claim reads in order; past that it looks session by session. */
-export const CLAIM_SCAN = 1000;
+const CLAIM_SCAN = 1000;
 /**
  * Ready runs a claim reads first (`firstCandidates`): most claims find what they need among them,
  * for a fraction of the cost of reading `CLAIM_SCAN` (with 100,000 runs ready, the heads among a
  * thousand cost 14 ms a claim under budgets, and the session walk that followed 11 ms).
  */
-export const FIRST_SCAN = 32;
+const FIRST_SCAN = 32;
 
 /** Candidates among the first `FIRST_SCAN` ready runs (see `firstCandidates`). */
-export interface FirstCandidates {
+interface FirstCandidates {
   /** The first open run of its session among them, in `seq` order, at most `limit`. */
   found: number[];
   /** No more runs are ready: `found` is every candidate. */

@@ -12,7 +12,7 @@ import { HIGH, HOOK, SHAPE } from './consumed-marks-sql.js';
 import type { SqliteContext } from './sqlite-context.js';
 
 /** Events a marker batch stamps: a few milliseconds of the writer. */
-export const STAMP_BATCH = 1000;
+const STAMP_BATCH = 1000;
 /** The pause between batches, so the requests of the moment share the writer. */
 const STAMP_PAUSE_MS = 5;
 /** The wait before trying again after a batch failed (the store busy or unavailable). */

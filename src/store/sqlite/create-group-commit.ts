@@ -26,7 +26,7 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-export interface GroupCommitOptions {
+interface GroupCommitOptions {
   /** Runs a flush later (tests step it by hand). @default setImmediate */
   schedule?: (fn: () => void) => void;
   /** Sees each commit (metrics). */

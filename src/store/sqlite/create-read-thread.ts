@@ -37,7 +37,7 @@ export interface ReadThread {
 }
 
 /** A thread with no read for this long ends, and with it its connection and memory. */
-export const READ_THREAD_IDLE_MS = 30_000;
+const READ_THREAD_IDLE_MS = 30_000;
 
 /** At close, a read in progress gets this long before the thread is cut off. */
 const CLOSE_WAIT_MS = 5_000;

@@ -22,7 +22,7 @@ import {
 } from '../run-budgets.js';
 
 /** Budget reads and the held marks for the SQLite run queue (see held-keys.ts); statements prepared on first use. */
-export interface SqliteBudgets {
+interface SqliteBudgets {
   /** Each budgeted key's usage at `now`. */
   usage(budgets: RunBudgets, now: number): UsageByKey;
   /** Each budgeted key's usage at `now`, made into a claim's plan, with the agents and mappings paused (`held`). */

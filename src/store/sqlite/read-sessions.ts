@@ -9,7 +9,7 @@ const keysWithoutRow = (table: string, where: string): string => `WITH RECURSIVE
     SELECT (SELECT min(session_key) FROM ${table} WHERE ${where} AND session_key > k.key) FROM k WHERE k.key IS NOT NULL)
   SELECT key FROM k WHERE key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.key = k.key) LIMIT ?`;
 
-export interface SessionsReader {
+interface SessionsReader {
   /** The sessions touched last first, then those without a row yet, by key. */
   list(limit: number): SessionRow[];
   /** One session (`agent_id` null when nothing of it is stored). */

@@ -37,7 +37,7 @@ export type CheckpointerMessage =
   | { kind: 'hold' }
   | { kind: 'release' };
 
-export interface CheckpointerOptions {
+interface CheckpointerOptions {
   /** The database file; the serving store's connection has it open in WAL mode. */
   path: string;
   /** The store's `synchronous`: a checkpoint syncs the WAL before and the database after. */
