@@ -193,12 +193,14 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
           ...deps.deliveryOptions,
         })
       : undefined;
+  // Rebuilt on reload: a provider added to `models` serves the next run (agents stay as started).
+  let models = createModelRegistry(config, clock.now);
   const runtime = createRuntime(
     {
       config,
       configDir: loaded.dir,
       store,
-      models: observeModelRegistry(createModelRegistry(config, clock.now), metrics),
+      models: observeModelRegistry({ resolve: (ref) => models.resolve(ref) }, metrics),
       delivery: deps.delivery ?? deliveryWorker!,
       log,
       clock,
@@ -237,9 +239,10 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
       signatures: createSignatureGate(l.config.hooks.mappings),
       waitForRun: (runId, timeoutMs, signal) => waitForRun({ store, clock }, runId, timeoutMs, signal),
       handleHook: createHookHandler({
-        // Agents and models as the runtime has them (read at startup): a reload that adds a model or
-        // an agent must not let the ingress accept runs the runtime cannot make until a restart.
-        policy: createPolicy({ config: { ...l.config, agents: config.agents, models: config.models }, ids, clock }),
+        // Agents as the runtime has them (read at startup): a reload that adds an agent or a model to
+        // an allow-list must not let the ingress accept runs the runtime cannot make until a restart.
+        // Providers (`models`) are rebuilt with each reload, so the ingress follows them.
+        policy: createPolicy({ config: { ...l.config, agents: config.agents }, ids, clock }),
         store,
         clock,
         mappings,
@@ -464,6 +467,7 @@ export async function startGateway(loaded: LoadedConfig, deps: GatewayDeps = {})
     reload(next) {
       const restart = restartOnlyChanges(current.config, next.config);
       if (next.transformsDir !== loaded.transformsDir) restart.push('hooks.transformsDir');
+      models = createModelRegistry({ ...next.config, agents: config.agents }, clock.now);
       ingress = buildIngress(next);
       for (const name of CHANNEL_NAMES) {
         if (next.config.channels[name] === undefined) delete channels[name];

@@ -9,7 +9,6 @@ const RESTART_ONLY_KEYS = [
   'gateway',
   'store',
   'agents',
-  'models',
   'hooks.authRateLimit',
   'hooks.transformsDir',
   'hooks.maxTransformProcesses',
