@@ -12,7 +12,7 @@ export async function openStoreOrReport(
   deps: CliDeps,
   mode: 'read' | 'write' = 'read',
 ): Promise<Store | 'failed' | 'empty'> {
-  const loaded = loadOrReport(configPath, deps);
+  const loaded = loadOrReport(configPath, deps, { readOnly: mode === 'read' });
   if (loaded === null) return 'failed';
   try {
     return await deps.openStore(loaded, { mode });

@@ -18,7 +18,7 @@ const LABELS: ReadonlyArray<[keyof PruneCounts, string]> = [
 
 /** `hookgate prune [--dry-run]`: deletes (or counts) what the retention windows let go. */
 export async function pruneCommand(configPath: string, options: { dryRun: boolean }, deps: CliDeps): Promise<number> {
-  const loaded = loadOrReport(configPath, deps);
+  const loaded = loadOrReport(configPath, deps, { readOnly: options.dryRun });
   if (loaded === null) return EXIT_FAILURE;
   const store = await openStoreOrReport(configPath, deps, options.dryRun ? 'read' : 'write');
   if (store === 'failed') return EXIT_FAILURE;

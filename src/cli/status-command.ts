@@ -125,7 +125,7 @@ function formatStatus(
 
 /** `hookgate status`: queue depths, oldest pending ages, runs by state and store size, read beside a running gateway. */
 export async function statusCommand(configPath: string, options: { json: boolean }, deps: CliDeps): Promise<number> {
-  const loaded = loadOrReport(configPath, deps);
+  const loaded = loadOrReport(configPath, deps, { readOnly: true });
   if (loaded === null) return EXIT_FAILURE;
   const sc = loaded.config.store;
   const where = sc.driver === 'sqlite' ? `sqlite ${sc.path}` : `postgres schema ${sc.schema}`;

@@ -10,7 +10,7 @@ import { checkMappingRules } from './check-mapping-rules.js';
 import { ConfigSchema, type Config } from './schema.js';
 import { coerceEnvValues, dotPath, type TypeMismatch } from './coerce-env-values.js';
 import { stripForeignKeys } from './strip-foreign-keys.js';
-import { substituteEnv } from './substitute-env.js';
+import { standInForUnusedSecret, substituteEnv } from './substitute-env.js';
 import { mappingHookId } from './mapping-hook-id.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -79,15 +79,32 @@ function toIssues(error: z.ZodError): Issue[] {
   return issues;
 }
 
+/**
+ * `readOnly`: for a command that only reads the store, an unset variable in a credential outside
+ * `store` is not an error (the command never uses it); everything else is checked as for `serve`.
+ */
+interface ConfigReadOptions {
+  path: string;
+  env: Env;
+  readOnly?: boolean;
+}
+
 /** Validates a parsed config document; returns every issue rather than the first. */
 export function safeParseConfig(
   raw: unknown,
-  options: { path: string; env: Env },
+  options: ConfigReadOptions,
 ): { ok: true; loaded: LoadedConfig } | { ok: false; issues: Issue[] } {
   const envIssues: Issue[] = [];
   const foreign: Issue[] = [];
   const fromEnv = new Set<string>();
-  const substituted = substituteEnv(stripForeignKeys(raw, foreign), options.env, envIssues, '', fromEnv);
+  const substituted = substituteEnv(
+    stripForeignKeys(raw, foreign),
+    options.env,
+    envIssues,
+    '',
+    fromEnv,
+    options.readOnly === true ? standInForUnusedSecret : undefined,
+  );
   let parsed = ConfigSchema.safeParse(substituted);
   // A coerced value can uncover a deeper mismatch (defaults fill in behind it): a few rounds at most.
   for (let round = 0; round < 3 && !parsed.success; round++) {
@@ -148,7 +165,7 @@ function readCatchUpTokens(config: Config, env: Env): { tokens: Map<string, stri
 /** Parses JSON5 text, reporting a syntax error with its line and column. */
 export function safeParseConfigText(
   text: string,
-  options: { path: string; env: Env },
+  options: ConfigReadOptions,
 ): { ok: true; loaded: LoadedConfig } | { ok: false; issues: Issue[] } {
   let raw: unknown;
   try {
@@ -160,14 +177,14 @@ export function safeParseConfigText(
 }
 
 /** Reads and validates the config file; throws a `ConfigError` carrying every issue. */
-export function readConfig(path: string, env: Env): LoadedConfig {
+export function readConfig(path: string, env: Env, options: { readOnly?: boolean } = {}): LoadedConfig {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new ConfigError([{ path: '', message: `cannot read ${path}: ${(error as Error).message}` }]);
   }
-  const result = safeParseConfigText(text, { path, env });
+  const result = safeParseConfigText(text, { path, env, ...options });
   if (!result.ok) throw new ConfigError(result.issues, `Invalid configuration in ${path}`);
   return result.loaded;
 }
