@@ -123,6 +123,9 @@ describe('secrets in stored errors', () => {
     writeFileSync(gw.loaded.path, JSON.stringify(config([leaky('leaky'), leaky('leaky-later', { verify })])));
     gw.gateway.reload(readConfig(gw.loaded.path, {}));
     assert.equal((await post(gw.port, '/hooks/leaky-later', { n: 1 })).status, 500);
-    assert.equal(await reasonOf('leaky-later'), 'The hook transform failed. (transform threw: echoed [redacted])');
+    assert.equal(
+      await reasonOf('leaky-later'),
+      'The hook transform failed. (transform threw: echoed [redacted] (at leaky-later.mjs:1:30))',
+    );
   });
 });

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { register } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import { relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isInsideDir } from '../../common/is-inside-dir.js';
 import { TransformError, type TransformContext, type TransformInput } from './transform-types.js';
 
@@ -22,6 +23,34 @@ function describeError(error: unknown): string {
   }
   return String(error);
 }
+/**
+ * A stack position: a module URL (with the reload query a transform's own URL carries) or, for a
+ * frame mapped through a source map, a path; then line and column.
+ */
+const POSITION = /((?:file:\/\/)?\/[^\s()?:]+)(?:\?[^\s():]*)?:(\d+)(?::(\d+))?/g;
+
+/**
+ * Where in the transforms directory an error was thrown, as `file:line:column` relative to it (the
+ * first frame of the stack that is there), or `null`. TypeScript modules keep their positions: the
+ * loader only blanks out the types.
+ */
+function whereInTransforms(error: unknown, root: string): string | null {
+  const stack = typeof error === 'object' && error !== null ? (error as { stack?: unknown }).stack : undefined;
+  if (typeof stack !== 'string') return null;
+  for (const [, url, line, column] of stack.matchAll(POSITION)) {
+    const path = url!.startsWith('file:') ? fileURLToPath(url!) : url!;
+    if (!isInsideDir(root, path)) continue;
+    return `${relative(root, path)}:${line}${column === undefined ? '' : `:${column}`}`;
+  }
+  return null;
+}
+
+/** `message`, followed by where the error was thrown in the transforms directory when the stack says. */
+function withPosition(message: string, error: unknown, root: string): string {
+  const where = whereInTransforms(error, root);
+  return where === null ? message : `${message} (at ${where})`;
+}
+
 let tsLoaderRegistered = false;
 /**
  * `module.register` as it was when this module loaded: in a transform process the guard takes it
@@ -60,7 +89,8 @@ async function loadTransformModule(transformsDir: string, file: string): Promise
   try {
     return (await import(`${pathToFileURL(target).href}?v=${mtimeMs}`)) as Record<string, unknown>;
   } catch (error) {
-    throw new TransformError(`transform module failed to load: ${file}: ${describeError(error)}`, { cause: error });
+    const message = withPosition(`transform module failed to load: ${file}: ${describeError(error)}`, error, root);
+    throw new TransformError(message, { cause: error });
   }
 }
 
@@ -107,7 +137,8 @@ export async function callTransform(
   try {
     return await picked.fn({ ...input, url: toUrl(input) });
   } catch (error) {
-    throw new TransformError(`transform threw: ${describeError(error)}`, { cause: error });
+    const root = existsSync(transformsDir) ? await realpath(transformsDir) : transformsDir;
+    throw new TransformError(withPosition(`transform threw: ${describeError(error)}`, error, root), { cause: error });
   }
 }
 

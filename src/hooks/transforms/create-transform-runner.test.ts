@@ -215,6 +215,19 @@ describe('createTransformRunner: JavaScript modules', () => {
     assert.deepEqual(error.cause, { name: 'RangeError', message: 'kaboom-7f3a' });
   });
 
+  it('names the file, line and column a transform threw at', async () => {
+    write('lib/where.js', 'export default () => {\n  const x = 1;\n  throw new Error("at-line-3");\n};\n');
+    await assertTransformError(call('lib/where.js'), /at-line-3 \(at lib[\\/]where\.js:3:9\)/);
+  });
+
+  it('names the line and column of a TypeScript transform as written', async () => {
+    write(
+      'typed-where.ts',
+      'interface Payload {\n  n: number;\n}\nexport default (input: { payload: Payload }): never => {\n  throw new Error(`typed ${input.payload.n}`);\n};\n',
+    );
+    await assertTransformError(call('typed-where.ts'), /typed 2 \(at typed-where\.ts:5:9\)/);
+  });
+
   it('wraps a rejected promise', async () => {
     write('rejects.js', 'export default async () => { throw new Error("async kaboom"); };');
     await assertTransformError(call('rejects.js'), /async kaboom/);

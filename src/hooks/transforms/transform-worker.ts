@@ -17,6 +17,8 @@ import type { SharedInput, TransformAnswer, TransformCall, TransformInput } from
 const transformsDir = process.argv[2]!;
 /** Ends the process whatever a transform made of `process.exit` (taken before any transform loads). */
 const exitProcess = (process as unknown as { reallyExit: (code: number) => never }).reallyExit.bind(process);
+// A TypeScript transform's errors name its lines as written (the loader inlines a source map).
+process.setSourceMapsEnabled(true);
 guardWorkerProcess();
 
 const calls = new Socket({ fd: 3, readable: true, writable: false });

@@ -39,6 +39,18 @@ export async function resolve(
   }
 }
 
+/**
+ * The compiled module's source map, inline, naming the TypeScript file: the transform process
+ * enables source maps, so a stack points at the line and column as written.
+ */
+function inlineSourceMap(map: string | undefined, url: string): string {
+  if (map === undefined) return '';
+  const parsed = JSON.parse(map) as { sources?: string[]; sourcesContent?: unknown };
+  parsed.sources = [url];
+  delete parsed.sourcesContent;
+  return `//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify(parsed)).toString('base64')}`;
+}
+
 export async function load(
   url: string,
   context: unknown,
@@ -46,8 +58,11 @@ export async function load(
 ): Promise<LoadResult> {
   if (url.startsWith('file:') && TS.test(new URL(url).pathname)) {
     const source = await readFile(fileURLToPath(url), 'utf8');
-    const { code } = amaro.transformSync(source, { mode: 'transform' });
-    return { format: 'module', source: code, shortCircuit: true };
+    const { code, map } = amaro.transformSync(source, { mode: 'transform', sourceMap: true }) as {
+      code: string;
+      map?: string;
+    };
+    return { format: 'module', source: `${code}\n${inlineSourceMap(map, url)}`, shortCircuit: true };
   }
   return nextLoad(url, context);
 }
