@@ -22,6 +22,25 @@ function paths(raw: unknown, at = path): string[] {
 }
 
 describe('safeParseConfig', () => {
+  it('suggests the key an unknown key was most likely meant to be, at its own level', () => {
+    const r = safeParseConfig(
+      {
+        ...valid,
+        hooks: { ...valid.hooks, tokn: 'x', mappings: [{ id: 'a', match: { pth: 'a' }, zzzzzz: 1 }] },
+        gatway: {},
+        models: { providers: { p: { api: 'openai', apikey: 'k' } } },
+      },
+      { path, env },
+    );
+    assert.ok(!r.ok);
+    const byPath = Object.fromEntries(r.issues.map((i) => [i.path, i.message]));
+    assert.equal(byPath['hooks.tokn'], 'unknown key (did you mean "token"?)');
+    assert.equal(byPath['hooks.mappings[0].match.pth'], 'unknown key (did you mean "path"?)');
+    assert.equal(byPath['hooks.mappings[0].zzzzzz'], 'unknown key', 'nothing near enough to suggest');
+    assert.equal(byPath['gatway'], 'unknown key (did you mean "gateway"?)');
+    assert.equal(byPath['models.providers.p.apikey'], 'unknown key (did you mean "apiKey"?)');
+  });
+
   it('fills every default', () => {
     const r = safeParseConfig(valid, { path, env });
     assert.ok(r.ok);

@@ -10,6 +10,7 @@ import { checkMappingRules } from './check-mapping-rules.js';
 import { ConfigSchema, type Config } from './schema.js';
 import { coerceEnvValues, dotPath, type TypeMismatch } from './coerce-env-values.js';
 import { stripForeignKeys } from './strip-foreign-keys.js';
+import { keysAt, suggestKey } from './suggest-key.js';
 import { standInForUnusedSecret, substituteEnv } from './substitute-env.js';
 import { mappingHookId } from './mapping-hook-id.js';
 
@@ -71,7 +72,12 @@ function toIssues(error: z.ZodError): Issue[] {
   const issues: Issue[] = [];
   for (const i of error.issues) {
     if (i.code === 'unrecognized_keys') {
-      for (const key of i.keys) issues.push({ path: formatPath([...i.path, key]), message: 'unknown key' });
+      const known = keysAt(ConfigSchema, i.path);
+      for (const key of i.keys) {
+        const meant = suggestKey(key, known);
+        const message = meant === undefined ? 'unknown key' : `unknown key (did you mean "${meant}"?)`;
+        issues.push({ path: formatPath([...i.path, key]), message });
+      }
     } else {
       issues.push({ path: formatPath(i.path), message: i.message });
     }
