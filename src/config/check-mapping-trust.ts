@@ -16,6 +16,7 @@ function findExfiltrationRisk(m: MappingConfig): string[] | null {
   if (m.allowUnsafeExternalContent !== true) return null;
   // A wake makes no reply; a transform may still turn the action into a run.
   if (m.action === 'wake' && m.transform === undefined) return null;
+  if (m.action === 'ignore') return null;
   const targets: string[] = [];
   const fromRequest = m.to === undefined ? [] : requestExpressions(m.to);
   if (m.deliver !== false && fromRequest.length > 0) {

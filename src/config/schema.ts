@@ -97,14 +97,21 @@ const MappingSchema = z
             'The `<name>` in `/hooks/<name>`: slashes around it ignored, case-sensitive; not `wake` or `agent`.',
           ),
         source: z.string().optional().describe("Equals the payload's string `source` field."),
+        headers: z
+          .record(z.string().min(1), z.union([z.string(), z.array(z.string()).min(1)]))
+          .optional()
+          .describe(
+            'Request headers that must be present with one of these values, e.g. `{"x-github-event": "ping"}` or `{"x-github-event": ["push", "pull_request"]}`: names in any case, values exact.',
+          ),
       })
       .optional()
       .describe('Which requests the mapping serves: with both keys, both must hold; with neither, every name matches.'),
     action: z
-      .enum(['wake', 'agent', 'event'])
+      .enum(['wake', 'agent', 'event', 'ignore'])
       .optional()
       .describe(
-        'What the mapping builds; `event` records and publishes the hook only (MCP Events), with no wake or run. ' +
+        'What the mapping builds; `event` records and publishes the hook only (MCP Events), with no wake or run; ' +
+          '`ignore` builds nothing and answers 200 `{"ok": true, "ignored": true}` (GitHub\'s `ping`). ' +
           '@default `agent`',
       ),
     wakeMode: z.enum(WAKE_MODES).optional().describe("The wake's `mode`, or the run's `wakeMode`. @default `now`"),

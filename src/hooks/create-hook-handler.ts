@@ -80,7 +80,7 @@ export async function buildHookAction(deps: HookActionDeps, call: MappedHookCall
         case 'event':
           return event(mapped.request);
         case 'skip':
-          return { kind: 'skip' };
+          return mapped.ignored === true ? { kind: 'skip', ignored: true } : { kind: 'skip' };
         case 'many':
           return {
             kind: 'many',

@@ -16,7 +16,7 @@ export function describeOutcome(outcome: HookOutcome): { status: number; body: s
     case 'event':
       return { status: 200, body: `{"ok":true,"eventId":"${outcome.action.id}"}` };
     case 'skip':
-      return { status: 204, body: '' };
+      return outcome.ignored === true ? { status: 200, body: '{"ok":true,"ignored":true}' } : { status: 204, body: '' };
     case 'many': {
       const items = outcome.items.map((i) =>
         i.duplicateOf === undefined

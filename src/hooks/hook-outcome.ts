@@ -11,7 +11,8 @@ export type HookOutcome =
   | { kind: 'agent'; run: NewRun; wait?: { timeoutMs: number; returnReply: boolean }; coalesced?: true }
   /** An `event` mapping's call: recorded and published only (MCP Events); `published` once publishing is on. */
   | { kind: 'event'; action: EventAction; published?: NewLogEvent }
-  | { kind: 'skip' }
+  /** Nothing recorded as an action: 204, or 200 for a mapping whose action is `ignore`. */
+  | { kind: 'skip'; ignored?: true }
   /** A `forEach` mapping's actions, one per item; `duplicate` marks an item seen in an earlier request. */
   | { kind: 'many'; items: ItemOutcome[] }
   /** A repeat of a request already accepted within its idempotency window: its first answer, nothing new recorded. */

@@ -16,13 +16,13 @@ export interface TestGateway {
 /** Writes `config` to a temp dir, validates it as the CLI would, and starts the gateway on port 0. */
 export async function startTestGateway(
   config: ConfigDoc,
-  options: { runtime?: NonNullable<GatewayDeps['runtime']> } = {},
+  options: { runtime?: NonNullable<GatewayDeps['runtime']>; env?: Record<string, string> } = {},
 ): Promise<TestGateway> {
   const temp = createTempConfig(config);
   let gateway: Gateway;
   let loaded: LoadedConfig;
   try {
-    loaded = readConfig(temp.path, {});
+    loaded = readConfig(temp.path, options.env ?? {});
     gateway = await startGateway(loaded, {
       port: 0,
       log: createLog({ level: 'silent' }),

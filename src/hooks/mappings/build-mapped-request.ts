@@ -58,7 +58,8 @@ interface MappedItem {
 
 export type MappedRequest =
   | SingleRequest
-  | { kind: 'skip' }
+  /** Nothing to do: a transform returned `null`, or (`ignored`) the mapping's action is `ignore`. */
+  | { kind: 'skip'; ignored?: true }
   /** A `forEach` mapping: one action per item the transform did not skip. */
   | { kind: 'many'; items: MappedItem[] };
 
@@ -225,7 +226,7 @@ export function resolveMapping(mappings: readonly CompiledMapping[], call: Mappe
   // `/hooks//wake` is not a way around the built-in endpoint: reserved names are never mapped.
   const mapped = RESERVED_HOOK_NAMES.has(trimSlashes(call.name))
     ? undefined
-    : matchMapping(mappings, call.name, call.payload);
+    : matchMapping(mappings, call.name, call.payload, call.headers);
   if (mapped === undefined)
     // The name is not echoed: the caller wrote it, and an answer is no place for what a caller wrote.
     throw new RequestError('hook_not_found');
@@ -247,6 +248,7 @@ export async function buildMappedRequest(
   now: number,
 ): Promise<MappedRequest> {
   const mapped = resolveMapping(mappings, call);
+  if (mapped.mapping.action === 'ignore') return { kind: 'skip', ignored: true };
   const headers = safeHeaders(call.headers);
   const path = trimSlashes(call.name);
   const context: TemplateContext = {

@@ -24,11 +24,28 @@ function matchedId(
   raw: Record<string, unknown>,
   name: string,
   payload: Record<string, unknown> = {},
+  headers: Record<string, string | string[]> = {},
 ): string | undefined {
-  return matchMapping(compileMappings(hooks(raw), DIR), name, payload)?.id;
+  return matchMapping(compileMappings(hooks(raw), DIR), name, payload, headers)?.id;
 }
 
 describe('matchMapping', () => {
+  it('matches on headers: names in any case, one value or a list, every header required', () => {
+    const mappings = [
+      { id: 'ping', match: { path: 'github', headers: { 'X-GitHub-Event': 'ping' } } },
+      { id: 'code', match: { path: 'github', headers: { 'x-github-event': ['push', 'pull_request'] } } },
+      { id: 'both', match: { path: 'two', headers: { 'x-a': '1', 'x-b': '2' } } },
+      { id: 'rest', match: { path: 'github' } },
+    ];
+    assert.equal(matchedId({ mappings }, 'github', {}, { 'x-github-event': 'ping' }), 'ping');
+    assert.equal(matchedId({ mappings }, 'github', {}, { 'x-github-event': 'pull_request' }), 'code');
+    assert.equal(matchedId({ mappings }, 'github', {}, { 'x-github-event': ['issues', 'push'] }), 'code');
+    assert.equal(matchedId({ mappings }, 'github', {}, { 'x-github-event': 'Ping' }), 'rest', 'values are exact');
+    assert.equal(matchedId({ mappings }, 'github', {}, {}), 'rest', 'a missing header does not match');
+    assert.equal(matchedId({ mappings }, 'two', {}, { 'x-a': '1' }), undefined);
+    assert.equal(matchedId({ mappings }, 'two', {}, { 'x-a': '1', 'x-b': '2' }), 'both');
+  });
+
   it('takes the first matching mapping, in config order', () => {
     const mappings = [
       { id: 'first', match: { path: 'dup' } },

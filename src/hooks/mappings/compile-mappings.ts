@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { resolve } from 'node:path';
 import type { Issue } from '../../common/errors.js';
 import { mappingHookId, trimSlashes, type HooksConfig, type MappingConfig } from '../../config/index.js';
@@ -13,6 +14,8 @@ export interface CompiledMapping {
   mapping: MappingConfig;
   matchPath: string | undefined;
   matchSource: string | undefined;
+  /** `match.headers`: lower-cased names, each with the values it accepts. */
+  matchHeaders: ReadonlyArray<readonly [string, ReadonlySet<string>]> | undefined;
   transform: TransformSpec | undefined;
   validate: ((payload: Record<string, unknown>) => Issue[]) | undefined;
 }
@@ -35,6 +38,12 @@ function compile(
     mapping,
     matchPath: mapping.match?.path === undefined ? undefined : trimSlashes(mapping.match.path),
     matchSource: mapping.match?.source,
+    matchHeaders:
+      mapping.match?.headers === undefined
+        ? undefined
+        : Object.entries(mapping.match.headers).map(
+            ([name, v]) => [name.toLowerCase(), new Set(typeof v === 'string' ? [v] : v)] as const,
+          ),
     transform:
       t === undefined
         ? undefined
@@ -68,12 +77,20 @@ export function matchMapping(
   mappings: readonly CompiledMapping[],
   name: string,
   payload: Record<string, unknown>,
+  headers: IncomingHttpHeaders = {},
 ): CompiledMapping | undefined {
   const path = trimSlashes(name);
   const source = payload['source'];
   return mappings.find(
     (m) =>
       (m.matchPath === undefined || m.matchPath === path) &&
-      (m.matchSource === undefined || (typeof source === 'string' && source === m.matchSource)),
+      (m.matchSource === undefined || (typeof source === 'string' && source === m.matchSource)) &&
+      (m.matchHeaders === undefined || m.matchHeaders.every(([h, values]) => headerMatches(headers[h], values))),
   );
+}
+
+/** A header (as `node:http` gives it: a string, a list for repeated headers, or absent) holds one of `values`. */
+function headerMatches(value: string | string[] | undefined, values: ReadonlySet<string>): boolean {
+  if (value === undefined) return false;
+  return typeof value === 'string' ? values.has(value) : value.some((v) => values.has(v));
 }
