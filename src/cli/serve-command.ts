@@ -26,10 +26,16 @@ function printFirstRun(path: string, hooksToken: string, gatewayToken: string, d
   );
 }
 
+/** Where this machine reaches the gateway: a wildcard bind is reached on loopback. */
+function originOf(loaded: LoadedConfig, port: number): string {
+  const { bind } = loaded.config.gateway;
+  const host = bind === '0.0.0.0' || bind === '::' ? '127.0.0.1' : bind;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 function curlLine(loaded: LoadedConfig, port: number): string {
-  const { gateway, hooks } = loaded.config;
-  const host = gateway.bind === '0.0.0.0' || gateway.bind === '::' ? '127.0.0.1' : gateway.bind;
-  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const { hooks } = loaded.config;
+  const origin = originOf(loaded, port);
   return (
     `curl -sS -X POST ${origin}${hooks.path}/wake -H 'Authorization: Bearer ${hooks.token ?? '<token>'}' ` +
     `-H 'Content-Type: application/json' -d '{"text":"Hello from curl","mode":"now"}'`
@@ -111,6 +117,12 @@ export async function serveCommand(
   }
   if (firstRun && loaded.config.hooks.enabled) {
     deps.stdout(`Try it:\n  ${curlLine(loaded, gateway.port)}\n`);
+  }
+  if (firstRun) {
+    deps.stdout(
+      `Dashboard: ${originOf(loaded, gateway.port)}/admin (log in with the gateway token above, ` +
+        'gateway.auth.token in the config file)\n',
+    );
   }
   const reload = createReloader({
     path: configPath,

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { freePort, isPortFree, runHookgate, spawnGateway, type CliResult } from '../helpers/gateway-process.js';
-import { post } from '../helpers/http-client.js';
+import { post, send } from '../helpers/http-client.js';
 import {
   baseConfig,
   createTempConfig,
@@ -316,13 +316,20 @@ describe('startup: first run without a config', () => {
     let stdout: string;
     try {
       // The curl line is printed right after listening; give it a moment to reach us.
-      for (let i = 0; i < 100 && !gw.output().stdout.includes('curl '); i++)
+      for (let i = 0; i < 100 && !gw.output().stdout.includes('Dashboard: '); i++)
         await new Promise((r) => setTimeout(r, 50));
       stdout = gw.output().stdout;
       assert.ok(existsSync(configPath), 'config written under HOOKGATE_HOME');
       const token = /hooks token:\s+(\S+)/.exec(stdout)?.[1];
       assert.ok(token !== undefined, `hooks token printed: ${stdout}`);
       assert.equal(stdout.match(/hooks token:/g)?.length, 1, 'printed once');
+      const gatewayToken = /gateway token:\s+(\S+)/.exec(stdout)?.[1];
+      assert.match(
+        stdout,
+        new RegExp(`Dashboard: http://127\\.0\\.0\\.1:${DEFAULT_PORT}/admin \\(log in with the gateway token above`),
+      );
+      const dashboard = await send(DEFAULT_PORT, '/admin/api/requests', { method: 'GET', auth: gatewayToken! });
+      assert.equal(dashboard.status, 200, 'the printed gateway token opens the dashboard');
       assert.ok(readFileSync(configPath, 'utf8').includes(token), 'the printed token is the one in the config');
 
       const curl = stdout.split('\n').find((l) => l.trim().startsWith('curl '));
