@@ -10,7 +10,7 @@ import { compileMappings, createHookHandler, createTransformRunner } from '../ho
 import { createPolicy } from '../policy/index.js';
 import type { Store } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
-import { iso } from './format.js';
+import { iso, jsonOutput } from './format.js';
 import { loadOrReport } from './load-or-report.js';
 
 /** How long `catch-up` waits for another process's pass of a mapping to end, and how often it looks. */
@@ -145,7 +145,7 @@ export async function catchUpCommand(
       if (report !== undefined) reports.push(report);
     }
     await catchUp.stop();
-    if (options.json) deps.stdout(`${JSON.stringify(reports, null, 2)}\n`);
+    if (options.json) deps.stdout(jsonOutput(reports));
     else for (const r of reports) (r.outcome === 'done' ? deps.stdout : deps.stderr)(`${formatCatchUp(r)}\n`);
     return reports.every((r) => r.outcome === 'done') ? EXIT_OK : EXIT_FAILURE;
   } finally {

@@ -1,7 +1,7 @@
 import type { DeliveryWithAttempts } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
 import { openStoreOrReport } from './open-store-or-report.js';
-import { iso } from './format.js';
+import { iso, jsonOutput } from './format.js';
 
 function deliveryLines(d: DeliveryWithAttempts): string {
   const route =
@@ -33,7 +33,7 @@ export async function deliveriesCommand(
       limit: options.limit,
       ...(options.failed ? { state: 'failed' as const } : {}),
     });
-    if (options.json) deps.stdout(`${JSON.stringify(list, null, 2)}\n`);
+    if (options.json) deps.stdout(jsonOutput(list));
     else deps.stdout(list.length === 0 ? 'No deliveries.\n' : `${list.map(deliveryLines).join('\n')}\n`);
   } finally {
     await store.close();

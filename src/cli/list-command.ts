@@ -1,7 +1,7 @@
 import type { RunRecord, RunState, SystemEventRecord } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
 import { openStoreOrReport } from './open-store-or-report.js';
-import { clip, iso } from './format.js';
+import { clip, iso, jsonOutput } from './format.js';
 import { runCountsLine } from './run-counts-line.js';
 
 function eventLine(e: SystemEventRecord): string {
@@ -54,7 +54,7 @@ export async function listCommand(
             ...(options.state === undefined ? {} : { state: options.state }),
           });
     if (options.json) {
-      deps.stdout(`${JSON.stringify(items, null, 2)}\n`);
+      deps.stdout(jsonOutput(items));
     } else {
       const lines =
         what === 'events' ? (items as SystemEventRecord[]).map(eventLine) : (items as RunRecord[]).map(runLine);

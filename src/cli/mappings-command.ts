@@ -14,6 +14,7 @@ import { createPolicy } from '../policy/index.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliDeps } from './cli-deps.js';
 import { loadOrReport } from './load-or-report.js';
 import { readPayload } from './read-payload.js';
+import { jsonOutput } from './format.js';
 
 /**
  * `hookgate mappings test HOOK`: builds the action exactly as the gateway would (match,
@@ -64,7 +65,7 @@ export async function mappingsTestCommand(
     const status = describeOutcome(outcome).status;
     const actionOf = (o: typeof outcome): unknown => (o.kind === 'wake' ? o.event : o.kind === 'agent' ? o.run : null);
     const action = outcome.kind === 'many' ? outcome.items.map((i) => actionOf(i.outcome)) : actionOf(outcome);
-    deps.stdout(`${JSON.stringify({ status, kind: outcome.kind, action }, null, 2)}\n`);
+    deps.stdout(jsonOutput({ status, kind: outcome.kind, action }));
     return EXIT_OK;
   } catch (error) {
     if (!(error instanceof RequestError)) throw error;
@@ -81,5 +82,5 @@ function printRefusal(error: RequestError, deps: CliDeps): void {
   if (error.issues !== undefined) refusal['issues'] = error.issues;
   // Unlike the gateway's answer, the operator sees why a transform failed.
   if (error.code === 'transform_failed' && error.cause instanceof Error) refusal['cause'] = error.cause.message;
-  deps.stdout(`${JSON.stringify(refusal, null, 2)}\n`);
+  deps.stdout(jsonOutput(refusal));
 }

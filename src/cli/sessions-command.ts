@@ -1,7 +1,7 @@
 import type { SessionRecord } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
 import { openStoreOrReport } from './open-store-or-report.js';
-import { iso } from './format.js';
+import { iso, jsonOutput } from './format.js';
 
 function sessionLine(s: SessionRecord): string {
   const route = s.lastChannel === null ? '-' : `${s.lastChannel}:${s.lastTo ?? '?'}`;
@@ -22,7 +22,7 @@ export async function sessionsCommand(
   }
   try {
     const sessions = await store.listSessions({ limit: options.limit });
-    if (options.json) deps.stdout(`${JSON.stringify(sessions, null, 2)}\n`);
+    if (options.json) deps.stdout(jsonOutput(sessions));
     else deps.stdout(sessions.length === 0 ? 'No sessions yet.\n' : `${sessions.map(sessionLine).join('\n')}\n`);
   } finally {
     await store.close();
@@ -50,7 +50,7 @@ export async function sessionCommand(
     const transcript = await store.readTranscript(key, { limit: options.limit });
     const pending = await store.listPendingEvents(key);
     if (options.json) {
-      deps.stdout(`${JSON.stringify({ session, transcript, pendingEvents: pending }, null, 2)}\n`);
+      deps.stdout(jsonOutput({ session, transcript, pendingEvents: pending }));
       return EXIT_OK;
     }
     const lines = [sessionLine(session), '', `Transcript (last ${options.limit}):`];

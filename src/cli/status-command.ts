@@ -9,7 +9,7 @@ import type {
   StoreSize,
 } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
-import { iso } from './format.js';
+import { iso, jsonOutput } from './format.js';
 import { loadOrReport } from './load-or-report.js';
 import { openStoreOrReport } from './open-store-or-report.js';
 import { runCountsLine } from './run-counts-line.js';
@@ -147,7 +147,7 @@ export async function statusCommand(configPath: string, options: { json: boolean
       catchUps: await store.listCatchUps(),
       ...(set === undefined ? {} : { budgets: { set, used: await store.readBudgetUsage(set) } }),
     };
-    deps.stdout(options.json ? `${JSON.stringify({ at: now, ...report }, null, 2)}\n` : formatStatus(report, now));
+    deps.stdout(options.json ? jsonOutput({ at: now, ...report }) : formatStatus(report, now));
   } finally {
     await store.close();
   }

@@ -1,6 +1,6 @@
 import { viewSubscription, type SubscriptionView } from '../store/index.js';
 import { EXIT_FAILURE, EXIT_OK, type CliDeps } from './cli-deps.js';
-import { iso } from './format.js';
+import { iso, jsonOutput } from './format.js';
 import { openStoreOrReport } from './open-store-or-report.js';
 
 function subscriptionLines(s: SubscriptionView): string {
@@ -30,7 +30,7 @@ export async function subscriptionsCommand(
   }
   try {
     const list = (await store.listSubscriptions()).map(viewSubscription);
-    if (options.json) deps.stdout(`${JSON.stringify(list, null, 2)}\n`);
+    if (options.json) deps.stdout(jsonOutput(list));
     else deps.stdout(list.length === 0 ? 'No subscriptions.\n' : `${list.map(subscriptionLines).join('\n')}\n`);
   } finally {
     await store.close();
