@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { createLog } from '../../src/common/log.js';
 import { readConfig } from '../../src/config/index.js';
-import { runCli } from '../../src/cli/index.js';
-import { openStore, startGateway } from '../../src/main.js';
+import { startGateway } from '../../src/main.js';
 import { post } from '../helpers/http-client.js';
+import { runCliInProcess } from '../helpers/run-cli-in-process.js';
 import { baseConfig, createTempConfig, GATEWAY_TOKEN, HOOK_TOKEN, type TempConfig } from '../helpers/temp-config.js';
 
 const SECRETS = {
@@ -28,22 +28,7 @@ describe('read-only commands without the config secrets', () => {
       channels: { telegram: { botToken: '${HG_TELEGRAM}' } },
       store,
     });
-  const cli = async (...argv: string[]) => {
-    let stdout = '';
-    let stderr = '';
-    const code = await runCli([...argv, '--config', temp.path], {
-      env: {},
-      stdout: (s) => {
-        stdout += s;
-      },
-      stderr: (s) => {
-        stderr += s;
-      },
-      startGateway,
-      openStore,
-    });
-    return { code, stdout, stderr };
-  };
+  const cli = (...argv: string[]) => runCliInProcess(temp.path, argv);
 
   before(async () => {
     temp = createTempConfig(doc());
