@@ -31,8 +31,8 @@ const POSITION = /((?:file:\/\/)?\/[^\s()?:]+)(?:\?[^\s():]*)?:(\d+)(?::(\d+))?/
 
 /**
  * Where in the transforms directory an error was thrown, as `file:line:column` relative to it (the
- * first frame of the stack that is there), or `null`. TypeScript modules keep their positions: the
- * loader only blanks out the types.
+ * first frame of the stack that is there), or `null`. A TypeScript module's frames are mapped back
+ * to the file as written through the source map its loader inlines.
  */
 function whereInTransforms(error: unknown, root: string): string | null {
   const stack = typeof error === 'object' && error !== null ? (error as { stack?: unknown }).stack : undefined;
